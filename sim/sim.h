@@ -1,0 +1,88 @@
+/*
+ * sim.h - the fake provider: scenario sessions served over HTTP.
+ *
+ * A session loads one scenario file, listens on one loopback port and
+ * answers OpenAI chat completions, Anthropic messages and the effect
+ * endpoints as the scenario says, writing every attempt to a trace.
+ */
+#ifndef FUSEBOX_SIM_H
+#define FUSEBOX_SIM_H
+
+#include <stdint.h>
+#include <stdio.h>
+
+#define SIM_ERRLEN 256
+
+/* Error codes returned by sim_ functions (0 is success). */
+enum {
+  SIM_OK = 0,
+  SIM_ENOMEM = -1,   /* out of memory */
+  SIM_EIO = -2,      /* a file could not be read or written */
+  SIM_ELOAD = -3,    /* a scenario did not load or validate */
+  SIM_ELUA = -4,     /* a scenario failed while deciding a step */
+  SIM_ELISTEN = -5,  /* the server could not bind or start */
+  SIM_EINVAL = -6    /* a bad argument */
+};
+
+/* A static description of an error code. */
+const char *sim_strerror(int code);
+
+/* One-time process set-up (raises the open-file limit). Call before serving. */
+int sim_global_init(void);
+
+/* ------------------------------------------------------------ scenarios */
+
+/* What `fusebox list` and `check` show of a scenario. */
+typedef struct sim_scenario_info {
+  char *path;
+  char *name;
+  char *doc;
+  char **tags;
+  int ntags;
+  char *client_json; /* the `client` table as JSON, NULL if absent */
+  char *expect_json; /* the `expect` table as JSON, NULL if absent */
+} sim_scenario_info;
+
+/*
+ * Loads and validates a scenario file without serving it. On success fills
+ * *info (which the caller releases with sim_scenario_info_clear); on failure
+ * returns SIM_ELOAD or SIM_EIO with "file:line: message" in err.
+ */
+int sim_scenario_inspect(const char *path, sim_scenario_info *info,
+                         char err[SIM_ERRLEN]);
+/* Releases what sim_scenario_inspect filled in; safe on a zeroed struct. */
+void sim_scenario_info_clear(sim_scenario_info *info);
+
+/* --------------------------------------------------------------- server */
+
+typedef struct sim_server sim_server;
+
+typedef struct sim_server_opts {
+  const char *scenario_path; /* required */
+  const char *bind;          /* NULL = 127.0.0.1 */
+  int port;                  /* 0 = pick a free port */
+  const char *trace_path;    /* NULL = no trace file */
+  FILE *trace_stream;        /* or write the trace here (not closed) */
+  double time_scale;         /* 0 = 1.0; 0.1 makes every delay 10x shorter */
+  uint64_t seed;             /* math.random seed for the scenario */
+  int max_connections;       /* 0 = 20000 */
+} sim_server_opts;
+
+/*
+ * Loads the scenario, opens the trace and starts listening. The caller owns
+ * *out and stops it with sim_server_free. On error returns a negative code
+ * with the reason in err.
+ */
+int sim_server_start(const sim_server_opts *opts, sim_server **out,
+                     char err[SIM_ERRLEN]);
+/* The port the server listens on. */
+int sim_server_port(const sim_server *srv);
+/* Number of arrivals so far. */
+long sim_server_arrivals(const sim_server *srv);
+/*
+ * Stops serving: ends hung and delayed connections, writes the last trace
+ * lines, closes the trace and releases everything. NULL is a no-op.
+ */
+void sim_server_free(sim_server *srv);
+
+#endif
