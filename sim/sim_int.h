@@ -177,3 +177,107 @@ int sim__scenario_decide(sim_scenario *sc, int provider, const sim_req *req,
                          sim_step **out, char err[SIM_ERRLEN]);
 
 #endif
+
+/* ====================================================================
+ * Server internals (server.c, respond.c, stream.c, waiter.c, trace.c,
+ * dialect.c, ledger.c, keying.c, keymap.c). No Lua here.
+ * ==================================================================== */
+
+#include <cjson/cJSON.h>
+
+/* Milliseconds on CLOCK_MONOTONIC. */
+double sim__now_ms(void);
+
+/* keying.c */
+int sim__request_key(const char *idem_key, const char *method, const char *path,
+                     const char *body, size_t body_len, char *out, size_t cap);
+void sim__fingerprint(const void *data, size_t len, char out[17]);
+int sim__header_is_secret(const char *name);
+
+/* keymap.c: counts arrivals per logical request key (thread-safe). */
+typedef struct sim_keymap sim_keymap;
+sim_keymap *sim__keymap_new(void);
+void sim__keymap_free(sim_keymap *m);
+/* Adds one arrival for key; returns the new count (>= 1), or < 0 on error. */
+int sim__keymap_bump(sim_keymap *m, const char *key);
+
+/* trace.c: JSON Lines, one line per event, flushed as written. */
+typedef struct sim_trace sim_trace;
+/* Opens path for writing (or uses stream when path is NULL; both NULL = no
+   trace). Returns 0 or SIM_EIO with the reason in err. Caller owns *out. */
+int sim__trace_open(const char *path, FILE *stream, sim_trace **out,
+                    char err[SIM_ERRLEN]);
+/* Writes ev as one line and frees it. Thread-safe; NULL trace = free only. */
+void sim__trace_emit(sim_trace *tr, cJSON *ev);
+/* Flushes and closes (the file, not a borrowed stream). NULL is a no-op. */
+void sim__trace_close(sim_trace *tr);
+/* A new event object {"ev": kind, "t": t_ms}. Owned by the caller. */
+cJSON *sim__trace_event(const char *kind, double t_ms);
+
+/* dialect.c: bodies shaped as each provider shapes them. All returned
+   strings are malloc'd and owned by the caller. */
+const char *sim__request_id_header(sim_dialect d);
+char *sim__chat_body(sim_dialect d, const char *id, const char *model,
+                     const char *text, int tokens_in, int tokens_out);
+/* Fills in default code/type/message for status when the step leaves them
+   NULL, then renders the error body. */
+char *sim__error_body(sim_dialect d, int status, const char *code,
+                      const char *type, const char *message);
+/* The frames of an SSE stream, split so the player can time and cut them. */
+typedef struct sim_sse {
+  char *pre;       /* frames before the first text chunk */
+  char **chunk;    /* one frame per text chunk */
+  int nchunks;
+  char *tail;      /* finish frames after the text (not the end marker) */
+  char *marker;    /* the end marker: data: [DONE] / message_stop */
+  char *error;     /* the in-stream error event */
+} sim_sse;
+int sim__sse_build(sim_dialect d, const sim_step *s, const char *id,
+                   const char *model, int tokens_in, char **texts, int ntexts,
+                   sim_sse *out);
+void sim__sse_clear(sim_sse *sse);
+/* Splits text into word-sized pieces for streaming. *out owned by caller. */
+int sim__split_words(const char *text, char ***out, int *n);
+/* Formats now + seconds (rounded up) as an IMF-fixdate HTTP-date. */
+void sim__http_date(double seconds_ahead, char out[40]);
+/* Formats seconds as delta-seconds ("2", "1.5"). */
+void sim__format_seconds(double seconds, char out[32]);
+
+/* waiter.c: timers and hang-up watches for suspended connections, all on
+   one thread, so no thread sleeps per connection. */
+enum { SIM_WAKE_TIMER = 1, SIM_WAKE_HANGUP = 2, SIM_WAKE_SHUTDOWN = 3 };
+typedef void (*sim_wake_fn)(void *arg, int reason);
+typedef struct sim_wait {
+  double due_ms;   /* CLOCK_MONOTONIC ms; < 0 = no timer */
+  size_t heap_idx; /* position in the timer heap (private) */
+  int fd;          /* socket watched for hang-up; < 0 = none */
+  int active;      /* 1 while registered (private) */
+  sim_wake_fn fn;
+  void *arg;
+} sim_wait;
+typedef struct sim_waiter sim_waiter;
+int sim__waiter_new(sim_waiter **out);
+/* Registers w: fn(arg, reason) runs once on the waiter thread when the
+   timer is due, the peer hangs up, or the waiter shuts down. Returns
+   SIM_EINVAL after shutdown began (the caller must not wait then). */
+int sim__waiter_add(sim_waiter *wt, sim_wait *w, double due_ms, int fd,
+                    sim_wake_fn fn, void *arg);
+/* Wakes every registered wait with SIM_WAKE_SHUTDOWN and refuses new ones;
+   returns when all have been woken. */
+void sim__waiter_shutdown(sim_waiter *wt);
+void sim__waiter_free(sim_waiter *wt);
+
+/* ledger.c: the side-effect ledger. Thread-safe. */
+typedef struct sim_ledger sim_ledger;
+enum { SIM_LEDGER_APPLIED = 1, SIM_LEDGER_REPLAYED, SIM_LEDGER_CONFLICT,
+       SIM_LEDGER_NOT_APPLIED };
+sim_ledger *sim__ledger_new(int honour_keys);
+void sim__ledger_free(sim_ledger *lg);
+/* Executes (when apply) or replays an effect. key may be NULL. Returns the
+   action; *count = times this key (or keyless payload) has been executed;
+   *result = the stored result JSON (owned by the caller). */
+int sim__ledger_post(sim_ledger *lg, const char *key, const char *name,
+                     const char *fingerprint, int apply, int *count,
+                     char **result);
+/* 1 if key was applied (with *result owned by the caller), else 0. */
+int sim__ledger_lookup(sim_ledger *lg, const char *key, char **result);

@@ -1,0 +1,37 @@
+/*
+ * cli.h - what the fusebox subcommands share. The program uses the public
+ * headers of sim/, guard/ and reports/ only.
+ */
+#ifndef FUSEBOX_CLI_H
+#define FUSEBOX_CLI_H
+
+#include <stddef.h>
+
+#define FUSEBOX_VERSION "0.1.0"
+
+/* Exit statuses, as DESIGN.md gives them. */
+enum { EXIT_PASS = 0, EXIT_VERDICT = 1, EXIT_USAGE = 2 };
+
+typedef struct path_list {
+  char **v;
+  size_t n, cap;
+} path_list;
+
+/*
+ * Expands files and folders (recursively, *.lua, sorted) into out. With no
+ * paths, the standard library. Returns 0, or -1 with a message on stderr.
+ */
+int cli_collect_scenarios(char **paths, int npaths, path_list *out);
+void path_list_clear(path_list *l);
+/* The standard scenario library folder. */
+const char *cli_scenario_dir(void);
+
+/* Parses a number option; returns 0, or -1 with a message on stderr. */
+int cli_parse_double(const char *opt, const char *s, double lo, double hi, double *out);
+int cli_parse_int(const char *opt, const char *s, long lo, long hi, long *out);
+
+int cmd_serve(int argc, char **argv);
+int cmd_check(int argc, char **argv);
+int cmd_list(int argc, char **argv);
+
+#endif

@@ -1,0 +1,108 @@
+/*
+ * cmd_serve.c - `fusebox serve`: one scenario as a fake provider until
+ * Ctrl-C (SIGINT) or SIGTERM, then a clean stop with the trace complete.
+ */
+#include <signal.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "sim/cli/cli.h"
+#include "sim/sim.h"
+
+static const char USAGE[] =
+    "usage: fusebox serve SCENARIO [options]\n"
+    "\n"
+    "Serves SCENARIO as a fake provider: OpenAI POST /v1/chat/completions,\n"
+    "Anthropic POST /v1/messages, effects POST/GET /v1/effects/...; a provider\n"
+    "named NAME is also at /NAME/v1/... . Stops cleanly on Ctrl-C or SIGTERM.\n"
+    "\n"
+    "options:\n"
+    "  --port N          port to listen on (default 0: pick a free one and print it)\n"
+    "  --bind ADDR       address to bind (default 127.0.0.1; others print a warning)\n"
+    "  --trace FILE      write the trace (JSON Lines) to FILE\n"
+    "  --time-scale F    multiply every server-side delay by F (default 1)\n"
+    "  --seed N          seed for the scenario's math.random (default 1)\n";
+
+static int is_loopback(const char *a) {
+  return strncmp(a, "127.", 4) == 0 || strcmp(a, "::1") == 0;
+}
+
+int cmd_serve(int argc, char **argv) {
+  sim_server_opts o = {.seed = 1};
+  for (int i = 1; i < argc; i++) {
+    const char *a = argv[i];
+    const char *v = i + 1 < argc ? argv[i + 1] : NULL;
+    long n;
+    double d;
+    if (strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0) {
+      fputs(USAGE, stdout);
+      return EXIT_PASS;
+    } else if (strcmp(a, "--port") == 0) {
+      if (cli_parse_int(a, v, 0, 65535, &n) != 0) return EXIT_USAGE;
+      o.port = (int)n;
+      i++;
+    } else if (strcmp(a, "--bind") == 0 && v) {
+      o.bind = v;
+      i++;
+    } else if (strcmp(a, "--trace") == 0 && v) {
+      o.trace_path = v;
+      i++;
+    } else if (strcmp(a, "--time-scale") == 0) {
+      if (cli_parse_double(a, v, 0.001, 1000, &d) != 0) return EXIT_USAGE;
+      o.time_scale = d;
+      i++;
+    } else if (strcmp(a, "--seed") == 0) {
+      if (cli_parse_int(a, v, 0, 2147483647L, &n) != 0) return EXIT_USAGE;
+      o.seed = (uint64_t)n;
+      i++;
+    } else if (a[0] == '-') {
+      fprintf(stderr, "fusebox serve: unknown or incomplete option '%s'\n\n%s", a, USAGE);
+      return EXIT_USAGE;
+    } else if (o.scenario_path == NULL) {
+      o.scenario_path = a;
+    } else {
+      fprintf(stderr, "fusebox serve: one scenario at a time ('%s')\n", a);
+      return EXIT_USAGE;
+    }
+  }
+  if (o.scenario_path == NULL) {
+    fprintf(stderr, "fusebox serve: which scenario?\n\n%s", USAGE);
+    return EXIT_USAGE;
+  }
+  if (o.bind && !is_loopback(o.bind))
+    fprintf(stderr, "fusebox serve: warning: binding %s exposes the fake provider beyond "
+                    "this machine\n", o.bind);
+  sim_global_init();
+
+  /* Block the stop signals before any thread starts, then wait for them. */
+  sigset_t set;
+  sigemptyset(&set);
+  sigaddset(&set, SIGINT);
+  sigaddset(&set, SIGTERM);
+  pthread_sigmask(SIG_BLOCK, &set, NULL);
+  signal(SIGPIPE, SIG_IGN);
+
+  sim_server *srv = NULL;
+  char err[SIM_ERRLEN];
+  int rc = sim_server_start(&o, &srv, err);
+  if (rc != SIM_OK) {
+    fprintf(stderr, "fusebox serve: %s\n", err);
+    return EXIT_USAGE;
+  }
+  int port = sim_server_port(srv);
+  const char *host = o.bind ? o.bind : "127.0.0.1";
+  printf("fusebox: serving %s on http://%s:%d\n", o.scenario_path, host, port);
+  printf("  OPENAI_BASE_URL=http://%s:%d/v1\n", host, port);
+  printf("  ANTHROPIC_BASE_URL=http://%s:%d\n", host, port);
+  printf("port %d\n", port);
+  fflush(stdout);
+
+  int sig = 0;
+  sigwait(&set, &sig);
+  long arrivals = sim_server_arrivals(srv);
+  sim_server_free(srv);
+  fprintf(stderr, "fusebox serve: stopped (%s) after %ld arrivals%s%s\n",
+          sig == SIGINT ? "SIGINT" : "SIGTERM", arrivals,
+          o.trace_path ? "; trace in " : "", o.trace_path ? o.trace_path : "");
+  return EXIT_PASS;
+}

@@ -1,0 +1,48 @@
+/*
+ * main.c - the fusebox program: dispatches to one subcommand.
+ */
+#include <stdio.h>
+#include <string.h>
+
+#include "sim/cli/cli.h"
+
+static const char USAGE[] =
+    "fusebox " FUSEBOX_VERSION " - a fault-injection harness for LLM API clients\n"
+    "\n"
+    "usage: fusebox COMMAND [options]\n"
+    "\n"
+    "commands:\n"
+    "  serve SCENARIO [--port N] [--bind ADDR] [--trace FILE] [--time-scale F] [--seed N]\n"
+    "                      serve one scenario as a fake OpenAI/Anthropic provider\n"
+    "  check SCENARIO...   load and validate scenario files (exit 2 on any error)\n"
+    "  list [PATH...]      scenarios with their names, tags and docs\n"
+    "\n"
+    "Run 'fusebox COMMAND --help' for a command's options.\n"
+    "Exit status: 0 ok, 1 a verdict failed, 2 usage or input error.\n";
+
+typedef struct command {
+  const char *name;
+  int (*fn)(int argc, char **argv);
+} command;
+
+static const command COMMANDS[] = {
+    {"serve", cmd_serve},
+    {"check", cmd_check},
+    {"list", cmd_list},
+};
+
+int main(int argc, char **argv) {
+  if (argc < 2 || strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0 ||
+      strcmp(argv[1], "help") == 0) {
+    fputs(USAGE, argc < 2 ? stderr : stdout);
+    return argc < 2 ? EXIT_USAGE : EXIT_PASS;
+  }
+  if (strcmp(argv[1], "--version") == 0) {
+    printf("fusebox %s\n", FUSEBOX_VERSION);
+    return EXIT_PASS;
+  }
+  for (size_t i = 0; i < sizeof COMMANDS / sizeof COMMANDS[0]; i++)
+    if (strcmp(argv[1], COMMANDS[i].name) == 0) return COMMANDS[i].fn(argc - 1, argv + 1);
+  fprintf(stderr, "fusebox: unknown command '%s'\n\n%s", argv[1], USAGE);
+  return EXIT_USAGE;
+}

@@ -1,0 +1,57 @@
+/*
+ * keying.c - which logical request an arrival belongs to, and which request
+ * headers are secrets.
+ */
+#include <stdio.h>
+#include <string.h>
+#include <strings.h>
+
+#include "sim/sim_int.h"
+
+#define FNV_OFFSET 1469598103934665603ULL
+#define FNV_PRIME 1099511628211ULL
+
+static uint64_t fnv1a(uint64_t h, const void *data, size_t len) {
+  const unsigned char *p = data;
+  for (size_t i = 0; i < len; i++) {
+    h ^= p[i];
+    h *= FNV_PRIME;
+  }
+  return h;
+}
+
+/*
+ * Writes the logical request key of an arrival into out (cap bytes):
+ * "idem:<key>" when an Idempotency-Key was sent, else "hash:<16 hex>" of
+ * method, path and body. Returns 0, or SIM_EINVAL if out is too small.
+ */
+int sim__request_key(const char *idem_key, const char *method, const char *path,
+                     const char *body, size_t body_len, char *out, size_t cap) {
+  int n;
+  if (idem_key != NULL && idem_key[0] != '\0') {
+    n = snprintf(out, cap, "idem:%s", idem_key);
+  } else {
+    uint64_t h = FNV_OFFSET;
+    h = fnv1a(h, method, strlen(method));
+    h = fnv1a(h, "\n", 1);
+    h = fnv1a(h, path, strlen(path));
+    h = fnv1a(h, "\n", 1);
+    if (body_len > 0) h = fnv1a(h, body, body_len);
+    n = snprintf(out, cap, "hash:%016llx", (unsigned long long)h);
+  }
+  return (n < 0 || (size_t)n >= cap) ? SIM_EINVAL : SIM_OK;
+}
+
+/* A 64-bit FNV-1a fingerprint of bytes, as 16 hex digits in out[17]. */
+void sim__fingerprint(const void *data, size_t len, char out[17]) {
+  snprintf(out, 17, "%016llx", (unsigned long long)fnv1a(FNV_OFFSET, data, len));
+}
+
+/* 1 if a request header (any case) carries a credential and must be redacted. */
+int sim__header_is_secret(const char *name) {
+  static const char *const secret[] = {"authorization", "x-api-key", "api-key",
+                                       "proxy-authorization", "cookie"};
+  for (size_t i = 0; i < sizeof secret / sizeof secret[0]; i++)
+    if (strcasecmp(name, secret[i]) == 0) return 1;
+  return 0;
+}

@@ -1,0 +1,524 @@
+/*
+ * play.c - carries a step out on the wire: complete answers, provider-
+ * shaped errors, delays and hangs on the waiter's timers, drops and resets,
+ * truncated bodies, and SSE streams paced, stalled and cut as the step says.
+ */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+
+#include "sim/server_int.h"
+
+#define DEFAULT_TEXT "Hello from fusebox. This answer came from a fake provider."
+#define DEFAULT_GARBAGE                                                        \
+  "<html><head><title>502 Bad Gateway</title></head><body>"                    \
+  "<center><h1>502 Bad Gateway</h1></center><hr><center>nginx</center>"        \
+  "</body></html>\n"
+
+/* Streams and early-close bodies are produced by a content reader. */
+struct sim_player {
+  sim_conn *c;
+  const sim_step *s;       /* the stream step (NULL: an early-close body) */
+  sim_sse sse;
+  char **texts;            /* the text pieces the chunks carry */
+  int ntexts;
+  int phase;               /* see reader */
+  int sent;                /* text chunks sent */
+  const char *frame;       /* frame being written */
+  size_t frame_len, frame_off;
+  double next_due;         /* monotonic ms before which no chunk is sent */
+  int stall_done;
+  int waiting;             /* suspended inside the reader */
+  char *body;              /* early-close: the full body */
+  size_t body_len, limit;  /* early-close: bytes actually sent */
+};
+
+enum { P_PRE, P_CHUNKS, P_TAIL, P_MARKER, P_DONE };
+
+/* Releases a stream player; NULL is a no-op. */
+void sim__player_free(sim_player *p) {
+  if (p == NULL) return;
+  sim__sse_clear(&p->sse);
+  for (int i = 0; i < p->ntexts; i++) free(p->texts[i]);
+  free(p->texts);
+  free(p->body);
+  free(p);
+}
+
+/* ------------------------------------------------------------- headers */
+
+static void add_header(struct MHD_Response *r, sim_conn *c, const char *name,
+                       const char *value, int record) {
+  MHD_add_response_header(r, name, value);
+  if (!record) return;
+  if (c->resp_headers == NULL) c->resp_headers = cJSON_CreateObject();
+  if (c->resp_headers) {
+    cJSON_DeleteItemFromObject(c->resp_headers, name);
+    cJSON_AddStringToObject(c->resp_headers, name, value);
+  }
+}
+
+/* The headers every answer carries, plus the step's Retry-After forms and
+   extra headers. */
+static void add_step_headers(struct MHD_Response *r, sim_conn *c, const sim_step *s) {
+  add_header(r, c, sim__request_id_header(c->dialect == SIM_DIALECT_ANTHROPIC
+                                              ? SIM_DIALECT_ANTHROPIC
+                                              : SIM_DIALECT_OPENAI),
+             c->rid, 1);
+  if (s == NULL) return;
+  char buf[64];
+  if (s->has_retry_after_ms) {
+    sim__format_seconds(s->retry_after_ms, buf);
+    add_header(r, c, "retry-after-ms", buf, 1);
+    c->has_ra = 1;
+    c->retry_after_ms = s->retry_after_ms;
+  }
+  if (s->retry_after_raw != NULL) {
+    add_header(r, c, "retry-after", s->retry_after_raw, 1);
+  } else if (s->has_retry_after) {
+    sim__format_seconds(s->retry_after, buf);
+    add_header(r, c, "retry-after", buf, 1);
+    if (!c->has_ra) {
+      c->has_ra = 1;
+      c->retry_after_ms = s->retry_after * 1000.0;
+    }
+  } else if (s->has_retry_after_date) {
+    sim__http_date(s->retry_after_date, buf);
+    add_header(r, c, "retry-after", buf, 1);
+    if (!c->has_ra) {
+      c->has_ra = 1;
+      c->retry_after_ms = s->retry_after_date * 1000.0;
+    }
+  }
+  for (int i = 0; i < s->nheaders; i++)
+    add_header(r, c, s->headers[i].name, s->headers[i].value, 1);
+}
+
+/* Queues a complete response with body (copied). */
+static enum MHD_Result queue_body(sim_conn *c, int status, const char *ctype,
+                                  const char *body, size_t len, const sim_step *s) {
+  struct MHD_Response *r =
+      MHD_create_response_from_buffer(len, (void *)body, MHD_RESPMEM_MUST_COPY);
+  if (r == NULL) return MHD_NO;
+  add_header(r, c, "content-type", ctype, 0);
+  add_step_headers(r, c, s);
+  c->status = status;
+  c->bytes = (long)len;
+  c->phase = 2;
+  enum MHD_Result ret = MHD_queue_response(c->mc, (unsigned)status, r);
+  MHD_destroy_response(r);
+  return ret;
+}
+
+/* ---------------------------------------------------------- bodies */
+
+static int tokens_of(const char *text) { return ((int)strlen(text) + 3) / 4; }
+
+/* The non-streaming body a step answers with; *status is its status. */
+static char *step_body(sim_conn *c, const sim_step *s, int *status, const char **ctype) {
+  *ctype = "application/json";
+  sim_dialect d = c->dialect == SIM_DIALECT_ANTHROPIC ? SIM_DIALECT_ANTHROPIC : SIM_DIALECT_OPENAI;
+  if (s->kind == SIM_STEP_FAIL) {
+    *status = s->status ? s->status : 500;
+    return sim__error_body(d, *status, s->code, s->type, s->message);
+  }
+  if (s->kind == SIM_STEP_GARBAGE) {
+    *status = s->status ? s->status : 200;
+    return strdup(s->body ? s->body : DEFAULT_GARBAGE);
+  }
+  /* chat, or a stream asked to answer as one body */
+  const char *text = s->content ? s->content : DEFAULT_TEXT;
+  if (s->kind == SIM_STEP_STREAM && s->content == NULL && s->nchunks > 0) {
+    size_t len = 0;
+    for (int i = 0; i < s->nchunks; i++) len += strlen(s->chunks[i]);
+    char *joined = malloc(len + 1);
+    if (joined == NULL) return NULL;
+    joined[0] = '\0';
+    for (int i = 0; i < s->nchunks; i++) strcat(joined, s->chunks[i]);
+    c->tokens_in = s->usage_in >= 0 ? s->usage_in : c->tokens_in_est;
+    c->tokens_out = s->usage_out >= 0 ? s->usage_out : tokens_of(joined);
+    *status = 200;
+    char *b = sim__chat_body(d, c->rid, s->model ? s->model : c->model, joined,
+                             c->tokens_in, c->tokens_out);
+    sim__conn_add_text(c, joined);
+    free(joined);
+    return b;
+  }
+  c->tokens_in = s->usage_in >= 0 ? s->usage_in : c->tokens_in_est;
+  c->tokens_out = s->usage_out >= 0 ? s->usage_out : tokens_of(text);
+  *status = 200;
+  sim__conn_add_text(c, text);
+  return sim__chat_body(d, c->rid, s->model ? s->model : c->model, text, c->tokens_in,
+                        c->tokens_out);
+}
+
+/* ---------------------------------------------------------- streams */
+
+static ssize_t emit(sim_player *p, char *buf, size_t max) {
+  size_t n = p->frame_len - p->frame_off;
+  if (n > max) n = max;
+  memcpy(buf, p->frame + p->frame_off, n);
+  p->frame_off += n;
+  p->c->bytes += (long)n;
+  return (ssize_t)n;
+}
+
+static void set_frame(sim_player *p, const char *f) {
+  p->frame = f;
+  p->frame_len = f ? strlen(f) : 0;
+  p->frame_off = 0;
+}
+
+/* Suspends the stream until due (< 0: until hang-up); the reader returns 0. */
+static ssize_t pause_until(sim_player *p, double due_ms) {
+  p->waiting = 1;
+  sim__conn_wait(p->c, due_ms);
+  return 0;
+}
+
+/* The content reader of an SSE stream: frames in order, paced, stalled,
+   dropped or broken by an error event as the step says. */
+static ssize_t stream_reader(void *cls, uint64_t pos, char *buf, size_t max) {
+  (void)pos;
+  sim_player *p = cls;
+  sim_conn *c = p->c;
+  const sim_step *s = p->s;
+  for (;;) {
+    if (p->frame_off < p->frame_len) return emit(p, buf, max);
+    if (p->waiting) {
+      p->waiting = 0;
+      if (c->wake == SIM_WAKE_HANGUP) {
+        c->how = "client_abort";
+        return MHD_CONTENT_READER_END_WITH_ERROR;
+      }
+      if (c->wake == SIM_WAKE_SHUTDOWN) {
+        c->how = "shutdown";
+        return MHD_CONTENT_READER_END_WITH_ERROR;
+      }
+    }
+    switch (p->phase) {
+    case P_PRE:
+      set_frame(p, p->sse.pre);
+      p->phase = P_CHUNKS;
+      break;
+    case P_CHUNKS:
+      if (s->error_after >= 0 && p->sent == s->error_after) {
+        set_frame(p, p->sse.error);
+        p->phase = P_DONE;
+        c->how = "complete";
+        break;
+      }
+      if (s->drop_after >= 0 && p->sent == s->drop_after) {
+        c->how = "dropped";
+        return MHD_CONTENT_READER_END_WITH_ERROR;
+      }
+      if (s->stall_after >= 0 && p->sent == s->stall_after && !p->stall_done) {
+        p->stall_done = 1;
+        c->stalled = 1;
+        return pause_until(p, s->stall < 0 ? -1 : sim__now_ms() + s->stall * 1000.0 * c->srv->scale);
+      }
+      if (p->sent == p->sse.nchunks) {
+        p->phase = P_TAIL;
+        break;
+      }
+      if (p->sent > 0 && sim__now_ms() < p->next_due) return pause_until(p, p->next_due);
+      set_frame(p, p->sse.chunk[p->sent]);
+      sim__conn_add_text(c, p->texts[p->sent]);
+      p->sent++;
+      c->chunks = p->sent;
+      p->next_due = sim__now_ms() + s->interval * 1000.0 * c->srv->scale;
+      break;
+    case P_TAIL:
+      set_frame(p, p->sse.tail);
+      p->phase = s->no_end ? P_DONE : P_MARKER;
+      break;
+    case P_MARKER:
+      set_frame(p, p->sse.marker);
+      p->phase = P_DONE;
+      break;
+    default:
+      return MHD_CONTENT_READER_END_OF_STREAM;
+    }
+  }
+}
+
+static enum MHD_Result play_stream(sim_conn *c, const sim_step *s) {
+  sim_player *p = calloc(1, sizeof *p);
+  if (p == NULL) return MHD_NO;
+  p->c = c;
+  p->s = s;
+  int rc;
+  if (s->nchunks > 0) {
+    p->texts = calloc((size_t)s->nchunks, sizeof(char *));
+    rc = p->texts ? SIM_OK : SIM_ENOMEM;
+    for (int i = 0; rc == SIM_OK && i < s->nchunks; i++) {
+      p->texts[i] = strdup(s->chunks[i]);
+      if (p->texts[i] == NULL) rc = SIM_ENOMEM;
+      p->ntexts = i + 1;
+    }
+  } else {
+    rc = sim__split_words(s->content ? s->content : DEFAULT_TEXT, &p->texts, &p->ntexts);
+  }
+  sim_dialect d = c->dialect == SIM_DIALECT_ANTHROPIC ? SIM_DIALECT_ANTHROPIC : SIM_DIALECT_OPENAI;
+  c->tokens_in = s->usage_in >= 0 ? s->usage_in : c->tokens_in_est;
+  if (rc == SIM_OK)
+    rc = sim__sse_build(d, s, c->rid, s->model ? s->model : c->model, c->tokens_in,
+                        p->texts, p->ntexts, &p->sse);
+  if (rc != SIM_OK) {
+    sim__player_free(p);
+    return MHD_NO;
+  }
+  /* Billed: what the provider generated, whether or not it all went out. */
+  int out = 0;
+  for (int i = 0; i < p->ntexts; i++) out += tokens_of(p->texts[i]);
+  c->tokens_out = s->usage_out >= 0 ? s->usage_out : out;
+  c->player = p;
+  struct MHD_Response *r =
+      MHD_create_response_from_callback(MHD_SIZE_UNKNOWN, 4096, stream_reader, p, NULL);
+  if (r == NULL) return MHD_NO;
+  add_header(r, c, "content-type", "text/event-stream; charset=utf-8", 0);
+  add_header(r, c, "cache-control", "no-cache", 0);
+  add_step_headers(r, c, s);
+  c->status = 200;
+  c->phase = 2;
+  enum MHD_Result ret = MHD_queue_response(c->mc, 200, r);
+  MHD_destroy_response(r);
+  return ret;
+}
+
+/* ------------------------------------------------------- truncation */
+
+static ssize_t early_close_reader(void *cls, uint64_t pos, char *buf, size_t max) {
+  sim_player *p = cls;
+  if (pos >= p->limit) {
+    p->c->how = "early_close";
+    return MHD_CONTENT_READER_END_WITH_ERROR;
+  }
+  size_t n = p->limit - (size_t)pos;
+  if (n > max) n = max;
+  memcpy(buf, p->body + pos, n);
+  p->c->bytes += (long)n;
+  return (ssize_t)n;
+}
+
+static enum MHD_Result play_truncate(sim_conn *c, const sim_step *s) {
+  const sim_step *inner = s->next;
+  sim_step *def = NULL;
+  if (inner == NULL) inner = def = sim__step_new(SIM_STEP_CHAT);
+  if (inner == NULL) return MHD_NO;
+  int status;
+  const char *ctype;
+  char *body = step_body(c, inner, &status, &ctype);
+  if (body == NULL) {
+    sim__step_free(def);
+    return MHD_NO;
+  }
+  size_t len = strlen(body);
+  size_t at = s->at < 0 ? 0 : (size_t)s->at;
+  if (at > len) at = len;
+  /* The trace shows what was actually sent. */
+  if (c->text && at < len) c->text[0] = '\0', c->text_len = 0;
+  enum MHD_Result ret;
+  if (!s->early_close) {
+    ret = queue_body(c, status, ctype, body, at, s);
+    free(body);
+  } else {
+    sim_player *p = calloc(1, sizeof *p);
+    if (p == NULL) {
+      free(body);
+      sim__step_free(def);
+      return MHD_NO;
+    }
+    p->c = c;
+    p->body = body;
+    p->body_len = len;
+    p->limit = at;
+    c->player = p;
+    struct MHD_Response *r =
+        MHD_create_response_from_callback(len, 4096, early_close_reader, p, NULL);
+    if (r == NULL) {
+      sim__step_free(def);
+      return MHD_NO;
+    }
+    add_header(r, c, "content-type", ctype, 0);
+    add_step_headers(r, c, s);
+    c->status = status;
+    c->phase = 2;
+    ret = MHD_queue_response(c->mc, (unsigned)status, r);
+    MHD_destroy_response(r);
+  }
+  sim__step_free(def);
+  return ret;
+}
+
+/* ---------------------------------------------------------- effects */
+
+static void trace_effect(sim_conn *c, const char *action, const char *key, int count,
+                         const char *fp, int found) {
+  cJSON *ev = sim__trace_event("effect", sim__srv_t(c->srv));
+  if (ev == NULL) return;
+  cJSON_AddNumberToObject(ev, "id", (double)c->id);
+  if (c->effect_name[0]) cJSON_AddStringToObject(ev, "name", c->effect_name);
+  if (key) cJSON_AddStringToObject(ev, "key", key);
+  else cJSON_AddNullToObject(ev, "key");
+  cJSON_AddStringToObject(ev, "action", action);
+  if (fp) cJSON_AddStringToObject(ev, "fingerprint", fp);
+  if (count > 0) cJSON_AddNumberToObject(ev, "count", count);
+  if (found >= 0) cJSON_AddBoolToObject(ev, "found", found);
+  sim__trace_emit(c->srv->trace, ev);
+}
+
+static enum MHD_Result effect_answer(sim_conn *c, int status, const char *key, int applied,
+                                     const char *result, int replayed) {
+  cJSON *o = cJSON_CreateObject();
+  if (o == NULL) return MHD_NO;
+  if (key) cJSON_AddStringToObject(o, "key", key);
+  else cJSON_AddNullToObject(o, "key");
+  cJSON_AddBoolToObject(o, "applied", applied);
+  cJSON *r = result ? cJSON_Parse(result) : NULL;
+  if (r) cJSON_AddItemToObject(o, "result", r);
+  if (replayed) cJSON_AddBoolToObject(o, "replayed", 1);
+  if (status == 409)
+    cJSON_AddStringToObject(o, "error", "Idempotency-Key reused with a different payload");
+  char *body = cJSON_PrintUnformatted(o);
+  cJSON_Delete(o);
+  if (body == NULL) return MHD_NO;
+  enum MHD_Result ret = queue_body(c, status, "application/json", body, strlen(body), NULL);
+  free(body);
+  return ret;
+}
+
+/* GET /v1/effects/{key}: was it applied? */
+static enum MHD_Result play_lookup(sim_conn *c) {
+  c->step_name = "lookup";
+  if (!sim__scenario_ledger_up(c->srv->sc)) {
+    trace_effect(c, "ledger_down", c->lookup_key, 0, NULL, -1);
+    char *body = sim__error_body(SIM_DIALECT_OPENAI, 503, "ledger_unavailable", NULL,
+                                 "The effect ledger is unavailable.");
+    if (body == NULL) return MHD_NO;
+    enum MHD_Result r = queue_body(c, 503, "application/json", body, strlen(body), NULL);
+    free(body);
+    return r;
+  }
+  char *result = NULL;
+  int applied = sim__ledger_lookup(c->srv->ledger, c->lookup_key, &result);
+  trace_effect(c, "lookup", c->lookup_key, 0, NULL, applied);
+  enum MHD_Result r = effect_answer(c, applied ? 200 : 404, c->lookup_key, applied, result, 0);
+  free(result);
+  return r;
+}
+
+/* POST /v1/effects/{name}: execute (or replay), then answer as `next` says. */
+static enum MHD_Result play_effect(sim_conn *c, const sim_step *s) {
+  char fp[17];
+  sim__fingerprint(c->body ? c->body : "", c->body_len, fp);
+  int count = 0;
+  char *result = NULL;
+  int action = sim__ledger_post(c->srv->ledger, c->idem_key, c->effect_name, fp, s->apply,
+                                &count, &result);
+  static const char *names[] = {"", "applied", "replayed", "conflict", "not_applied"};
+  trace_effect(c, names[action], c->idem_key, action == SIM_LEDGER_APPLIED ? count : 0, fp, -1);
+  enum MHD_Result r;
+  if (action == SIM_LEDGER_CONFLICT) {
+    r = effect_answer(c, 409, c->idem_key, 0, NULL, 0);
+  } else if (s->next != NULL) {
+    c->cur = s->next; /* commit, then answer badly: drop, hang, fail ... */
+    r = sim__play(c);
+  } else {
+    r = effect_answer(c, 200, c->idem_key, action != SIM_LEDGER_NOT_APPLIED, result,
+                      action == SIM_LEDGER_REPLAYED);
+  }
+  free(result);
+  return r;
+}
+
+/* --------------------------------------------------------------- play */
+
+static void reset_socket(sim_conn *c) {
+  const union MHD_ConnectionInfo *ci =
+      MHD_get_connection_info(c->mc, MHD_CONNECTION_INFO_CONNECTION_FD);
+  if (ci == NULL) return;
+  /* Linger on with a zero timeout makes close() send RST instead of FIN,
+     but libmicrohttpd sends a FIN (shutdown) before it closes. Disconnecting
+     the socket (connect to AF_UNSPEC) makes Linux send the RST right now. */
+  struct linger lg = {.l_onoff = 1, .l_linger = 0};
+  setsockopt(ci->connect_fd, SOL_SOCKET, SO_LINGER, &lg, sizeof lg);
+  struct sockaddr unspec = {.sa_family = AF_UNSPEC};
+  connect(ci->connect_fd, &unspec, sizeof unspec);
+}
+
+/* Plays c->cur; returns what the access handler returns. */
+enum MHD_Result sim__play(sim_conn *c) {
+  for (;;) {
+    if (c->wake == SIM_WAKE_HANGUP) {
+      c->how = "client_abort";
+      return MHD_NO;
+    }
+    if (c->wake == SIM_WAKE_SHUTDOWN) {
+      c->how = "shutdown";
+      return MHD_NO;
+    }
+    const sim_step *s = c->cur;
+    if (c->lookup_key != NULL) return play_lookup(c);
+    if (s->kind != SIM_STEP_DELAY && s->kind != SIM_STEP_EFFECT)
+      c->step_name = sim__step_kind_name(s->kind);
+    switch (s->kind) {
+    case SIM_STEP_DELAY:
+      if (c->wake == SIM_WAKE_TIMER) { /* the delay is over */
+        c->wake = 0;
+        c->delay_ms += s->seconds * 1000.0 * c->srv->scale;
+        if (s->next == NULL) {
+          c->step_name = "delay";
+          return queue_body(c, 200, "application/json", "{}", 2, NULL);
+        }
+        c->cur = s->next;
+        continue;
+      }
+      c->step_name = "delay";
+      /* A real provider bills a slow answer even when the client gives up. */
+      if (s->next && (s->next->kind == SIM_STEP_CHAT || s->next->kind == SIM_STEP_STREAM)) {
+        const sim_step *n = s->next;
+        c->tokens_in = n->usage_in >= 0 ? n->usage_in : c->tokens_in_est;
+        c->tokens_out = n->usage_out >= 0 ? n->usage_out
+                                          : tokens_of(n->content ? n->content : DEFAULT_TEXT);
+      }
+      c->waiting = 1;
+      sim__conn_wait(c, sim__now_ms() + s->seconds * 1000.0 * c->srv->scale);
+      return MHD_YES;
+    case SIM_STEP_HANG:
+      c->waiting = 1;
+      sim__conn_wait(c, -1);
+      return MHD_YES;
+    case SIM_STEP_DROP:
+      c->how = "dropped";
+      return MHD_NO;
+    case SIM_STEP_RESET:
+      c->how = "reset";
+      reset_socket(c);
+      return MHD_NO;
+    case SIM_STEP_EFFECT:
+      c->step_name = "effect";
+      return play_effect(c, s);
+    case SIM_STEP_TRUNCATE:
+      return play_truncate(c, s);
+    case SIM_STEP_STREAM:
+      return play_stream(c, s);
+    case SIM_STEP_CHAT:
+      if (c->stream_req) return play_stream(c, s); /* asked to stream: stream cleanly */
+      /* fall through */
+    case SIM_STEP_FAIL:
+    case SIM_STEP_GARBAGE: {
+      int status;
+      const char *ctype;
+      char *body = step_body(c, s, &status, &ctype);
+      if (body == NULL) return MHD_NO;
+      enum MHD_Result r = queue_body(c, status, ctype, body, strlen(body), s);
+      free(body);
+      return r;
+    }
+    }
+    return MHD_NO;
+  }
+}

@@ -1,0 +1,493 @@
+/*
+ * server.c - one scenario session on one port: the libmicrohttpd daemon,
+ * routing, arrivals (logical request keys, attempt numbers, the Lua
+ * decision) and the trace events that begin and end every attempt.
+ */
+#include <arpa/inet.h>
+#include <ctype.h>
+#include <errno.h>
+#include <netinet/in.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <time.h>
+
+#include "sim/server_int.h"
+
+/* Milliseconds since the session started. */
+double sim__srv_t(const sim_server *srv) { return sim__now_ms() - srv->t0; }
+
+static void on_wake(void *arg, int reason) {
+  sim_conn *c = arg;
+  c->wake = reason;
+  MHD_resume_connection(c->mc);
+}
+
+/* Suspends c until due_ms (< 0: until the peer hangs up or shutdown). */
+void sim__conn_wait(sim_conn *c, double due_ms) {
+  const union MHD_ConnectionInfo *ci =
+      MHD_get_connection_info(c->mc, MHD_CONNECTION_INFO_CONNECTION_FD);
+  int fd = ci ? ci->connect_fd : -1;
+  c->wake = 0;
+  /* Suspend before registering, so a resume can never come first. */
+  MHD_suspend_connection(c->mc);
+  if (sim__waiter_add(c->srv->waiter, &c->wait, due_ms, fd, on_wake, c) != SIM_OK) {
+    c->wake = SIM_WAKE_SHUTDOWN;
+    MHD_resume_connection(c->mc);
+  }
+}
+
+/* Appends answer text for the trace, bounded by SIM_MAX_TEXT. */
+void sim__conn_add_text(sim_conn *c, const char *s) {
+  size_t len = strlen(s);
+  if (c->text == NULL) {
+    c->text = malloc(SIM_MAX_TEXT + 1);
+    if (c->text == NULL) return;
+    c->text[0] = '\0';
+  }
+  if (c->text_len + len > SIM_MAX_TEXT) len = SIM_MAX_TEXT - c->text_len;
+  memcpy(c->text + c->text_len, s, len);
+  c->text_len += len;
+  c->text[c->text_len] = '\0';
+}
+
+/* ------------------------------------------------------------- routing */
+
+/* Which provider and dialect a path selects; -2 when none. */
+static void route(sim_conn *c, const char *method, const char *url) {
+  sim_scenario *sc = c->srv->sc;
+  c->provider = -2;
+  const char *rest = url;
+  int prov = 0;
+  if (strncmp(url, "/v1/", 4) != 0) {
+    /* /<name>/v1/... selects a named provider. */
+    const char *slash = strchr(url + 1, '/');
+    if (slash == NULL || strncmp(slash, "/v1/", 4) != 0) return;
+    size_t nlen = (size_t)(slash - url - 1);
+    prov = -1;
+    for (int i = 0; i < sim__scenario_nproviders(sc); i++) {
+      const char *name = sim__scenario_provider_name(sc, i);
+      if (strlen(name) == nlen && strncmp(name, url + 1, nlen) == 0) prov = i;
+    }
+    if (prov < 0) return;
+    rest = slash;
+  }
+  if (strcmp(rest, "/v1/chat/completions") == 0) {
+    c->dialect = SIM_DIALECT_OPENAI;
+    c->provider = prov;
+  } else if (strcmp(rest, "/v1/messages") == 0) {
+    c->dialect = SIM_DIALECT_ANTHROPIC;
+    c->provider = prov;
+  } else if (strncmp(rest, "/v1/effects/", 12) == 0 && rest[12] != '\0' &&
+             strchr(rest + 12, '/') == NULL && strlen(rest + 12) < sizeof c->effect_name) {
+    c->dialect = SIM_DIALECT_EFFECT;
+    c->provider = -1;
+    if (strcmp(method, "GET") == 0) c->lookup_key = strdup(rest + 12);
+    else snprintf(c->effect_name, sizeof c->effect_name, "%s", rest + 12);
+  }
+  if (c->provider >= 0 && sim__scenario_nproviders(sc) == 0) c->provider = -2;
+}
+
+/* ------------------------------------------------------------- headers */
+
+typedef struct hdr_list {
+  sim_header h[SIM_MAX_REQ_HEADERS];
+  int n;
+} hdr_list;
+
+static enum MHD_Result collect_header(void *cls, enum MHD_ValueKind kind,
+                                      const char *key, const char *value) {
+  (void)kind;
+  hdr_list *l = cls;
+  if (l->n >= SIM_MAX_REQ_HEADERS || key == NULL) return MHD_YES;
+  char *name = strdup(key);
+  if (name == NULL) return MHD_YES;
+  for (char *p = name; *p; p++) *p = (char)tolower((unsigned char)*p);
+  l->h[l->n].name = name;
+  l->h[l->n].value = strdup(sim__header_is_secret(name) ? "[redacted]" : value ? value : "");
+  l->n++;
+  return MHD_YES;
+}
+
+static void hdr_list_clear(hdr_list *l) {
+  for (int i = 0; i < l->n; i++) {
+    free(l->h[i].name);
+    free(l->h[i].value);
+  }
+  l->n = 0;
+}
+
+/* ------------------------------------------------------------- arrival */
+
+/* Reads what the trace and the decision need from the request body. */
+static void parse_body(sim_conn *c) {
+  c->tokens_in_est = (int)(c->body_len / 4) + 1;
+  cJSON *j = c->body_len ? cJSON_ParseWithLength(c->body, c->body_len) : NULL;
+  cJSON *model = cJSON_GetObjectItemCaseSensitive(j, "model");
+  c->model = strdup(cJSON_IsString(model) ? model->valuestring : "fusebox-1");
+  c->stream_req = cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(j, "stream"));
+  cJSON_Delete(j);
+}
+
+static void trace_arrive(sim_conn *c, const char *method, const char *url,
+                         const hdr_list *hl) {
+  cJSON *ev = sim__trace_event("arrive", c->t_arrive);
+  if (ev == NULL) return;
+  cJSON_AddNumberToObject(ev, "id", (double)c->id);
+  cJSON_AddStringToObject(ev, "key", c->key);
+  cJSON_AddNumberToObject(ev, "attempt", c->attempt);
+  if (c->provider >= 0)
+    cJSON_AddStringToObject(ev, "provider", sim__scenario_provider_name(c->srv->sc, c->provider));
+  else
+    cJSON_AddNullToObject(ev, "provider");
+  cJSON_AddStringToObject(ev, "method", method);
+  cJSON_AddStringToObject(ev, "path", url);
+  if (c->provider == -2) cJSON_AddNullToObject(ev, "dialect");
+  else cJSON_AddStringToObject(ev, "dialect", sim__dialect_name(c->dialect));
+  cJSON_AddBoolToObject(ev, "stream", c->stream_req);
+  if (c->model) cJSON_AddStringToObject(ev, "model", c->model);
+  cJSON_AddNumberToObject(ev, "body_bytes", (double)c->body_len);
+  cJSON *h = cJSON_AddObjectToObject(ev, "headers");
+  for (int i = 0; i < hl->n; i++) cJSON_AddStringToObject(h, hl->h[i].name, hl->h[i].value);
+  sim__trace_emit(c->srv->trace, ev);
+}
+
+static void trace_error(sim_conn *c, const char *msg) {
+  cJSON *ev = sim__trace_event("error", sim__srv_t(c->srv));
+  if (ev == NULL) return;
+  cJSON_AddNumberToObject(ev, "id", (double)c->id);
+  cJSON_AddStringToObject(ev, "message", msg);
+  sim__trace_emit(c->srv->trace, ev);
+}
+
+/* A plain error response in the dialect's shape, played as a fail step. */
+static enum MHD_Result play_error(sim_conn *c, int status, const char *msg) {
+  sim__step_free(c->root);
+  c->root = sim__step_new(SIM_STEP_FAIL);
+  if (c->root == NULL) return MHD_NO;
+  c->root->status = status;
+  c->root->message = msg ? strdup(msg) : NULL;
+  c->cur = c->root;
+  return sim__play(c);
+}
+
+/* The whole request is in: key it, trace it, ask the scenario, play. */
+static enum MHD_Result arrive(sim_conn *c, const char *method, const char *url) {
+  sim_server *srv = c->srv;
+  c->phase = 1;
+  c->t_arrive = sim__srv_t(srv);
+  route(c, method, url);
+  if (c->dialect != SIM_DIALECT_EFFECT) parse_body(c);
+
+  const char *idem = MHD_lookup_connection_value(c->mc, MHD_HEADER_KIND, "Idempotency-Key");
+  if (idem != NULL) c->idem_key = strdup(idem);
+  if (sim__request_key(idem, method, url, c->body, c->body_len, c->key, sizeof c->key) != 0)
+    sim__request_key(NULL, method, url, c->body, c->body_len, c->key, sizeof c->key);
+  c->attempt = sim__keymap_bump(srv->keys, c->key);
+  pthread_mutex_lock(&srv->lock);
+  c->id = ++srv->arrivals;
+  pthread_mutex_unlock(&srv->lock);
+  snprintf(c->rid, sizeof c->rid, "req_fbx%08x%08lx", srv->rid_salt, c->id);
+
+  hdr_list hl = {.n = 0};
+  MHD_get_connection_values(c->mc, MHD_HEADER_KIND, collect_header, &hl);
+  trace_arrive(c, method, url, &hl);
+
+  enum MHD_Result r;
+  if (c->too_big) {
+    r = play_error(c, 413, "Request body exceeds the 1 MiB limit of this fake provider.");
+  } else if (c->provider == -2) {
+    r = play_error(c, 404, "Unknown path.");
+  } else if (c->dialect != SIM_DIALECT_EFFECT && strcmp(method, "POST") != 0) {
+    r = play_error(c, 405, "Method not allowed: use POST.");
+  } else if (c->dialect == SIM_DIALECT_EFFECT && strcmp(method, "POST") != 0 &&
+             strcmp(method, "GET") != 0) {
+    r = play_error(c, 405, "Method not allowed: use POST or GET.");
+  } else if (c->lookup_key != NULL) {
+    c->root = sim__step_new(SIM_STEP_EFFECT); /* a ledger lookup */
+    c->cur = c->root;
+    r = c->root ? sim__play(c) : MHD_NO;
+  } else if (c->provider == -1 && !sim__scenario_has_effects(srv->sc)) {
+    c->root = sim__step_new(SIM_STEP_EFFECT); /* default: apply, answer */
+    c->cur = c->root;
+    r = c->root ? sim__play(c) : MHD_NO;
+  } else {
+    sim_req req = {.attempt = c->attempt, .n = (int)c->id, .method = method, .path = url,
+                   .provider = c->provider >= 0
+                                   ? sim__scenario_provider_name(srv->sc, c->provider)
+                                   : "effects",
+                   .dialect = c->dialect, .headers = hl.h, .nheaders = hl.n,
+                   .body = c->body, .body_len = c->body_len, .stream = c->stream_req,
+                   .t = c->t_arrive / 1000.0, .key = c->key};
+    char err[SIM_ERRLEN] = "";
+    sim_step *step = NULL;
+    if (sim__scenario_decide(srv->sc, c->provider, &req, &step, err) != SIM_OK) {
+      trace_error(c, err);
+      char msg[SIM_ERRLEN + 40];
+      snprintf(msg, sizeof msg, "fusebox scenario error: %s", err);
+      r = play_error(c, 500, msg);
+      c->how = "error";
+    } else {
+      c->root = step;
+      c->cur = step;
+      r = sim__play(c);
+    }
+  }
+  hdr_list_clear(&hl);
+  return r;
+}
+
+/* ----------------------------------------------------- MHD callbacks */
+
+static enum MHD_Result on_request(void *cls, struct MHD_Connection *mc, const char *url,
+                                  const char *method, const char *version,
+                                  const char *upload_data, size_t *upload_size,
+                                  void **con_cls) {
+  (void)version;
+  sim_server *srv = cls;
+  sim_conn *c = *con_cls;
+  if (c == NULL) {
+    c = calloc(1, sizeof *c);
+    if (c == NULL) return MHD_NO;
+    c->srv = srv;
+    c->mc = mc;
+    c->provider = -2;
+    *con_cls = c;
+    return MHD_YES;
+  }
+  if (c->phase == 0 && *upload_size > 0) {
+    size_t n = *upload_size;
+    *upload_size = 0;
+    if (c->too_big || c->body_len + n > SIM_MAX_BODY) {
+      c->too_big = 1; /* keep reading, answer 413 at the end */
+      return MHD_YES;
+    }
+    if (c->body_len + n > c->body_cap) {
+      size_t cap = c->body_cap ? c->body_cap : 4096;
+      while (cap < c->body_len + n) cap *= 2;
+      char *nb = realloc(c->body, cap);
+      if (nb == NULL) return MHD_NO;
+      c->body = nb;
+      c->body_cap = cap;
+    }
+    memcpy(c->body + c->body_len, upload_data, n);
+    c->body_len += n;
+    return MHD_YES;
+  }
+  if (c->phase == 0) return arrive(c, method, url);
+  if (c->phase == 1 && c->waiting) { /* resumed after a wait */
+    c->waiting = 0;
+    return sim__play(c);
+  }
+  return MHD_YES;
+}
+
+static const char *how_from_toe(enum MHD_RequestTerminationCode toe) {
+  switch (toe) {
+  case MHD_REQUEST_TERMINATED_COMPLETED_OK: return "complete";
+  case MHD_REQUEST_TERMINATED_DAEMON_SHUTDOWN: return "shutdown";
+  case MHD_REQUEST_TERMINATED_TIMEOUT_REACHED: return "timeout";
+  case MHD_REQUEST_TERMINATED_CLIENT_ABORT:
+  case MHD_REQUEST_TERMINATED_READ_ERROR: return "client_abort";
+  default: return "client_abort"; /* a write failed: the peer went away */
+  }
+}
+
+static void trace_end(sim_conn *c, enum MHD_RequestTerminationCode toe) {
+  cJSON *ev = sim__trace_event("end", sim__srv_t(c->srv));
+  if (ev == NULL) return;
+  const char *how = c->how;
+  /* A deliberate end wins, unless the peer left before it was reached. */
+  if (how == NULL) how = how_from_toe(toe);
+  cJSON_AddNumberToObject(ev, "id", (double)c->id);
+  cJSON_AddStringToObject(ev, "step", c->step_name ? c->step_name : "none");
+  cJSON_AddNumberToObject(ev, "status", c->status);
+  cJSON_AddStringToObject(ev, "how", how);
+  cJSON_AddNumberToObject(ev, "bytes", (double)c->bytes);
+  if (c->resp_headers) {
+    cJSON_AddItemToObject(ev, "headers", c->resp_headers);
+    c->resp_headers = NULL;
+  }
+  if (c->has_ra) cJSON_AddNumberToObject(ev, "retry_after_ms", c->retry_after_ms);
+  if (c->cur && c->cur->kind == SIM_STEP_FAIL) {
+    if (c->cur->code) cJSON_AddStringToObject(ev, "code", c->cur->code);
+    if (c->cur->type) cJSON_AddStringToObject(ev, "type", c->cur->type);
+  }
+  cJSON_AddNumberToObject(ev, "tokens_in", c->tokens_in);
+  cJSON_AddNumberToObject(ev, "tokens_out", c->tokens_out);
+  cJSON_AddNumberToObject(ev, "chunks", c->chunks);
+  if (c->stalled) cJSON_AddBoolToObject(ev, "stalled", 1);
+  if (c->delay_ms > 0) cJSON_AddNumberToObject(ev, "delay_ms", c->delay_ms);
+  if (c->text) cJSON_AddStringToObject(ev, "text", c->text);
+  sim__trace_emit(c->srv->trace, ev);
+}
+
+static void on_completed(void *cls, struct MHD_Connection *mc, void **con_cls,
+                         enum MHD_RequestTerminationCode toe) {
+  (void)cls;
+  (void)mc;
+  sim_conn *c = *con_cls;
+  if (c == NULL) return;
+  if (c->phase >= 1) trace_end(c, toe);
+  sim__player_free(c->player);
+  sim__step_free(c->root);
+  cJSON_Delete(c->resp_headers);
+  free(c->body);
+  free(c->model);
+  free(c->lookup_key);
+  free(c->idem_key);
+  free(c->text);
+  free(c);
+  *con_cls = NULL;
+}
+
+static void on_mhd_log(void *cls, const char *fmt, va_list ap) {
+  (void)cls;
+  (void)fmt;
+  (void)ap; /* a library never prints; the trace tells what happened */
+}
+
+/* ---------------------------------------------------------- life cycle */
+
+static void trace_session(sim_server *srv, const sim_server_opts *o) {
+  cJSON *ev = sim__trace_event("session", 0);
+  if (ev == NULL) return;
+  cJSON_AddNumberToObject(ev, "version", 1);
+  cJSON_AddStringToObject(ev, "scenario", sim__scenario_name(srv->sc));
+  cJSON_AddStringToObject(ev, "file", o->scenario_path);
+  cJSON_AddNumberToObject(ev, "time_scale", srv->scale);
+  char start[32];
+  time_t now = time(NULL);
+  struct tm tm;
+  gmtime_r(&now, &tm);
+  strftime(start, sizeof start, "%Y-%m-%dT%H:%M:%SZ", &tm);
+  cJSON_AddStringToObject(ev, "start", start);
+  cJSON_AddNumberToObject(ev, "port", srv->port);
+  cJSON_AddNumberToObject(ev, "seed", (double)o->seed);
+  const char *js[2] = {sim__scenario_expect_json(srv->sc), sim__scenario_client_json(srv->sc)};
+  const char *names[2] = {"expect", "client"};
+  for (int i = 0; i < 2; i++) {
+    cJSON *j = js[i] ? cJSON_Parse(js[i]) : NULL;
+    if (j) cJSON_AddItemToObject(ev, names[i], j);
+  }
+  sim__trace_emit(srv->trace, ev);
+}
+
+static int start_daemon(sim_server *srv, const sim_server_opts *o, char err[SIM_ERRLEN]) {
+  const char *bind = o->bind ? o->bind : "127.0.0.1";
+  struct sockaddr_in a4;
+  struct sockaddr_in6 a6;
+  const struct sockaddr *addr;
+  unsigned flags = MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_EPOLL |
+                   MHD_ALLOW_SUSPEND_RESUME | MHD_USE_ERROR_LOG;
+  memset(&a4, 0, sizeof a4);
+  memset(&a6, 0, sizeof a6);
+  if (inet_pton(AF_INET, bind, &a4.sin_addr) == 1) {
+    a4.sin_family = AF_INET;
+    a4.sin_port = htons((uint16_t)o->port);
+    addr = (const struct sockaddr *)&a4;
+  } else if (inet_pton(AF_INET6, bind, &a6.sin6_addr) == 1) {
+    a6.sin6_family = AF_INET6;
+    a6.sin6_port = htons((uint16_t)o->port);
+    addr = (const struct sockaddr *)&a6;
+    flags |= MHD_USE_IPv6;
+  } else {
+    snprintf(err, SIM_ERRLEN, "bad bind address '%s': give an IPv4 or IPv6 address", bind);
+    return SIM_EINVAL;
+  }
+  unsigned limit = o->max_connections > 0 ? (unsigned)o->max_connections : 20000;
+  srv->daemon = MHD_start_daemon(
+      flags, (uint16_t)o->port, NULL, NULL, on_request, srv,
+      MHD_OPTION_SOCK_ADDR, addr,
+      MHD_OPTION_NOTIFY_COMPLETED, on_completed, srv,
+      MHD_OPTION_CONNECTION_LIMIT, limit,
+      MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)300,
+      MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)(32 * 1024),
+      MHD_OPTION_LISTEN_BACKLOG_SIZE, (unsigned)4096,
+      MHD_OPTION_EXTERNAL_LOGGER, on_mhd_log, NULL,
+      MHD_OPTION_END);
+  if (srv->daemon == NULL) {
+    snprintf(err, SIM_ERRLEN, "cannot listen on %s:%d (port in use, or no permission)",
+             bind, o->port);
+    return SIM_ELISTEN;
+  }
+  const union MHD_DaemonInfo *di = MHD_get_daemon_info(srv->daemon, MHD_DAEMON_INFO_BIND_PORT);
+  srv->port = di ? di->port : o->port;
+  return SIM_OK;
+}
+
+/* Loads the scenario, opens the trace and starts listening; see sim.h. */
+int sim_server_start(const sim_server_opts *o, sim_server **out, char err[SIM_ERRLEN]) {
+  int rc;
+  err[0] = '\0';
+  if (o == NULL || o->scenario_path == NULL || o->port < 0 || o->port > 65535 ||
+      o->time_scale < 0) {
+    snprintf(err, SIM_ERRLEN, "bad server options");
+    return SIM_EINVAL;
+  }
+  sim_server *srv = calloc(1, sizeof *srv);
+  if (srv == NULL) return SIM_ENOMEM;
+  pthread_mutex_init(&srv->lock, NULL);
+  srv->scale = o->time_scale > 0 ? o->time_scale : 1.0;
+  struct timespec ts;
+  clock_gettime(CLOCK_REALTIME, &ts);
+  srv->rid_salt = (unsigned)(ts.tv_nsec ^ (ts.tv_sec << 8));
+
+  rc = sim__scenario_load(o->scenario_path, o->seed, &srv->sc, err);
+  if (rc != SIM_OK) goto fail;
+  rc = sim__trace_open(o->trace_path, o->trace_stream, &srv->trace, err);
+  if (rc != SIM_OK) goto fail;
+  srv->keys = sim__keymap_new();
+  srv->ledger = sim__ledger_new(sim__scenario_idempotency_honoured(srv->sc));
+  rc = SIM_ENOMEM;
+  if (srv->keys == NULL || srv->ledger == NULL) goto fail;
+  rc = sim__waiter_new(&srv->waiter);
+  if (rc != SIM_OK) goto fail;
+  rc = start_daemon(srv, o, err);
+  if (rc != SIM_OK) goto fail;
+  srv->t0 = sim__now_ms();
+  trace_session(srv, o);
+  *out = srv;
+  return SIM_OK;
+fail:
+  if (err[0] == '\0') snprintf(err, SIM_ERRLEN, "%s", sim_strerror(rc));
+  sim_server_free(srv);
+  return rc;
+}
+
+/* The port the server listens on. */
+int sim_server_port(const sim_server *srv) { return srv->port; }
+
+/* Number of arrivals so far. */
+long sim_server_arrivals(const sim_server *srv) {
+  sim_server *s = (sim_server *)srv;
+  pthread_mutex_lock(&s->lock);
+  long n = s->arrivals;
+  pthread_mutex_unlock(&s->lock);
+  return n;
+}
+
+/* Stops serving with the trace complete; see sim.h. */
+void sim_server_free(sim_server *srv) {
+  if (srv == NULL) return;
+  if (srv->daemon) MHD_quiesce_daemon(srv->daemon);
+  /* Wake every hung, delayed or stalled connection, then stop the daemon,
+     which ends them and writes their `end` lines. */
+  if (srv->waiter) sim__waiter_shutdown(srv->waiter);
+  if (srv->daemon) MHD_stop_daemon(srv->daemon);
+  if (srv->trace && srv->daemon) {
+    cJSON *ev = sim__trace_event("done", sim__srv_t(srv));
+    if (ev) {
+      cJSON_AddNumberToObject(ev, "arrivals", (double)srv->arrivals);
+      sim__trace_emit(srv->trace, ev);
+    }
+  }
+  sim__waiter_free(srv->waiter);
+  sim__trace_close(srv->trace);
+  sim__keymap_free(srv->keys);
+  sim__ledger_free(srv->ledger);
+  sim__scenario_free(srv->sc);
+  pthread_mutex_destroy(&srv->lock);
+  free(srv);
+}

@@ -1,0 +1,91 @@
+/*
+ * server_int.h - what server.c (arrivals, routing, life cycle) and play.c
+ * (carrying steps out on the wire) share about one connection.
+ */
+#ifndef FUSEBOX_SERVER_INT_H
+#define FUSEBOX_SERVER_INT_H
+
+#include <microhttpd.h>
+#include <pthread.h>
+
+#include "sim/sim_int.h"
+
+#define SIM_MAX_BODY (1024 * 1024)  /* larger request bodies get a 413 */
+#define SIM_MAX_REQ_HEADERS 100     /* headers kept for the trace and Lua */
+#define SIM_MAX_TEXT 4096           /* answer text kept for the trace */
+
+struct sim_server {
+  sim_scenario *sc;
+  struct MHD_Daemon *daemon;
+  sim_trace *trace;
+  sim_waiter *waiter;
+  sim_keymap *keys;
+  sim_ledger *ledger;
+  double t0;          /* CLOCK_MONOTONIC ms at start */
+  double scale;       /* time scale for every server-side delay */
+  int port;
+  unsigned rid_salt;  /* makes request ids differ between sessions */
+  pthread_mutex_t lock;
+  long arrivals;
+};
+
+typedef struct sim_player sim_player;
+
+/* Everything the server knows about one request, from first byte to end. */
+typedef struct sim_conn {
+  sim_server *srv;
+  struct MHD_Connection *mc;
+  char *body;               /* request body, bounded by SIM_MAX_BODY */
+  size_t body_len, body_cap;
+  int too_big;              /* body exceeded SIM_MAX_BODY */
+  int phase;                /* 0 reading, 1 playing, 2 response queued */
+  long id;                  /* arrival number */
+  double t_arrive;
+  char key[320];            /* logical request key */
+  int attempt;
+  int provider;             /* provider index, -1 effects, -2 no route */
+  sim_dialect dialect;
+  int stream_req;           /* the request asked for a stream */
+  char *model;
+  int tokens_in_est;
+  char effect_name[128];    /* POST /v1/effects/{name} */
+  char *lookup_key;         /* GET /v1/effects/{key} */
+  char *idem_key;
+  char rid[40];             /* request id sent to the client */
+
+  sim_step *root;           /* the decision; owned */
+  const sim_step *cur;      /* the part being played (delay unwraps) */
+  sim_wait wait;
+  int waiting;              /* suspended in the access handler */
+  volatile int wake;        /* why the last wait ended (SIM_WAKE_*) */
+  sim_player *player;       /* streams and early-close bodies */
+
+  /* What happened, for the `end` event. */
+  const char *how;          /* NULL until decided; see docs/trace.md */
+  const char *step_name;
+  int status;
+  long bytes;
+  cJSON *resp_headers;
+  int has_ra;
+  double retry_after_ms;
+  int tokens_in, tokens_out;
+  int chunks;
+  int stalled;
+  double delay_ms;
+  char *text;               /* answer text sent, bounded by SIM_MAX_TEXT */
+  size_t text_len;
+} sim_conn;
+
+/* server.c */
+double sim__srv_t(const sim_server *srv);
+/* Suspends c until due_ms (< 0: until hang-up) and returns 0; the socket
+   is watched for hang-up meanwhile. */
+void sim__conn_wait(sim_conn *c, double due_ms);
+void sim__conn_add_text(sim_conn *c, const char *s);
+
+/* play.c: plays c->cur; returns what the access handler returns. */
+enum MHD_Result sim__play(sim_conn *c);
+/* Releases a stream player; NULL is a no-op. */
+void sim__player_free(sim_player *p);
+
+#endif
