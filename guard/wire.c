@@ -1,0 +1,310 @@
+/*
+ * wire.c - the two wire dialects: request bodies for OpenAI chat completions
+ * and Anthropic messages, and reading their answers, errors and stream
+ * events. Reading only says what a body is (guard__body); classify.c decides
+ * what that means.
+ */
+#include "guard/guard_int.h"
+
+#include <cjson/cJSON.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* Prepares an empty answer for a dialect. */
+void guard__answer_init(guard__answer *a, guard_dialect d, size_t max_text) {
+  memset(a, 0, sizeof *a);
+  a->dialect = d;
+  guard__buf_init(&a->text, max_text);
+  a->tokens_in = -1;
+  a->tokens_out = -1;
+  a->bad = GUARD__BODY_OK;
+}
+
+/* Releases an answer's memory. */
+void guard__answer_free(guard__answer *a) { guard__buf_free(&a->text); }
+
+/* Builds the request body of a chat call. */
+int guard__wire_body(guard_dialect d, const char *model,
+                     const guard_chat_request *req, char **out, size_t *len) {
+  *out = NULL;
+  *len = 0;
+  if (req == NULL || req->messages == NULL || req->nmessages < 1 ||
+      req->max_tokens < 0)
+    return GUARD_EINVAL;
+  for (int i = 0; i < req->nmessages; i++)
+    if (req->messages[i].role == NULL || req->messages[i].content == NULL)
+      return GUARD_EINVAL;
+  int max_tokens = req->max_tokens > 0 ? req->max_tokens : 1024;
+
+  cJSON *root = cJSON_CreateObject();
+  cJSON *msgs = NULL;
+  if (root == NULL) return GUARD_ENOMEM;
+  if (!cJSON_AddStringToObject(root, "model", model ? model : "")) goto nomem;
+  if (d == GUARD_ANTHROPIC) {
+    if (!cJSON_AddNumberToObject(root, "max_tokens", max_tokens)) goto nomem;
+    if (req->system && !cJSON_AddStringToObject(root, "system", req->system))
+      goto nomem;
+  }
+  msgs = cJSON_AddArrayToObject(root, "messages");
+  if (msgs == NULL) goto nomem;
+  if (d == GUARD_OPENAI && req->system) {
+    cJSON *m = cJSON_CreateObject();
+    if (m == NULL) goto nomem;
+    cJSON_AddItemToArray(msgs, m);
+    if (!cJSON_AddStringToObject(m, "role", "system") ||
+        !cJSON_AddStringToObject(m, "content", req->system))
+      goto nomem;
+  }
+  for (int i = 0; i < req->nmessages; i++) {
+    cJSON *m = cJSON_CreateObject();
+    if (m == NULL) goto nomem;
+    cJSON_AddItemToArray(msgs, m);
+    if (!cJSON_AddStringToObject(m, "role", req->messages[i].role) ||
+        !cJSON_AddStringToObject(m, "content", req->messages[i].content))
+      goto nomem;
+  }
+  if (d == GUARD_OPENAI &&
+      !cJSON_AddNumberToObject(root, "max_tokens", max_tokens))
+    goto nomem;
+  if (req->stream) {
+    if (!cJSON_AddBoolToObject(root, "stream", 1)) goto nomem;
+    if (d == GUARD_OPENAI) {
+      cJSON *so = cJSON_AddObjectToObject(root, "stream_options");
+      if (so == NULL || !cJSON_AddBoolToObject(so, "include_usage", 1))
+        goto nomem;
+    }
+  }
+  char *s = cJSON_PrintUnformatted(root);
+  cJSON_Delete(root);
+  if (s == NULL) return GUARD_ENOMEM;
+  if (strlen(s) > GUARD__MAX_REQUEST) {
+    free(s);
+    return GUARD_EINVAL;
+  }
+  *out = s;
+  *len = strlen(s);
+  return GUARD_OK;
+nomem:
+  cJSON_Delete(root);
+  return GUARD_ENOMEM;
+}
+
+static const char *str_of(const cJSON *o, const char *name) {
+  const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, name);
+  return cJSON_IsString(v) ? v->valuestring : NULL;
+}
+
+static long long_of(const cJSON *o, const char *name) {
+  const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, name);
+  if (!cJSON_IsNumber(v) || v->valuedouble < 0 || v->valuedouble > 1e15)
+    return -1;
+  return (long)v->valuedouble;
+}
+
+/* Reads {"error": {"type":..., "code":...}} (both dialects put it there). */
+static int read_error(const cJSON *root, guard__answer *a) {
+  const cJSON *e = cJSON_GetObjectItemCaseSensitive(root, "error");
+  if (e == NULL) return 0;
+  a->error = 1;
+  if (cJSON_IsObject(e)) {
+    const char *t = str_of(e, "type");
+    const cJSON *c = cJSON_GetObjectItemCaseSensitive(e, "code");
+    if (t) guard__strlcpy(a->err_type, t, sizeof a->err_type);
+    if (cJSON_IsString(c)) guard__strlcpy(a->err_code, c->valuestring, sizeof a->err_code);
+  }
+  return 1;
+}
+
+static int add_text(guard__answer *a, const char *s) {
+  if (guard__buf_adds(&a->text, s) != GUARD_OK) {
+    if (a->bad == GUARD__BODY_OK) a->bad = GUARD__BODY_TOO_LARGE;
+    return -1;
+  }
+  return 0;
+}
+
+static guard__body parse_openai(const cJSON *root, guard__answer *a) {
+  const cJSON *choices = cJSON_GetObjectItemCaseSensitive(root, "choices");
+  const cJSON *c0 = cJSON_IsArray(choices) ? cJSON_GetArrayItem(choices, 0) : NULL;
+  const cJSON *msg = cJSON_IsObject(c0) ? cJSON_GetObjectItemCaseSensitive(c0, "message") : NULL;
+  if (!cJSON_IsObject(msg)) return GUARD__BODY_MISSING;
+  const cJSON *content = cJSON_GetObjectItemCaseSensitive(msg, "content");
+  const char *fr = str_of(c0, "finish_reason");
+  if (str_of(msg, "refusal") != NULL || (fr && strcmp(fr, "content_filter") == 0))
+    a->refusal = 1;
+  const cJSON *usage = cJSON_GetObjectItemCaseSensitive(root, "usage");
+  if (cJSON_IsObject(usage)) {
+    a->tokens_in = long_of(usage, "prompt_tokens");
+    a->tokens_out = long_of(usage, "completion_tokens");
+  }
+  if (a->refusal) return GUARD__BODY_REFUSAL;
+  if (!cJSON_IsString(content)) return GUARD__BODY_MISSING;
+  if (add_text(a, content->valuestring) != 0) return GUARD__BODY_TOO_LARGE;
+  return GUARD__BODY_OK;
+}
+
+static guard__body parse_anthropic(const cJSON *root, guard__answer *a) {
+  const cJSON *content = cJSON_GetObjectItemCaseSensitive(root, "content");
+  if (!cJSON_IsArray(content)) return GUARD__BODY_MISSING;
+  const char *sr = str_of(root, "stop_reason");
+  const cJSON *usage = cJSON_GetObjectItemCaseSensitive(root, "usage");
+  if (cJSON_IsObject(usage)) {
+    a->tokens_in = long_of(usage, "input_tokens");
+    a->tokens_out = long_of(usage, "output_tokens");
+  }
+  if (sr && strcmp(sr, "refusal") == 0) {
+    a->refusal = 1;
+    return GUARD__BODY_REFUSAL;
+  }
+  const cJSON *block;
+  cJSON_ArrayForEach(block, content) {
+    const char *type = str_of(block, "type");
+    if (type == NULL) return GUARD__BODY_MISSING;
+    if (strcmp(type, "text") != 0) continue;
+    const char *t = str_of(block, "text");
+    if (t == NULL) return GUARD__BODY_MISSING;
+    if (add_text(a, t) != 0) return GUARD__BODY_TOO_LARGE;
+  }
+  return GUARD__BODY_OK;
+}
+
+/* Parses a complete non-stream 2xx body; returns what it was. */
+guard__body guard__wire_parse(const char *body, size_t len, guard__answer *a) {
+  cJSON *root = body ? cJSON_ParseWithLength(body, len) : NULL;
+  if (root == NULL) {
+    /* JSON that starts but does not end was cut short. */
+    size_t i = 0;
+    while (i < len && (body[i] == ' ' || body[i] == '\n' || body[i] == '\r' || body[i] == '\t')) i++;
+    return i < len && (body[i] == '{' || body[i] == '[') ? GUARD__BODY_TRUNCATED
+                                                          : GUARD__BODY_NOT_JSON;
+  }
+  guard__body r;
+  if (!cJSON_IsObject(root))
+    r = GUARD__BODY_MISSING;
+  else if (read_error(root, a))
+    r = GUARD__BODY_ERROR;
+  else if (a->dialect == GUARD_ANTHROPIC)
+    r = parse_anthropic(root, a);
+  else
+    r = parse_openai(root, a);
+  cJSON_Delete(root);
+  return r;
+}
+
+/* Reads the structured error of an error body; 1 when one was found. */
+int guard__wire_error(const char *body, size_t len, guard__answer *a) {
+  cJSON *root = body ? cJSON_ParseWithLength(body, len) : NULL;
+  int found = cJSON_IsObject(root) && read_error(root, a);
+  cJSON_Delete(root);
+  return found;
+}
+
+static void stream_bad(guard__answer *a, guard__body why) {
+  if (a->bad == GUARD__BODY_OK) a->bad = why;
+}
+
+static void openai_chunk(guard__answer *a, const cJSON *root) {
+  const cJSON *choices = cJSON_GetObjectItemCaseSensitive(root, "choices");
+  const cJSON *usage = cJSON_GetObjectItemCaseSensitive(root, "usage");
+  if (cJSON_IsObject(usage)) {
+    a->tokens_in = long_of(usage, "prompt_tokens");
+    a->tokens_out = long_of(usage, "completion_tokens");
+  }
+  if (!cJSON_IsArray(choices)) {
+    if (!cJSON_IsObject(usage)) stream_bad(a, GUARD__BODY_BAD_CHUNK);
+    return;
+  }
+  const cJSON *c;
+  cJSON_ArrayForEach(c, choices) {
+    const cJSON *idx = cJSON_GetObjectItemCaseSensitive(c, "index");
+    if (cJSON_IsNumber(idx) && idx->valuedouble != 0) continue;
+    const cJSON *delta = cJSON_GetObjectItemCaseSensitive(c, "delta");
+    const char *fr = str_of(c, "finish_reason");
+    if (fr && strcmp(fr, "content_filter") == 0) a->refusal = 1;
+    if (!cJSON_IsObject(delta)) {
+      if (fr == NULL) stream_bad(a, GUARD__BODY_BAD_CHUNK);
+      continue;
+    }
+    if (str_of(delta, "refusal")) a->refusal = 1;
+    const char *t = str_of(delta, "content");
+    if (t) add_text(a, t);
+  }
+}
+
+static void anthropic_event(guard__answer *a, const char *event,
+                            const cJSON *root) {
+  const char *type = str_of(root, "type");
+  if (type == NULL) type = event;
+  if (strcmp(type, "message_start") == 0) {
+    const cJSON *m = cJSON_GetObjectItemCaseSensitive(root, "message");
+    const cJSON *u = cJSON_IsObject(m) ? cJSON_GetObjectItemCaseSensitive(m, "usage") : NULL;
+    if (!cJSON_IsObject(m)) stream_bad(a, GUARD__BODY_BAD_CHUNK);
+    if (cJSON_IsObject(u)) {
+      a->tokens_in = long_of(u, "input_tokens");
+      long out = long_of(u, "output_tokens");
+      if (out >= 0) a->tokens_out = out;
+    }
+  } else if (strcmp(type, "content_block_delta") == 0) {
+    const cJSON *d = cJSON_GetObjectItemCaseSensitive(root, "delta");
+    if (!cJSON_IsObject(d)) {
+      stream_bad(a, GUARD__BODY_BAD_CHUNK);
+      return;
+    }
+    const char *dt = str_of(d, "type");
+    if (dt && strcmp(dt, "text_delta") == 0) {
+      const char *t = str_of(d, "text");
+      if (t == NULL)
+        stream_bad(a, GUARD__BODY_BAD_CHUNK);
+      else
+        add_text(a, t);
+    }
+  } else if (strcmp(type, "message_delta") == 0) {
+    const cJSON *d = cJSON_GetObjectItemCaseSensitive(root, "delta");
+    const cJSON *u = cJSON_GetObjectItemCaseSensitive(root, "usage");
+    const char *sr = cJSON_IsObject(d) ? str_of(d, "stop_reason") : NULL;
+    if (sr && strcmp(sr, "refusal") == 0) a->refusal = 1;
+    if (cJSON_IsObject(u)) {
+      long out = long_of(u, "output_tokens");
+      if (out >= 0) a->tokens_out = out;
+    }
+  } else if (strcmp(type, "message_stop") == 0) {
+    a->done = 1;
+  }
+  /* ping, content_block_start/stop and unknown events change nothing. */
+}
+
+/* Applies one SSE event of the answer's dialect to *a. */
+int guard__wire_stream_event(guard__answer *a, const char *event,
+                             const char *data, size_t len) {
+  if (a->done || a->error) return 0; /* nothing after the end counts */
+  if (a->dialect == GUARD_OPENAI && len == 6 && memcmp(data, "[DONE]", 6) == 0) {
+    a->done = 1;
+    return 0;
+  }
+  cJSON *root = cJSON_ParseWithLength(data, len);
+  if (!cJSON_IsObject(root)) {
+    cJSON_Delete(root);
+    stream_bad(a, GUARD__BODY_BAD_CHUNK);
+    return 0;
+  }
+  const char *type = str_of(root, "type");
+  if (read_error(root, a) || (type && strcmp(type, "error") == 0) ||
+      strcmp(event, "error") == 0) {
+    a->error = 1;
+  } else if (a->dialect == GUARD_ANTHROPIC) {
+    anthropic_event(a, event, root);
+  } else {
+    openai_chunk(a, root);
+  }
+  cJSON_Delete(root);
+  return 0;
+}
+
+/* What a stream that ended cleanly at the transport level was. */
+guard__body guard__wire_stream_end(const guard__answer *a) {
+  if (a->error) return GUARD__BODY_ERROR;
+  if (a->bad != GUARD__BODY_OK) return a->bad;
+  if (a->refusal) return GUARD__BODY_REFUSAL;
+  if (!a->done) return GUARD__BODY_NO_END;
+  return GUARD__BODY_OK;
+}

@@ -1,0 +1,2 @@
+#include "test_list.h"
+#include "cunit_main.h"
