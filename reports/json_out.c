@@ -1,0 +1,194 @@
+/*
+ * json_out.c - the run as one JSON document: totals, then per scenario its
+ * status, verdicts with evidence, attempts (arrive/end joined), effects and
+ * the client's account.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "reports/reports_int.h"
+
+static const char *status_word(rpt_status s) {
+  return s == RPT_PASS ? "pass" : s == RPT_FAIL ? "fail" : "skip";
+}
+
+/* cJSON_Add*ToObject returns NULL on failure; collect that in *bad. */
+static void add_str(cJSON *o, const char *k, const char *v, int *bad) {
+  if (v == NULL) {
+    if (cJSON_AddNullToObject(o, k) == NULL) *bad = 1;
+    return;
+  }
+  char *clean = rpt__utf8_dup(v);
+  if (clean == NULL || cJSON_AddStringToObject(o, k, clean) == NULL) *bad = 1;
+  free(clean);
+}
+static void add_num(cJSON *o, const char *k, double v, int *bad) {
+  if (cJSON_AddNumberToObject(o, k, v) == NULL) *bad = 1;
+}
+static void add_bool(cJSON *o, const char *k, int v, int *bad) {
+  if (cJSON_AddBoolToObject(o, k, v) == NULL) *bad = 1;
+}
+
+static cJSON *attempts_json(const rpt_trace *tr, int *bad) {
+  cJSON *arr = cJSON_CreateArray();
+  if (arr == NULL) {
+    *bad = 1;
+    return NULL;
+  }
+  for (int i = 0; i < tr->narr; i++) {
+    const rpt__arrival *a = &tr->arr[i];
+    cJSON *o = cJSON_CreateObject();
+    if (o == NULL || !cJSON_AddItemToArray(arr, o)) {
+      cJSON_Delete(o);
+      *bad = 1;
+      break;
+    }
+    add_num(o, "id", (double)a->id, bad);
+    add_str(o, "key", a->key, bad);
+    add_num(o, "attempt", a->attempt, bad);
+    add_str(o, "provider", a->provider, bad);
+    add_str(o, "method", a->method, bad);
+    add_str(o, "path", a->path, bad);
+    add_num(o, "arrive_ms", a->t_arrive, bad);
+    if (a->has_end) add_num(o, "end_ms", a->t_end, bad);
+    else add_str(o, "end_ms", NULL, bad);
+    add_str(o, "step", a->step, bad);
+    add_num(o, "status", a->status, bad);
+    add_str(o, "how", a->has_end ? a->how : NULL, bad);
+    add_str(o, "class", rpt__arrival_class(a), bad);
+    if (a->retry_after_ms >= 0) add_num(o, "retry_after_ms", a->retry_after_ms, bad);
+    add_num(o, "tokens_in", (double)a->tokens_in, bad);
+    add_num(o, "tokens_out", (double)a->tokens_out, bad);
+  }
+  return arr;
+}
+
+static cJSON *scenario_json(const rpt__entry *e, int *bad) {
+  cJSON *o = cJSON_CreateObject();
+  if (o == NULL) {
+    *bad = 1;
+    return NULL;
+  }
+  add_str(o, "name", e->name, bad);
+  add_str(o, "file", e->file, bad);
+  add_str(o, "client", e->client, bad);
+  add_str(o, "trace", e->trace_path, bad);
+  add_str(o, "status", rpt__entry_status(e), bad);
+  add_str(o, "error", e->error, bad);
+  add_num(o, "time_ms", rpt__entry_time(e), bad);
+  if (e->trace) {
+    const rpt_trace *tr = e->trace;
+    add_num(o, "time_scale", e->scale, bad);
+    add_bool(o, "complete", rpt_trace_complete(tr), bad);
+    if (!rpt_trace_complete(tr)) add_str(o, "warning", tr->warning, bad);
+    add_num(o, "arrivals", tr->narr, bad);
+    int nreq = 0;
+    for (int g = 0; g < tr->ngroups; g++)
+      if (tr->groups[g].n_post) nreq++;
+    add_num(o, "requests", nreq, bad);
+    if (e->deadline_ms >= 0) add_num(o, "deadline_ms", e->deadline_ms, bad);
+  }
+  int passed, judged;
+  rpt__entry_counts(e, &passed, &judged);
+  add_num(o, "verdicts_passed", passed, bad);
+  add_num(o, "verdicts_judged", judged, bad);
+  cJSON *vs = cJSON_AddArrayToObject(o, "verdicts");
+  if (vs == NULL) *bad = 1;
+  for (int i = 0; vs && e->j && i < e->j->n; i++) {
+    cJSON *v = cJSON_CreateObject();
+    if (v == NULL || !cJSON_AddItemToArray(vs, v)) {
+      cJSON_Delete(v);
+      *bad = 1;
+      break;
+    }
+    add_str(v, "name", e->j->v[i].name, bad);
+    add_str(v, "status", status_word(e->j->v[i].status), bad);
+    add_str(v, "evidence", e->j->v[i].evidence, bad);
+  }
+  if (e->trace) {
+    const rpt_trace *tr = e->trace;
+    cJSON *at = attempts_json(tr, bad);
+    if (at && !cJSON_AddItemToObject(o, "attempts", at)) {
+      cJSON_Delete(at);
+      *bad = 1;
+    }
+    cJSON *ef = cJSON_AddArrayToObject(o, "effects");
+    for (int i = 0; ef && i < tr->neff; i++) {
+      cJSON *x = cJSON_CreateObject();
+      if (x == NULL || !cJSON_AddItemToArray(ef, x)) {
+        cJSON_Delete(x);
+        *bad = 1;
+        break;
+      }
+      add_num(x, "t_ms", tr->eff[i].t, bad);
+      add_num(x, "id", (double)tr->eff[i].id, bad);
+      add_str(x, "name", tr->eff[i].name, bad);
+      add_str(x, "key", tr->eff[i].key, bad);
+      add_str(x, "action", tr->eff[i].action, bad);
+      add_num(x, "count", tr->eff[i].count, bad);
+    }
+    cJSON *cl = cJSON_AddArrayToObject(o, "calls");
+    for (int i = 0; cl && i < tr->ncli; i++) {
+      cJSON *x = cJSON_CreateObject();
+      if (x == NULL || !cJSON_AddItemToArray(cl, x)) {
+        cJSON_Delete(x);
+        *bad = 1;
+        break;
+      }
+      add_num(x, "call", tr->cli[i].call, bad);
+      add_str(x, "outcome", tr->cli[i].outcome, bad);
+      add_str(x, "reason", tr->cli[i].reason, bad);
+      if (tr->cli[i].total_ms >= 0) add_num(x, "total_ms", tr->cli[i].total_ms, bad);
+      if (tr->cli[i].has_tokens) add_num(x, "tokens", (double)tr->cli[i].tokens, bad);
+      add_num(x, "attempts", tr->cli[i].nattempts, bad);
+    }
+    if (ef == NULL || cl == NULL) *bad = 1;
+  }
+  return o;
+}
+
+/* Writes the run as one JSON document to path ("-" = stdout). */
+int rpt_run_write_json(const rpt_run *run, const char *path, char err[RPT_ERRLEN]) {
+  if (run == NULL || err == NULL) return RPT_EINVAL;
+  int bad = 0;
+  cJSON *doc = cJSON_CreateObject();
+  if (doc == NULL) bad = 1;
+  rpt_summary s;
+  rpt_run_summary(run, &s);
+  if (doc) {
+    add_num(doc, "fusebox_report", 1, &bad);
+    add_num(doc, "scenarios", s.scenarios, &bad);
+    add_num(doc, "passed", s.passed, &bad);
+    add_num(doc, "failed", s.failed, &bad);
+    add_num(doc, "errors", s.errors, &bad);
+    add_num(doc, "verdicts", s.verdicts, &bad);
+    add_num(doc, "verdicts_failed", s.verdicts_failed, &bad);
+    add_num(doc, "verdicts_skipped", s.verdicts_skipped, &bad);
+    add_num(doc, "incomplete", s.incomplete, &bad);
+    add_num(doc, "time_ms", s.time_ms, &bad);
+    cJSON *arr = cJSON_AddArrayToObject(doc, "results");
+    if (arr == NULL) bad = 1;
+    for (int i = 0; arr && i < run->n && !bad; i++) {
+      cJSON *o = scenario_json(&run->e[i], &bad);
+      if (o && !cJSON_AddItemToArray(arr, o)) {
+        cJSON_Delete(o);
+        bad = 1;
+      }
+    }
+  }
+  char *text = bad ? NULL : cJSON_Print(doc);
+  cJSON_Delete(doc);
+  if (text == NULL) {
+    snprintf(err, RPT_ERRLEN, "out of memory building the JSON report");
+    return RPT_ENOMEM;
+  }
+  FILE *f = rpt__open_out(path, err);
+  if (f == NULL) {
+    cJSON_free(text);
+    return RPT_EIO;
+  }
+  fputs(text, f);
+  fputc('\n', f);
+  cJSON_free(text);
+  return rpt__close_out(f, path, err);
+}

@@ -1,0 +1,247 @@
+/*
+ * reports.h - judging fusebox traces and writing reports.
+ *
+ * The reports module knows two things only: the trace format (docs/trace.md)
+ * and a scenario's `expect` table (plus its `client` table, for the
+ * deadline). It reads a trace, checks every expectation against it and gives
+ * a verdict with one line of evidence for each; a run collects the judged
+ * scenarios and writes them as a terminal table, JSON, JUnit XML or one
+ * self-contained HTML page.
+ *
+ * Ownership, in one fixed sentence per function: "The caller owns X" means
+ * the caller must release X with the matching _free; "valid until Y" means
+ * the pointer belongs to Y. Nothing here prints, exits or keeps global state;
+ * a rpt_run or rpt_trace must not be used from two threads at once, but
+ * different objects may be used from different threads.
+ */
+#ifndef FUSEBOX_REPORTS_H
+#define FUSEBOX_REPORTS_H
+
+#include <stddef.h>
+#include <stdio.h>
+
+#define RPT_ERRLEN 256
+
+/* Bounds on what is read: longer lines or more events are an error. */
+#define RPT_MAX_LINE (1024 * 1024)
+#define RPT_MAX_EVENTS 1000000
+
+/* Error codes returned by rpt_ functions (0 is success). */
+enum {
+  RPT_OK = 0,
+  RPT_ENOMEM = -1,  /* out of memory */
+  RPT_EIO = -2,     /* a file could not be read or written */
+  RPT_ETRACE = -3,  /* the input is not a fusebox trace, or is malformed */
+  RPT_ETOOBIG = -4, /* a line, a trace or a run is over its bound */
+  RPT_EEXPECT = -5, /* a bad expect or client table (unknown key, bad value) */
+  RPT_EINVAL = -6   /* a bad argument */
+};
+
+/* A static description of an error code. */
+const char *rpt_strerror(int code);
+
+/* ----------------------------------------------------------------- traces */
+
+typedef struct rpt_trace rpt_trace;
+
+/*
+ * Reads the JSON Lines trace at path. A cut last line (a killed run) or a
+ * missing `done` event is not an error: the trace is marked incomplete (see
+ * rpt_trace_complete) and judged on what it holds. A file that is not a
+ * trace, a malformed line before the last one, or a line or event count over
+ * the bounds gives RPT_ETRACE / RPT_ETOOBIG with "path:line: reason" in err.
+ * The caller owns *out and releases it with rpt_trace_free.
+ */
+int rpt_trace_read_file(const char *path, rpt_trace **out,
+                        char err[RPT_ERRLEN]);
+
+/*
+ * Same as rpt_trace_read_file, from len bytes of text; name is used in
+ * messages. The caller owns *out and releases it with rpt_trace_free.
+ */
+int rpt_trace_read_mem(const char *text, size_t len, const char *name,
+                       rpt_trace **out, char err[RPT_ERRLEN]);
+
+/* Releases a trace. NULL is a no-op. */
+void rpt_trace_free(rpt_trace *tr);
+
+/*
+ * Facts about a trace. Returned strings are valid until rpt_trace_free and
+ * may be NULL when the session event did not carry them.
+ */
+const char *rpt_trace_scenario(const rpt_trace *tr);   /* session.scenario */
+const char *rpt_trace_file(const rpt_trace *tr);       /* session.file */
+const char *rpt_trace_expect_json(const rpt_trace *tr); /* session.expect */
+const char *rpt_trace_client_json(const rpt_trace *tr); /* session.client */
+double rpt_trace_time_scale(const rpt_trace *tr); /* session.time_scale, 1 if absent */
+double rpt_trace_duration_ms(const rpt_trace *tr); /* t of the last event */
+long rpt_trace_arrivals(const rpt_trace *tr);
+/* 1 when the trace ends with `done` and no line was cut, else 0. */
+int rpt_trace_complete(const rpt_trace *tr);
+/* Why the trace is incomplete ("" when complete); valid until rpt_trace_free. */
+const char *rpt_trace_warning(const rpt_trace *tr);
+
+/* --------------------------------------------------------------- verdicts */
+
+typedef enum rpt_status {
+  RPT_PASS = 0,
+  RPT_FAIL = 1,
+  RPT_SKIP = 2 /* cannot be judged from this trace (e.g. no client account) */
+} rpt_status;
+
+/* One verdict: an expectation's name, its status and one line of evidence. */
+typedef struct rpt_verdict {
+  const char *name;
+  rpt_status status;
+  const char *evidence;
+} rpt_verdict;
+
+/*
+ * Judging options. Tolerances: a lower bound on a gap (Retry-After, min_gap)
+ * is relaxed, and an upper bound (deadline, max_gap) loosened, by
+ * tol_ms * time_scale + slack_ms; the deadline also gets 5 % of itself.
+ */
+typedef struct rpt_opts {
+  double time_scale; /* 0 = the trace's session.time_scale */
+  double tol_ms;     /* scenario-time tolerance in ms, scaled; 0 = 50 */
+  double slack_ms;   /* wall-clock slack in ms, not scaled; 0 = 20, <0 = none */
+} rpt_opts;
+
+typedef struct rpt_judgement rpt_judgement;
+
+/*
+ * Checks every expectation of expect_json (the scenario's `expect` table as
+ * a JSON object) against the trace. client_json is the scenario's `client`
+ * table as JSON (for `deadline`), or NULL. opts may be NULL for defaults.
+ * An unknown expectation or a bad value gives RPT_EEXPECT with the reason in
+ * err. Verdicts come in a fixed order (not the table's). The caller owns
+ * *out and releases it with rpt_judgement_free.
+ */
+int rpt_judge(const rpt_trace *tr, const char *expect_json,
+              const char *client_json, const rpt_opts *opts,
+              rpt_judgement **out, char err[RPT_ERRLEN]);
+
+/*
+ * Reads the trace at path and judges it; a NULL expect_json or client_json
+ * falls back to the trace's session.expect / session.client (no expect at
+ * all is RPT_EEXPECT). The caller owns *out and releases it with
+ * rpt_judgement_free.
+ */
+int rpt_judge_trace_file(const char *path, const char *expect_json,
+                         const char *client_json, const rpt_opts *opts,
+                         rpt_judgement **out, char err[RPT_ERRLEN]);
+
+/*
+ * Validates an expect table without a trace (for `fusebox check`): unknown
+ * keys and bad values give RPT_EEXPECT. client_json may be NULL (then a
+ * `within_deadline = true` is not checked for a deadline).
+ */
+int rpt_expect_check(const char *expect_json, const char *client_json,
+                     char err[RPT_ERRLEN]);
+
+/* Number of verdicts, and verdict i (valid until rpt_judgement_free). */
+int rpt_judgement_count(const rpt_judgement *j);
+const rpt_verdict *rpt_judgement_verdict(const rpt_judgement *j, int i);
+/* Number of failed verdicts. */
+int rpt_judgement_failed(const rpt_judgement *j);
+/* The verdict named name, or NULL (valid until rpt_judgement_free). */
+const rpt_verdict *rpt_judgement_find(const rpt_judgement *j, const char *name);
+/* Releases a judgement. NULL is a no-op. */
+void rpt_judgement_free(rpt_judgement *j);
+
+/* -------------------------------------------------------------------- runs */
+
+typedef struct rpt_run rpt_run;
+
+/* What rpt_run_add judges: one scenario played once. */
+typedef struct rpt_input {
+  const char *name;        /* display name; NULL = the trace's session.scenario */
+  const char *file;        /* scenario file; NULL = the trace's session.file */
+  const char *client;      /* client label ("guard", "naive"...); NULL = none */
+  const char *trace_path;  /* the trace to read, when trace is NULL */
+  rpt_trace *trace;        /* or an already parsed trace: the run takes it,
+                              even when rpt_run_add fails */
+  const char *expect_json; /* NULL = the trace's session.expect */
+  const char *client_json; /* NULL = the trace's session.client */
+  double wall_ms;          /* measured duration; 0 = the trace's duration */
+  const rpt_opts *opts;    /* NULL = defaults */
+} rpt_input;
+
+/* A new, empty run; NULL when out of memory. The caller owns it and releases it with rpt_run_free. */
+rpt_run *rpt_run_new(void);
+/* Releases a run with every trace and judgement in it. NULL is a no-op. */
+void rpt_run_free(rpt_run *run);
+
+/*
+ * Reads (or takes) the trace, judges it and appends the scenario to the run.
+ * Strings in *in are copied. On error nothing is appended (the caller may
+ * record the failure with rpt_run_add_error) and err says why.
+ */
+int rpt_run_add(rpt_run *run, const rpt_input *in, char err[RPT_ERRLEN]);
+
+/*
+ * Appends a scenario that could not be played or judged (it did not load,
+ * its trace is not a trace). It counts as one failure and shows message in
+ * every report. Strings are copied.
+ */
+int rpt_run_add_error(rpt_run *run, const char *name, const char *file,
+                      const char *message);
+
+/*
+ * Appends an extra verdict to the last scenario added (e.g. `exec`'s
+ * "command exited 0"). RPT_EINVAL when the run is empty. Strings are copied.
+ */
+int rpt_run_add_verdict(rpt_run *run, const char *name, rpt_status status,
+                        const char *evidence);
+
+/* Totals over a run. */
+typedef struct rpt_summary {
+  int scenarios;         /* scenarios added, errors included */
+  int passed;            /* scenarios whose verdicts all hold */
+  int failed;            /* scenarios with a failed verdict */
+  int errors;            /* scenarios added with rpt_run_add_error */
+  int verdicts;          /* verdicts judged */
+  int verdicts_failed;
+  int verdicts_skipped;
+  int incomplete;        /* scenarios whose trace was cut short */
+  double time_ms;        /* sum of scenario durations */
+} rpt_summary;
+
+void rpt_run_summary(const rpt_run *run, rpt_summary *out);
+/* Failed verdicts plus error scenarios: 0 means the run passed. */
+int rpt_run_failed(const rpt_run *run);
+
+/* ----------------------------------------------------------------- writers */
+
+/*
+ * Writes the terminal table: one line per scenario (name, verdicts passed /
+ * judged, attempts, time), the evidence of each failed verdict under its
+ * scenario, then a totals line. color = 1 adds ANSI colours (the caller
+ * decides, e.g. isatty). Control characters from the trace are neutralised.
+ * Returns RPT_EIO when the stream reports an error.
+ */
+int rpt_run_write_term(const rpt_run *run, FILE *f, int color);
+
+/*
+ * Redraws the live progress line "N/M scenarios, P passed, F failed" with a
+ * carriage return and an erase-to-end-of-line. Does nothing when tty is 0.
+ */
+void rpt_progress(FILE *f, int done, int total, int passed, int failed,
+                  int tty);
+/* Erases the progress line (before the table is written). */
+void rpt_progress_clear(FILE *f, int tty);
+
+/*
+ * Write the run to path ("-" = standard output) as one JSON document, JUnit
+ * XML (one testsuite, one testcase per scenario, one failure per failed
+ * verdict) or one self-contained HTML page (inline CSS and SVG timelines, no
+ * script, no external request). Each returns 0, or RPT_EIO with err set.
+ */
+int rpt_run_write_json(const rpt_run *run, const char *path,
+                       char err[RPT_ERRLEN]);
+int rpt_run_write_junit(const rpt_run *run, const char *path,
+                        char err[RPT_ERRLEN]);
+int rpt_run_write_html(const rpt_run *run, const char *path,
+                       char err[RPT_ERRLEN]);
+
+#endif

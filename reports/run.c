@@ -1,0 +1,203 @@
+/*
+ * run.c - a run: the judged scenarios of one `fusebox run`, `exec` or
+ * `report`, in the order they were added, with their traces kept for the
+ * HTML timelines.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "reports/reports_int.h"
+
+/* A new, empty run; NULL when out of memory. The caller owns it and releases it with rpt_run_free. */
+rpt_run *rpt_run_new(void) { return calloc(1, sizeof(rpt_run)); }
+
+static void entry_clear(rpt__entry *e) {
+  free(e->name);
+  free(e->file);
+  free(e->client);
+  free(e->trace_path);
+  free(e->error);
+  rpt_trace_free(e->trace);
+  rpt_judgement_free(e->j);
+  memset(e, 0, sizeof *e);
+}
+
+/* Releases a run with every trace and judgement in it. NULL is a no-op. */
+void rpt_run_free(rpt_run *run) {
+  if (run == NULL) return;
+  for (int i = 0; i < run->n; i++) entry_clear(&run->e[i]);
+  free(run->e);
+  free(run);
+}
+
+static char *dup_or_null(const char *s, int *oom) {
+  if (s == NULL) return NULL;
+  char *d = strdup(s);
+  if (d == NULL) *oom = 1;
+  return d;
+}
+
+/* A new zeroed entry at the end of the run, or NULL. */
+static rpt__entry *push(rpt_run *run) {
+  if (run->n >= RPT__MAX_SCENARIOS) return NULL;
+  if (run->n == run->cap) {
+    int nc = run->cap ? run->cap * 2 : 16;
+    rpt__entry *p = realloc(run->e, (size_t)nc * sizeof *p);
+    if (p == NULL) return NULL;
+    run->e = p;
+    run->cap = nc;
+  }
+  rpt__entry *e = &run->e[run->n];
+  memset(e, 0, sizeof *e);
+  e->deadline_ms = -1;
+  e->scale = 1;
+  return e;
+}
+
+/* The scaled deadline of a client table, or -1. */
+static double deadline_of(const char *client_json, double scale) {
+  if (client_json == NULL) return -1;
+  cJSON *c = cJSON_Parse(client_json);
+  double d = -1;
+  const cJSON *v = cJSON_GetObjectItemCaseSensitive(c, "deadline");
+  if (cJSON_IsNumber(v) && v->valuedouble > 0) d = v->valuedouble * 1000.0 * scale;
+  cJSON_Delete(c);
+  return d;
+}
+
+/*
+ * Reads (or takes) the trace, judges it and appends the scenario to the run.
+ * On error nothing is appended and err says why.
+ */
+int rpt_run_add(rpt_run *run, const rpt_input *in, char err[RPT_ERRLEN]) {
+  if (run == NULL || in == NULL || err == NULL) {
+    if (in) rpt_trace_free(in->trace);
+    return RPT_EINVAL;
+  }
+  err[0] = '\0';
+  rpt_trace *tr = in->trace;
+  int rc = 0;
+  if (tr == NULL) {
+    if (in->trace_path == NULL) {
+      snprintf(err, RPT_ERRLEN, "no trace given");
+      return RPT_EINVAL;
+    }
+    rc = rpt_trace_read_file(in->trace_path, &tr, err);
+    if (rc) return rc;
+  }
+  const char *expect = in->expect_json ? in->expect_json : tr->expect_json;
+  const char *client = in->client_json ? in->client_json : tr->client_json;
+  rpt_judgement *j = NULL;
+  rc = rpt_judge(tr, expect, client, in->opts, &j, err);
+  if (rc) {
+    rpt_trace_free(tr);
+    return rc;
+  }
+  rpt__entry *e = push(run);
+  if (e == NULL) {
+    snprintf(err, RPT_ERRLEN, "run is full or out of memory");
+    rpt_trace_free(tr);
+    rpt_judgement_free(j);
+    return RPT_ENOMEM;
+  }
+  int oom = 0;
+  const char *name = in->name ? in->name : tr->scenario;
+  const char *file = in->file ? in->file : tr->file;
+  e->name = dup_or_null(name ? name : (in->trace_path ? in->trace_path : "(unnamed)"), &oom);
+  e->file = dup_or_null(file, &oom);
+  e->client = dup_or_null(in->client, &oom);
+  e->trace_path = dup_or_null(in->trace_path, &oom);
+  e->trace = tr;
+  e->j = j;
+  e->wall_ms = in->wall_ms;
+  e->scale = (in->opts && in->opts->time_scale > 0) ? in->opts->time_scale : tr->time_scale;
+  e->deadline_ms = deadline_of(client, e->scale);
+  run->n++;
+  if (oom) {
+    entry_clear(e);
+    run->n--;
+    snprintf(err, RPT_ERRLEN, "out of memory");
+    return RPT_ENOMEM;
+  }
+  return 0;
+}
+
+/*
+ * Appends a scenario that could not be played or judged; it counts as one
+ * failure. Strings are copied.
+ */
+int rpt_run_add_error(rpt_run *run, const char *name, const char *file, const char *message) {
+  if (run == NULL) return RPT_EINVAL;
+  rpt__entry *e = push(run);
+  if (e == NULL) return RPT_ENOMEM;
+  int oom = 0;
+  e->name = dup_or_null(name ? name : (file ? file : "(unnamed)"), &oom);
+  e->file = dup_or_null(file, &oom);
+  e->error = dup_or_null(message ? message : "error", &oom);
+  run->n++;
+  if (oom) {
+    entry_clear(e);
+    run->n--;
+    return RPT_ENOMEM;
+  }
+  return 0;
+}
+
+/* Appends an extra verdict to the last scenario added. Strings are copied. */
+int rpt_run_add_verdict(rpt_run *run, const char *name, rpt_status status, const char *evidence) {
+  if (run == NULL || run->n == 0 || name == NULL) return RPT_EINVAL;
+  rpt__entry *e = &run->e[run->n - 1];
+  if (e->j == NULL) {
+    e->j = calloc(1, sizeof *e->j);
+    if (e->j == NULL) return RPT_ENOMEM;
+  }
+  return rpt__judgement_add(e->j, name, status, evidence);
+}
+
+/* Scenario status word: "pass", "fail" or "error". */
+const char *rpt__entry_status(const rpt__entry *e) {
+  if (e->error) return "error";
+  return rpt_judgement_failed(e->j) ? "fail" : "pass";
+}
+
+/* Verdicts passed and judged (skipped ones excluded) of an entry. */
+void rpt__entry_counts(const rpt__entry *e, int *passed, int *judged) {
+  *passed = *judged = 0;
+  for (int i = 0; e->j && i < e->j->n; i++) {
+    if (e->j->v[i].status == RPT_SKIP) continue;
+    (*judged)++;
+    if (e->j->v[i].status == RPT_PASS) (*passed)++;
+  }
+}
+
+/* The duration shown for an entry, in ms. */
+double rpt__entry_time(const rpt__entry *e) {
+  if (e->wall_ms > 0) return e->wall_ms;
+  return e->trace ? e->trace->t_last : 0;
+}
+
+/* Totals over a run. */
+void rpt_run_summary(const rpt_run *run, rpt_summary *out) {
+  memset(out, 0, sizeof *out);
+  for (int i = 0; run && i < run->n; i++) {
+    const rpt__entry *e = &run->e[i];
+    out->scenarios++;
+    out->time_ms += rpt__entry_time(e);
+    if (e->trace && !rpt_trace_complete(e->trace)) out->incomplete++;
+    for (int k = 0; e->j && k < e->j->n; k++) {
+      out->verdicts++;
+      if (e->j->v[k].status == RPT_FAIL) out->verdicts_failed++;
+      if (e->j->v[k].status == RPT_SKIP) out->verdicts_skipped++;
+    }
+    if (e->error) out->errors++;
+    else if (rpt_judgement_failed(e->j)) out->failed++;
+    else out->passed++;
+  }
+}
+
+/* Failed verdicts plus error scenarios: 0 means the run passed. */
+int rpt_run_failed(const rpt_run *run) {
+  rpt_summary s;
+  rpt_run_summary(run, &s);
+  return s.verdicts_failed + s.errors;
+}

@@ -1,0 +1,606 @@
+/*
+ * trace_read.c - reads a JSON Lines trace (docs/trace.md) into arrivals
+ * (an `arrive` joined with its `end`), logical requests, effects, client
+ * accounts and scenario errors.
+ *
+ * A killed run leaves every completed line and maybe half of one more: a
+ * last line that does not parse is dropped and the trace marked incomplete.
+ * Anything else that does not parse is an error with file:line, so a file
+ * that is not a trace is never judged as an empty one.
+ */
+#include <errno.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "reports/reports_int.h"
+
+/* ------------------------------------------------------ line source */
+
+typedef struct line_src {
+  FILE *f;            /* read from this, or */
+  const char *mem;    /* from this buffer */
+  size_t memlen, pos;
+  char *buf;          /* RPT_MAX_LINE + 1 bytes, for the file source */
+  int lineno;
+} line_src;
+
+/*
+ * Gets the next line without its newline. Returns 1 with *line and *len set,
+ * 0 at the end, RPT_ETOOBIG for a line over RPT_MAX_LINE, RPT_ETRACE for a
+ * NUL byte, RPT_EIO on a read error. *nl says whether a newline ended it.
+ */
+static int next_line(line_src *s, const char **line, size_t *len, int *nl) {
+  *nl = 0;
+  if (s->f) {
+    size_t n = 0;
+    int c, toobig = 0, nul = 0;
+    while ((c = getc(s->f)) != EOF) {
+      if (c == '\n') {
+        *nl = 1;
+        break;
+      }
+      if (c == '\0') nul = 1;
+      if (n == RPT_MAX_LINE) {
+        toobig = 1; /* stop here: the whole trace is rejected anyway */
+        break;
+      }
+      s->buf[n++] = (char)c;
+    }
+    if (ferror(s->f)) return RPT_EIO;
+    if (c == EOF && n == 0 && !toobig) return 0;
+    s->lineno++;
+    if (toobig) return RPT_ETOOBIG;
+    if (nul) return RPT_ETRACE;
+    s->buf[n] = '\0';
+    *line = s->buf;
+    *len = n;
+    return 1;
+  }
+  if (s->pos >= s->memlen) return 0;
+  const char *start = s->mem + s->pos;
+  size_t left = s->memlen - s->pos;
+  const char *end = memchr(start, '\n', left);
+  size_t n = end ? (size_t)(end - start) : left;
+  s->pos += n + (end ? 1 : 0);
+  s->lineno++;
+  *nl = end != NULL;
+  if (n > RPT_MAX_LINE) return RPT_ETOOBIG;
+  if (memchr(start, '\0', n)) return RPT_ETRACE;
+  *line = start;
+  *len = n;
+  return 1;
+}
+
+static int is_blank(const char *s, size_t n) {
+  for (size_t i = 0; i < n; i++)
+    if (s[i] != ' ' && s[i] != '\t' && s[i] != '\r') return 0;
+  return 1;
+}
+
+/* ------------------------------------------------------ field access */
+
+typedef struct reader {
+  rpt_trace *tr;
+  const char *name;
+  int lineno;
+  char *err;
+  int oom;
+} reader;
+
+static int fail(reader *r, int code, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+static int fail(reader *r, int code, const char *fmt, ...) {
+  char msg[RPT_ERRLEN];
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(msg, sizeof msg, fmt, ap);
+  va_end(ap);
+  /* The path first (up to 180 bytes), then as much of the message as fits. */
+  int off = snprintf(r->err, RPT_ERRLEN, "%.180s", r->name);
+  if (r->lineno > 0)
+    off += snprintf(r->err + off, RPT_ERRLEN - (size_t)off, ":%d", r->lineno);
+  size_t at = (size_t)off < RPT_ERRLEN ? (size_t)off : RPT_ERRLEN - 1;
+  if (RPT_ERRLEN - at > 3) {
+    memcpy(r->err + at, ": ", 2);
+    at += 2;
+    size_t n = strnlen(msg, RPT_ERRLEN - at - 1);
+    memcpy(r->err + at, msg, n);
+    at += n;
+  }
+  r->err[at] = '\0';
+  return code;
+}
+
+static const char *get_str(reader *r, const cJSON *o, const char *k) {
+  const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, k);
+  if (!cJSON_IsString(v) || v->valuestring == NULL) return NULL;
+  return rpt__arena_strdup(&r->tr->arena, v->valuestring, &r->oom);
+}
+
+static int has_num(const cJSON *o, const char *k, double *out) {
+  const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, k);
+  if (!cJSON_IsNumber(v)) return 0;
+  *out = v->valuedouble;
+  return 1;
+}
+
+static double get_num(const cJSON *o, const char *k, double dflt) {
+  double d;
+  return has_num(o, k, &d) ? d : dflt;
+}
+
+/* A number clamped to a range that converts to long safely. */
+static long get_long(const cJSON *o, const char *k, long dflt) {
+  double d;
+  if (!has_num(o, k, &d)) return dflt;
+  if (!(d > -1e15)) return -1000000000000000L;
+  if (d > 1e15) return 1000000000000000L;
+  return (long)d;
+}
+
+/* A number clamped to a range that converts to int safely. */
+static int get_int(const cJSON *o, const char *k, int dflt) {
+  long v = get_long(o, k, dflt);
+  if (v > 1000000000L) return 1000000000;
+  if (v < -1000000000L) return -1000000000;
+  return (int)v;
+}
+
+static int get_bool(const cJSON *o, const char *k) {
+  return cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(o, k));
+}
+
+/* Grows a dynamic array of the trace by one element; NULL when out of memory. */
+static void *grow(void **arr, int *n, int *cap, size_t elem) {
+  if (*n == *cap) {
+    int nc = *cap ? *cap * 2 : 16;
+    void *p = realloc(*arr, (size_t)nc * elem);
+    if (p == NULL) return NULL;
+    *arr = p;
+    *cap = nc;
+  }
+  char *slot = (char *)*arr + (size_t)(*n) * elem;
+  memset(slot, 0, elem);
+  (*n)++;
+  return slot;
+}
+
+/* ------------------------------------------------------- id lookup */
+
+static size_t id_hash(long id, int cap) {
+  uint64_t x = (uint64_t)id * 0x9E3779B97F4A7C15ull;
+  return (size_t)(x >> 17) & (size_t)(cap - 1);
+}
+
+static int id_map_put(rpt_trace *tr, long id, int idx) {
+  if ((tr->narr + 1) * 2 > tr->id_cap) {
+    int nc = tr->id_cap ? tr->id_cap * 2 : 64;
+    long *m = calloc((size_t)nc * 2, sizeof(long));
+    if (m == NULL) return RPT_ENOMEM;
+    for (int i = 0; i < tr->id_cap; i++) {
+      if (tr->id_map[2 * i + 1] == 0) continue;
+      size_t h = id_hash(tr->id_map[2 * i], nc);
+      while (m[2 * h + 1] != 0) h = (h + 1) & (size_t)(nc - 1);
+      m[2 * h] = tr->id_map[2 * i];
+      m[2 * h + 1] = tr->id_map[2 * i + 1];
+    }
+    free(tr->id_map);
+    tr->id_map = m;
+    tr->id_cap = nc;
+  }
+  size_t h = id_hash(id, tr->id_cap);
+  while (tr->id_map[2 * h + 1] != 0) h = (h + 1) & (size_t)(tr->id_cap - 1);
+  tr->id_map[2 * h] = id;
+  tr->id_map[2 * h + 1] = idx + 1;
+  return 0;
+}
+
+/* The arrival with this id, or NULL. */
+rpt__arrival *rpt__trace_find(const rpt_trace *tr, long id) {
+  if (tr->id_cap == 0) return NULL;
+  size_t h = id_hash(id, tr->id_cap);
+  while (tr->id_map[2 * h + 1] != 0) {
+    if (tr->id_map[2 * h] == id) return &tr->arr[tr->id_map[2 * h + 1] - 1];
+    h = (h + 1) & (size_t)(tr->id_cap - 1);
+  }
+  return NULL;
+}
+
+/* -------------------------------------------------------- events */
+
+static int ev_session(reader *r, const cJSON *o) {
+  rpt_trace *tr = r->tr;
+  tr->scenario = get_str(r, o, "scenario");
+  tr->file = get_str(r, o, "file");
+  tr->start = get_str(r, o, "start");
+  tr->version = get_int(o, "version", 1);
+  double ts = get_num(o, "time_scale", 1.0);
+  if (!(ts > 0) || ts > 1e6)
+    return fail(r, RPT_ETRACE, "session.time_scale must be a positive number");
+  tr->time_scale = ts;
+  const char *names[2] = {"expect", "client"};
+  const char **dst[2] = {&tr->expect_json, &tr->client_json};
+  for (int i = 0; i < 2; i++) {
+    const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, names[i]);
+    if (v == NULL || cJSON_IsNull(v)) continue;
+    if (!cJSON_IsObject(v) && !cJSON_IsArray(v))
+      return fail(r, RPT_ETRACE, "session.%s must be an object", names[i]);
+    char *s = cJSON_PrintUnformatted(v);
+    if (s == NULL) return RPT_ENOMEM;
+    *dst[i] = rpt__arena_strdup(&tr->arena, s, &r->oom);
+    cJSON_free(s);
+  }
+  return 0;
+}
+
+static int ev_arrive(reader *r, const cJSON *o, double t) {
+  rpt_trace *tr = r->tr;
+  double idd;
+  if (!has_num(o, "id", &idd)) return fail(r, RPT_ETRACE, "arrive without a numeric id");
+  long id = get_long(o, "id", 0);
+  const cJSON *key = cJSON_GetObjectItemCaseSensitive(o, "key");
+  if (!cJSON_IsString(key)) return fail(r, RPT_ETRACE, "arrive without a key");
+  if (rpt__trace_find(tr, id))
+    return fail(r, RPT_ETRACE, "arrival id %ld appears twice", id);
+  rpt__arrival *a = grow((void **)&tr->arr, &tr->narr, &tr->carr, sizeof *a);
+  if (a == NULL) return RPT_ENOMEM;
+  a->id = id;
+  a->line = r->lineno;
+  a->t_arrive = t;
+  a->key = get_str(r, o, "key");
+  a->provider = get_str(r, o, "provider");
+  a->method = get_str(r, o, "method");
+  a->path = get_str(r, o, "path");
+  a->dialect = get_str(r, o, "dialect");
+  a->model = get_str(r, o, "model");
+  a->attempt = get_int(o, "attempt", 0);
+  a->stream = get_bool(o, "stream");
+  a->body_bytes = get_long(o, "body_bytes", 0);
+  a->retry_after_ms = -1;
+  if (a->provider == NULL) /* null: a path no provider serves; absent: the only one */
+    a->provider = cJSON_GetObjectItemCaseSensitive(o, "provider") ? "(none)" : "primary";
+  if (a->method == NULL) a->method = "POST";
+  return id_map_put(tr, a->id, tr->narr - 1);
+}
+
+static int ev_end(reader *r, const cJSON *o, double t) {
+  double idd;
+  if (!has_num(o, "id", &idd)) return fail(r, RPT_ETRACE, "end without a numeric id");
+  long id = get_long(o, "id", 0);
+  rpt__arrival *a = rpt__trace_find(r->tr, id);
+  if (a == NULL) return fail(r, RPT_ETRACE, "end for unknown arrival id %ld", id);
+  if (a->has_end) return fail(r, RPT_ETRACE, "second end for arrival id %ld", id);
+  a->has_end = 1;
+  a->t_end = t;
+  a->step = get_str(r, o, "step");
+  a->how = get_str(r, o, "how");
+  a->status = get_int(o, "status", 0);
+  a->chunks = get_int(o, "chunks", 0);
+  a->stalled = get_bool(o, "stalled");
+  a->retry_after_ms = get_num(o, "retry_after_ms", -1);
+  a->delay_ms = get_num(o, "delay_ms", 0);
+  a->tokens_in = get_long(o, "tokens_in", 0);
+  a->tokens_out = get_long(o, "tokens_out", 0);
+  a->text = get_str(r, o, "text");
+  /* The error code, when the server records it (several spellings). */
+  a->code = get_str(r, o, "code");
+  if (a->code == NULL) a->code = get_str(r, o, "error_code");
+  if (a->code == NULL) {
+    const cJSON *e = cJSON_GetObjectItemCaseSensitive(o, "error");
+    if (cJSON_IsObject(e)) a->code = get_str(r, e, "code");
+  }
+  if (a->how == NULL) a->how = "complete";
+  return 0;
+}
+
+static int ev_effect(reader *r, const cJSON *o, double t) {
+  rpt_trace *tr = r->tr;
+  rpt__effect *e = grow((void **)&tr->eff, &tr->neff, &tr->ceff, sizeof *e);
+  if (e == NULL) return RPT_ENOMEM;
+  e->t = t;
+  e->id = get_long(o, "id", 0);
+  e->name = get_str(r, o, "name");
+  e->key = get_str(r, o, "key");
+  e->action = get_str(r, o, "action");
+  e->fingerprint = get_str(r, o, "fingerprint");
+  e->count = get_int(o, "count", 0);
+  e->found = get_bool(o, "found");
+  if (e->action == NULL) e->action = "?";
+  return 0;
+}
+
+static int ev_client(reader *r, const cJSON *o, double t) {
+  rpt_trace *tr = r->tr;
+  rpt__client_ev *c = grow((void **)&tr->cli, &tr->ncli, &tr->ccli, sizeof *c);
+  if (c == NULL) return RPT_ENOMEM;
+  c->t = t;
+  c->call = get_int(o, "call", tr->ncli - 1);
+  c->client = get_str(r, o, "client");
+  c->outcome = get_str(r, o, "outcome");
+  c->text = get_str(r, o, "text");
+  c->reason = get_str(r, o, "reason");
+  c->total_ms = get_num(o, "total_ms", -1);
+  double tok;
+  c->has_tokens = has_num(o, "tokens", &tok);
+  c->tokens = c->has_tokens ? get_long(o, "tokens", 0) : 0;
+  const cJSON *att = cJSON_GetObjectItemCaseSensitive(o, "attempts");
+  c->nattempts = cJSON_IsArray(att) ? cJSON_GetArraySize(att) : 0;
+  if (c->outcome == NULL) return fail(r, RPT_ETRACE, "client event without an outcome");
+  return 0;
+}
+
+static int ev_error(reader *r, const cJSON *o, double t) {
+  rpt_trace *tr = r->tr;
+  rpt__error_ev *e = grow((void **)&tr->errs, &tr->nerr, &tr->cerr, sizeof *e);
+  if (e == NULL) return RPT_ENOMEM;
+  e->t = t;
+  e->id = get_long(o, "id", 0);
+  e->message = get_str(r, o, "message");
+  if (e->message == NULL) e->message = "(no message)";
+  return 0;
+}
+
+/* Handles one parsed event; the first must be `session`. */
+static int handle_event(reader *r, const cJSON *o, int first) {
+  const cJSON *ev = cJSON_GetObjectItemCaseSensitive(o, "ev");
+  if (first) {
+    if (!cJSON_IsString(ev) || strcmp(ev->valuestring, "session") != 0)
+      return fail(r, RPT_ETRACE, "not a fusebox trace: the first event is not `session`");
+  }
+  if (!cJSON_IsString(ev)) return fail(r, RPT_ETRACE, "event without `ev`");
+  double t;
+  if (!has_num(o, "t", &t) || !(t > -1e12 && t < 1e12))
+    return fail(r, RPT_ETRACE, "event without a numeric `t`");
+  rpt_trace *tr = r->tr;
+  if (t > tr->t_last) tr->t_last = t;
+  const char *k = ev->valuestring;
+  if (strcmp(k, "session") == 0) {
+    if (!first) return 0; /* a second session line is ignored */
+    return ev_session(r, o);
+  }
+  if (strcmp(k, "arrive") == 0) return ev_arrive(r, o, t);
+  if (strcmp(k, "end") == 0) return ev_end(r, o, t);
+  if (strcmp(k, "effect") == 0) return ev_effect(r, o, t);
+  if (strcmp(k, "client") == 0) return ev_client(r, o, t);
+  if (strcmp(k, "error") == 0) return ev_error(r, o, t);
+  if (strcmp(k, "done") == 0) {
+    tr->has_done = 1;
+    return 0;
+  }
+  return 0; /* unknown events are ignored, as the format says */
+}
+
+/* -------------------------------------------------------- groups */
+
+typedef struct sort_item {
+  int attempt;
+  long id;
+  int idx;
+} sort_item;
+
+static int cmp_item(const void *x, const void *y) {
+  const sort_item *a = x, *b = y;
+  if (a->attempt != b->attempt) return a->attempt < b->attempt ? -1 : 1;
+  if (a->id != b->id) return a->id < b->id ? -1 : 1;
+  return 0;
+}
+
+static size_t str_hash(const char *s, size_t cap) {
+  uint64_t h = 1469598103934665603ull;
+  for (; *s; s++) h = (h ^ (unsigned char)*s) * 1099511628211ull;
+  return (size_t)h & (cap - 1);
+}
+
+/* Groups arrivals by key, each group ordered by attempt then id. */
+static int build_groups(rpt_trace *tr) {
+  if (tr->narr == 0) return 0;
+  size_t cap = 64;
+  while (cap < (size_t)tr->narr * 2) cap *= 2;
+  int *slot = malloc(cap * sizeof(int)); /* group index + 1, 0 = empty */
+  sort_item *items = malloc((size_t)tr->narr * sizeof *items);
+  int *gcount = calloc((size_t)tr->narr, sizeof(int));
+  int rc = RPT_ENOMEM;
+  if (slot == NULL || items == NULL || gcount == NULL) goto out;
+  memset(slot, 0, cap * sizeof(int));
+  tr->groups = rpt__arena_alloc(&tr->arena, (size_t)tr->narr * sizeof(rpt__group));
+  if (tr->groups == NULL) goto out;
+  for (int i = 0; i < tr->narr; i++) {
+    rpt__arrival *a = &tr->arr[i];
+    size_t h = str_hash(a->key, cap);
+    while (slot[h] && strcmp(tr->groups[slot[h] - 1].key, a->key) != 0)
+      h = (h + 1) & (cap - 1);
+    if (slot[h] == 0) {
+      tr->groups[tr->ngroups].key = a->key;
+      slot[h] = ++tr->ngroups;
+    }
+    a->group = slot[h] - 1;
+    gcount[a->group]++;
+  }
+  for (int g = 0; g < tr->ngroups; g++) {
+    tr->groups[g].idx = rpt__arena_alloc(&tr->arena, (size_t)gcount[g] * sizeof(int));
+    if (tr->groups[g].idx == NULL) goto out;
+  }
+  for (int i = 0; i < tr->narr; i++) {
+    rpt__group *g = &tr->groups[tr->arr[i].group];
+    g->idx[g->n++] = i;
+    if (strcmp(tr->arr[i].method, "GET") != 0) g->n_post++;
+  }
+  for (int g = 0; g < tr->ngroups; g++) {
+    rpt__group *gr = &tr->groups[g];
+    for (int k = 0; k < gr->n; k++) {
+      const rpt__arrival *a = &tr->arr[gr->idx[k]];
+      items[k] = (sort_item){a->attempt, a->id, gr->idx[k]};
+    }
+    qsort(items, (size_t)gr->n, sizeof *items, cmp_item);
+    for (int k = 0; k < gr->n; k++) gr->idx[k] = items[k].idx;
+  }
+  rc = 0;
+out:
+  free(slot);
+  free(items);
+  free(gcount);
+  return rc;
+}
+
+/* -------------------------------------------------------- reading */
+
+static int read_all(line_src *src, const char *name, rpt_trace **out, char *err) {
+  *out = NULL;
+  rpt_trace *tr = calloc(1, sizeof *tr);
+  if (tr == NULL) return RPT_ENOMEM;
+  reader r = {.tr = tr, .name = name, .err = err};
+  int rc = 0;
+  tr->time_scale = 1.0;
+  tr->path = rpt__arena_strdup(&tr->arena, name, &r.oom);
+
+  int seen_event = 0;    /* a line parsed */
+  int bad_line = 0;      /* a line that did not parse, pending judgement */
+  size_t bad_len = 0;
+  int last_nl = 1;
+  for (;;) {
+    const char *line;
+    size_t len;
+    int nl;
+    int got = next_line(src, &line, &len, &nl);
+    r.lineno = src->lineno;
+    if (got == 0) break;
+    if (got == RPT_ETOOBIG) {
+      rc = fail(&r, RPT_ETOOBIG, "line longer than %d bytes", RPT_MAX_LINE);
+      goto fail;
+    }
+    if (got == RPT_ETRACE) {
+      rc = fail(&r, RPT_ETRACE, "not a fusebox trace: a NUL byte (binary file?)");
+      goto fail;
+    }
+    if (got < 0) {
+      rc = fail(&r, RPT_EIO, "read error: %s", strerror(errno));
+      goto fail;
+    }
+    last_nl = nl;
+    if (is_blank(line, len)) continue;
+    if (bad_line) {
+      /* Only the last line may be cut: this one follows a bad one. */
+      r.lineno = bad_line;
+      rc = fail(&r, RPT_ETRACE, seen_event ? "not a JSON object (and not the last line)"
+                                           : "not a fusebox trace: not a JSON object");
+      goto fail;
+    }
+    cJSON *o = cJSON_ParseWithLength(line, len);
+    if (o == NULL || !cJSON_IsObject(o)) {
+      cJSON_Delete(o);
+      bad_line = r.lineno;
+      bad_len = len;
+      continue;
+    }
+    if (++tr->nevents > RPT_MAX_EVENTS) {
+      cJSON_Delete(o);
+      rc = fail(&r, RPT_ETOOBIG, "more than %d events", RPT_MAX_EVENTS);
+      goto fail;
+    }
+    rc = handle_event(&r, o, !seen_event);
+    cJSON_Delete(o);
+    if (rc == RPT_ENOMEM || r.oom) {
+      rc = fail(&r, RPT_ENOMEM, "out of memory");
+      goto fail;
+    }
+    if (rc) goto fail;
+    seen_event = 1;
+  }
+  (void)last_nl;
+  if (!seen_event) {
+    r.lineno = 0;
+    rc = fail(&r, RPT_ETRACE, bad_line ? "not a fusebox trace: no line parses as JSON"
+                                       : "empty file, not a fusebox trace");
+    goto fail;
+  }
+  if (bad_line) tr->cut_line = bad_line;
+  if (tr->cut_line)
+    snprintf(tr->warning, sizeof tr->warning,
+             "trace incomplete: last line (%d, %zu bytes) was cut", tr->cut_line, bad_len);
+  else if (!tr->has_done)
+    snprintf(tr->warning, sizeof tr->warning,
+             "trace incomplete: no `done` event (the run was stopped)");
+  rc = build_groups(tr);
+  if (rc) {
+    r.lineno = 0;
+    fail(&r, rc, "out of memory");
+    goto fail;
+  }
+  *out = tr;
+  return 0;
+fail:
+  rpt_trace_free(tr);
+  return rc;
+}
+
+/*
+ * Reads the JSON Lines trace at path; see reports.h for what is an error and
+ * what only marks the trace incomplete. The caller owns *out and releases it
+ * with rpt_trace_free.
+ */
+int rpt_trace_read_file(const char *path, rpt_trace **out, char err[RPT_ERRLEN]) {
+  if (out) *out = NULL;
+  if (path == NULL || out == NULL || err == NULL) return RPT_EINVAL;
+  FILE *f = fopen(path, "rb");
+  if (f == NULL) {
+    snprintf(err, RPT_ERRLEN, "%s: %s", path, strerror(errno));
+    return RPT_EIO;
+  }
+  line_src src = {.f = f};
+  src.buf = malloc(RPT_MAX_LINE + 1);
+  if (src.buf == NULL) {
+    fclose(f);
+    snprintf(err, RPT_ERRLEN, "%s: out of memory", path);
+    return RPT_ENOMEM;
+  }
+  int rc = read_all(&src, path, out, err);
+  free(src.buf);
+  fclose(f);
+  return rc;
+}
+
+/*
+ * Same as rpt_trace_read_file, from len bytes of text; name is used in
+ * messages. The caller owns *out and releases it with rpt_trace_free.
+ */
+int rpt_trace_read_mem(const char *text, size_t len, const char *name,
+                       rpt_trace **out, char err[RPT_ERRLEN]) {
+  if (out) *out = NULL;
+  if ((text == NULL && len > 0) || out == NULL || err == NULL) return RPT_EINVAL;
+  line_src src = {.mem = text ? text : "", .memlen = len};
+  return read_all(&src, name ? name : "(trace)", out, err);
+}
+
+/* Releases a trace. NULL is a no-op. */
+void rpt_trace_free(rpt_trace *tr) {
+  if (tr == NULL) return;
+  free(tr->arr);
+  free(tr->id_map);
+  free(tr->eff);
+  free(tr->cli);
+  free(tr->errs);
+  rpt__arena_free(&tr->arena);
+  free(tr);
+}
+
+/* session.scenario, or NULL; valid until rpt_trace_free. */
+const char *rpt_trace_scenario(const rpt_trace *tr) { return tr ? tr->scenario : NULL; }
+/* session.file, or NULL; valid until rpt_trace_free. */
+const char *rpt_trace_file(const rpt_trace *tr) { return tr ? tr->file : NULL; }
+/* session.expect as JSON text, or NULL; valid until rpt_trace_free. */
+const char *rpt_trace_expect_json(const rpt_trace *tr) { return tr ? tr->expect_json : NULL; }
+/* session.client as JSON text, or NULL; valid until rpt_trace_free. */
+const char *rpt_trace_client_json(const rpt_trace *tr) { return tr ? tr->client_json : NULL; }
+/* session.time_scale (1 when absent). */
+double rpt_trace_time_scale(const rpt_trace *tr) { return tr ? tr->time_scale : 1.0; }
+/* The t of the last event, in ms. */
+double rpt_trace_duration_ms(const rpt_trace *tr) { return tr ? tr->t_last : 0; }
+/* Number of arrivals (attempts) in the trace. */
+long rpt_trace_arrivals(const rpt_trace *tr) { return tr ? tr->narr : 0; }
+/* 1 when the trace ends with `done` and no line was cut. */
+int rpt_trace_complete(const rpt_trace *tr) {
+  return tr && tr->has_done && tr->cut_line == 0;
+}
+/* Why the trace is incomplete, or ""; valid until rpt_trace_free. */
+const char *rpt_trace_warning(const rpt_trace *tr) { return tr ? tr->warning : ""; }

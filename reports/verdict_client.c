@@ -1,0 +1,301 @@
+/*
+ * verdict_client.c - verdicts on what the client ended with: `outcome`,
+ * `side_effects`, `no_stream_splice` and `cost`.
+ *
+ * `outcome` and `no_stream_splice` need the built-in client's own account
+ * (`client` events): without one (an external client) they are skipped, and
+ * say so, rather than passed.
+ */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "reports/reports_int.h"
+
+static const char *const outcomes[] = {"ok", "degraded", "blocked", "pending", "error", NULL};
+
+static int known_outcome(const char *s) {
+  for (int i = 0; outcomes[i]; i++)
+    if (strcmp(outcomes[i], s) == 0) return 1;
+  return 0;
+}
+
+/* ------------------------------------------------------------ outcome */
+
+/*
+ * outcome = "ok" or a list of accepted outcomes: every client call ended
+ * with one of them.
+ */
+int rpt__v_outcome(rpt__ctx *c, const char *name, const cJSON *val) {
+  const cJSON *it;
+  char want[96] = "";
+  size_t off = 0;
+  if (cJSON_IsString(val)) {
+    if (!known_outcome(val->valuestring))
+      return rpt__bad_value(c, name, "unknown outcome '%.40s' (ok, degraded, blocked, pending, error)",
+                            val->valuestring);
+    snprintf(want, sizeof want, "%s", val->valuestring);
+  } else if (cJSON_IsArray(val) && cJSON_GetArraySize(val) > 0) {
+    cJSON_ArrayForEach(it, val) {
+      if (!cJSON_IsString(it) || !known_outcome(it->valuestring))
+        return rpt__bad_value(c, name, "expected outcomes among ok, degraded, blocked, pending, error");
+      if (off < sizeof want)
+        off += (size_t)snprintf(want + off, sizeof want - off, "%s%s", off ? " or " : "",
+                                it->valuestring);
+    }
+  } else {
+    return rpt__bad_value(c, name, "expected an outcome or a list of outcomes");
+  }
+  if (c->tr == NULL) return 0;
+  const rpt_trace *tr = c->tr;
+  if (tr->ncli == 0)
+    return rpt__verdict_add(c, name, RPT_SKIP,
+                            "no client account in the trace (external client): expected %s", want);
+  int bad = 0;
+  const rpt__client_ev *first = NULL;
+  for (int i = 0; i < tr->ncli; i++) {
+    const rpt__client_ev *ce = &tr->cli[i];
+    int ok = 0;
+    if (cJSON_IsString(val)) ok = strcmp(val->valuestring, ce->outcome) == 0;
+    else cJSON_ArrayForEach(it, val) if (strcmp(it->valuestring, ce->outcome) == 0) ok = 1;
+    if (!ok) {
+      if (!first) first = ce;
+      bad++;
+    }
+  }
+  if (first) {
+    char more[48] = "";
+    if (bad > 1) snprintf(more, sizeof more, " (%d of %d calls)", bad, tr->ncli);
+    return rpt__verdict_add(c, name, RPT_FAIL, "call %d ended %s%s%s%s, expected %s%s",
+                            first->call, first->outcome, first->reason ? " (" : "",
+                            first->reason ? first->reason : "", first->reason ? ")" : "", want,
+                            more);
+  }
+  if (tr->ncli == 1)
+    return rpt__verdict_add(c, name, RPT_PASS, "the call ended %s", tr->cli[0].outcome);
+  return rpt__verdict_add(c, name, RPT_PASS, "all %d calls ended %s", tr->ncli, want);
+}
+
+/* ------------------------------------------------------- side_effects */
+
+static int same(const char *a, const char *b) {
+  if (a == NULL || b == NULL) return a == b;
+  return strcmp(a, b) == 0;
+}
+
+/*
+ * side_effects = true or {at_most_once=, exactly_once_if_ok=}:
+ * at most once: no effect key is applied twice (two `applied` events for the
+ * same name and key, or a count over 1), and no keyless effect is applied
+ * twice with the same payload fingerprint;
+ * exactly once if ok: at least as many distinct effects applied as calls
+ * that ended ok (a call that said ok while nothing was applied fails).
+ */
+int rpt__v_side_effects(rpt__ctx *c, const char *name, const cJSON *val) {
+  int at_most = 1, exactly = 1, rc;
+  if (cJSON_IsObject(val)) {
+    static const char *const keys[] = {"at_most_once", "exactly_once_if_ok", NULL};
+    if ((rc = rpt__check_keys(c, name, val, keys))) return rc;
+    const cJSON *v;
+    at_most = exactly = 0;
+    if ((v = cJSON_GetObjectItemCaseSensitive(val, "at_most_once")) &&
+        (rc = rpt__want_bool(c, name, v, &at_most)))
+      return rc;
+    if ((v = cJSON_GetObjectItemCaseSensitive(val, "exactly_once_if_ok")) &&
+        (rc = rpt__want_bool(c, name, v, &exactly)))
+      return rc;
+    if (!at_most && !exactly) return 0;
+  } else {
+    int want;
+    if ((rc = rpt__want_bool(c, name, val, &want))) return rc;
+    if (!want) return 0;
+  }
+  if (c->tr == NULL) return 0;
+  const rpt_trace *tr = c->tr;
+  int distinct = 0, applied = 0;
+  char key[64], tbuf[32], tbuf2[32];
+  for (int i = 0; i < tr->neff; i++) {
+    const rpt__effect *e = &tr->eff[i];
+    if (strcmp(e->action, "applied") != 0) continue;
+    applied++;
+    /* The first earlier application of the same operation, if any. */
+    const rpt__effect *dup = NULL;
+    for (int k = 0; k < i && !dup; k++) {
+      const rpt__effect *p = &tr->eff[k];
+      if (strcmp(p->action, "applied") != 0 || !same(p->name, e->name)) continue;
+      if (e->key ? same(p->key, e->key) : (p->key == NULL && e->fingerprint &&
+                                          same(p->fingerprint, e->fingerprint)))
+        dup = p;
+    }
+    if (!dup) distinct++;
+    if (!at_most) continue;
+    if (dup && e->key)
+      return rpt__verdict_add(c, name, RPT_FAIL, "effect %s with key %s applied twice (at %s and %s)",
+                              e->name ? e->name : "?", rpt__short_key(e->key, key, sizeof key),
+                              rpt__fmt_ms(dup->t, tbuf, sizeof tbuf),
+                              rpt__fmt_ms(e->t, tbuf2, sizeof tbuf2));
+    if (dup)
+      return rpt__verdict_add(c, name, RPT_FAIL,
+                              "effect %s without a key applied twice for payload %s (at %s and %s)",
+                              e->name ? e->name : "?",
+                              rpt__short_key(e->fingerprint, key, sizeof key),
+                              rpt__fmt_ms(dup->t, tbuf, sizeof tbuf),
+                              rpt__fmt_ms(e->t, tbuf2, sizeof tbuf2));
+    if (e->count > 1)
+      return rpt__verdict_add(c, name, RPT_FAIL, "effect %s with key %s applied %d times",
+                              e->name ? e->name : "?", rpt__short_key(e->key, key, sizeof key),
+                              e->count);
+  }
+  const char *note = "";
+  if (exactly) {
+    if (tr->ncli == 0) {
+      note = " (exactly-once not judged: no client account)";
+    } else {
+      int ok = 0;
+      for (int i = 0; i < tr->ncli; i++)
+        if (strcmp(tr->cli[i].outcome, "ok") == 0) ok++;
+      if (ok > distinct)
+        return rpt__verdict_add(c, name, RPT_FAIL,
+                                "%d call%s ended ok but %d effect%s applied", ok,
+                                ok == 1 ? "" : "s", distinct, distinct == 1 ? " was" : "s were");
+    }
+  }
+  return rpt__verdict_add(c, name, RPT_PASS, "%d effect%s applied, none twice%s", distinct,
+                          distinct == 1 ? "" : "s", note);
+}
+
+/* --------------------------------------------------- no_stream_splice */
+
+/* 1 when the client's text equals the attempt's text (a text the server
+   cut at its 4 KiB cap only has to be a prefix). */
+static int text_matches(const char *client, const char *sent) {
+  size_t n = strlen(sent);
+  if (n >= RPT__TEXT_CAP) return strncmp(client, sent, n) == 0;
+  return strcmp(client, sent) == 0;
+}
+
+static int complete_ok(const rpt__arrival *a) {
+  return a->has_end && a->how && strcmp(a->how, "complete") == 0 && !a->stalled &&
+         a->status >= 200 && a->status < 300;
+}
+
+/* "Hello w..." for evidence: at most 24 bytes, not cut inside UTF-8. */
+static const char *snippet(const char *s, char *out, size_t n) {
+  size_t len = strlen(s), cut = len > 24 ? 24 : len;
+  while (cut < len && cut > 0 && ((unsigned char)s[cut] & 0xC0) == 0x80) cut--;
+  snprintf(out, n, "%.*s%s", (int)cut, s, cut < len ? "\xE2\x80\xA6" : "");
+  return out;
+}
+
+/*
+ * no_stream_splice = true: the final text of every call that was not
+ * degraded equals the text of exactly one attempt that completed; a final
+ * text that starts with a failed attempt's partial text is a splice.
+ */
+int rpt__v_no_stream_splice(rpt__ctx *c, const char *name, const cJSON *val) {
+  int want, rc;
+  if ((rc = rpt__want_bool(c, name, val, &want))) return rc;
+  if (!want || c->tr == NULL) return 0;
+  const rpt_trace *tr = c->tr;
+  if (tr->ncli == 0)
+    return rpt__verdict_add(c, name, RPT_SKIP, "no client account in the trace: no final text to judge");
+  int judged = 0;
+  char s1[64], s2[64];
+  for (int i = 0; i < tr->ncli; i++) {
+    const rpt__client_ev *ce = &tr->cli[i];
+    if (ce->text == NULL || strcmp(ce->outcome, "degraded") == 0) continue;
+    if (strcmp(ce->outcome, "ok") != 0 && ce->text[0] == '\0') continue;
+    judged++;
+    int match = 0;
+    for (int k = 0; k < tr->narr && !match; k++)
+      if (complete_ok(&tr->arr[k]) && tr->arr[k].text && text_matches(ce->text, tr->arr[k].text))
+        match = 1;
+    if (match) continue;
+    /* Not one attempt's text: is it a failed attempt's partial text joined
+       to more? */
+    for (int k = 0; k < tr->narr; k++) {
+      const rpt__arrival *a = &tr->arr[k];
+      if (complete_ok(a) || a->text == NULL || a->text[0] == '\0') continue;
+      size_t n = strlen(a->text);
+      if (strncmp(ce->text, a->text, n) == 0 && ce->text[n] != '\0')
+        return rpt__verdict_add(c, name, RPT_FAIL,
+                                "call %d's text \"%s\" starts with the partial text \"%s\" of "
+                                "failed attempt %d (%s) and goes on",
+                                ce->call, snippet(ce->text, s1, sizeof s1),
+                                snippet(a->text, s2, sizeof s2), a->attempt,
+                                a->how ? a->how : "open");
+    }
+    return rpt__verdict_add(c, name, RPT_FAIL,
+                            "call %d's text \"%s\" is not the text of any completed attempt",
+                            ce->call, snippet(ce->text, s1, sizeof s1));
+  }
+  if (judged == 0)
+    return rpt__verdict_add(c, name, RPT_PASS, "no final text to judge (no call returned one)");
+  return rpt__verdict_add(c, name, RPT_PASS,
+                          "%d final text%s, each the text of one completed attempt", judged,
+                          judged == 1 ? "" : "s");
+}
+
+/* ---------------------------------------------------------------- cost */
+
+/*
+ * cost = {max_ratio = R, max_billed = N}: tokens billed over all attempts
+ * (end.tokens_in + tokens_out) at most N, and at most R times the tokens
+ * delivered: the client accounts' tokens for calls that ended ok, or without
+ * an account the last completed attempt of each logical request.
+ */
+int rpt__v_cost(rpt__ctx *c, const char *name, const cJSON *val) {
+  if (!cJSON_IsObject(val)) return rpt__bad_value(c, name, "expected {max_ratio=, max_billed=}");
+  static const char *const keys[] = {"max_ratio", "max_billed", NULL};
+  int rc = rpt__check_keys(c, name, val, keys);
+  if (rc) return rc;
+  double ratio = 0, billed_max = 0;
+  int has_ratio, has_billed;
+  if ((rc = rpt__get_nonneg(c, name, val, "max_ratio", &ratio, &has_ratio))) return rc;
+  if ((rc = rpt__get_nonneg(c, name, val, "max_billed", &billed_max, &has_billed))) return rc;
+  if (!has_ratio && !has_billed) return rpt__bad_value(c, name, "give max_ratio, max_billed or both");
+  if (c->tr == NULL) return 0;
+  const rpt_trace *tr = c->tr;
+  double billed = 0, delivered = 0;
+  for (int i = 0; i < tr->narr; i++)
+    if (tr->arr[i].has_end) billed += (double)tr->arr[i].tokens_in + (double)tr->arr[i].tokens_out;
+  const char *source;
+  int have_account = 0;
+  for (int i = 0; i < tr->ncli; i++)
+    if (tr->cli[i].has_tokens) have_account = 1;
+  if (have_account) {
+    source = "accepted by the client";
+    for (int i = 0; i < tr->ncli; i++)
+      if (strcmp(tr->cli[i].outcome, "ok") == 0) delivered += (double)tr->cli[i].tokens;
+  } else {
+    source = "in last completed answers";
+    for (int g = 0; g < tr->ngroups; g++) {
+      const rpt__group *gr = &tr->groups[g];
+      for (int k = gr->n - 1; k >= 0; k--) {
+        const rpt__arrival *a = &tr->arr[gr->idx[k]];
+        if (complete_ok(a)) {
+          delivered += (double)a->tokens_in + (double)a->tokens_out;
+          break;
+        }
+      }
+    }
+  }
+  if (has_billed && billed > billed_max)
+    return rpt__verdict_add(c, name, RPT_FAIL, "%.0f tokens billed over %d attempt%s, max %.0f",
+                            billed, tr->narr, tr->narr == 1 ? "" : "s", billed_max);
+  if (has_ratio) {
+    if (delivered <= 0 && billed > 0)
+      return rpt__verdict_add(c, name, RPT_FAIL,
+                              "%.0f tokens billed over %d attempt%s, none delivered", billed,
+                              tr->narr, tr->narr == 1 ? "" : "s");
+    double r = delivered > 0 ? billed / delivered : 0;
+    if (r > ratio + 1e-9)
+      return rpt__verdict_add(c, name, RPT_FAIL,
+                              "%.0f tokens billed for %.0f %s: ratio %.2f, max %g", billed,
+                              delivered, source, r, ratio);
+    return rpt__verdict_add(c, name, RPT_PASS, "%.0f tokens billed for %.0f %s: ratio %.2f, max %g",
+                            billed, delivered, source, r, ratio);
+  }
+  return rpt__verdict_add(c, name, RPT_PASS, "%.0f tokens billed over %d attempt%s, max %.0f",
+                          billed, tr->narr, tr->narr == 1 ? "" : "s", billed_max);
+}

@@ -1,0 +1,20 @@
+/* The unit_reports suites: one X(name) per feature (int suite_name(void)). */
+#define TEST_SUITES(X)       \
+  X(trace_read)              \
+  X(verdict_attempts)        \
+  X(verdict_max_requests)    \
+  X(verdict_no_retry_after)  \
+  X(verdict_herd)            \
+  X(verdict_retry_after)     \
+  X(verdict_backoff)         \
+  X(verdict_deadline)        \
+  X(verdict_outcome)         \
+  X(verdict_side_effects)    \
+  X(verdict_stream_splice)   \
+  X(verdict_cost)            \
+  X(expect)                  \
+  X(run)                     \
+  X(writer_term)             \
+  X(writer_json)             \
+  X(writer_junit)            \
+  X(writer_html)

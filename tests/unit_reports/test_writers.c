@@ -1,0 +1,222 @@
+/*
+ * test_writers.c - the terminal table and progress line, the JSON document,
+ * JUnit XML (well-formed, checked by python3's XML parser when present) and
+ * the HTML page (self-contained, hostile text escaped), on rt_sample_run.
+ */
+#include <CUnit/CUnit.h>
+#include <cjson/cJSON.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "rpt_test.h"
+
+/* Runs a writer into a temporary file and returns what it wrote. */
+typedef int (*writer_fn)(const rpt_run *, const char *, char *);
+static char *write_with(writer_fn fn, const char *suffix, char **path_out) {
+  rpt_run *run = rt_sample_run();
+  CU_ASSERT_PTR_NOT_NULL_FATAL(run);
+  char *path = rt_tmppath(suffix), err[RPT_ERRLEN];
+  CU_ASSERT_EQUAL(fn(run, path, err), 0);
+  rpt_run_free(run);
+  char *text = rt_slurp(path, NULL);
+  CU_ASSERT_PTR_NOT_NULL(text);
+  if (path_out) *path_out = path;
+  else {
+    unlink(path);
+    free(path);
+  }
+  return text;
+}
+
+static char *term_text(int color) {
+  rpt_run *run = rt_sample_run();
+  CU_ASSERT_PTR_NOT_NULL_FATAL(run);
+  char *buf = NULL;
+  size_t len = 0;
+  FILE *f = open_memstream(&buf, &len);
+  CU_ASSERT_EQUAL(rpt_run_write_term(run, f, color), 0);
+  fclose(f);
+  rpt_run_free(run);
+  return buf;
+}
+
+static void test_term_table(void) {
+  char *t = term_text(0);
+  CU_ASSERT(rt_has(t, "SCENARIO"));
+  CU_ASSERT(rt_has(t, "PASS  429 then ok [guard]"));
+  CU_ASSERT(rt_has(t, "FAIL  expired key retried"));
+  CU_ASSERT(rt_has(t, "no_retry_after: attempt 2 of request hash:0000000000000021 arrived 998 ms"));
+  CU_ASSERT(rt_has(t, "ERROR broken <scenario>"));
+  CU_ASSERT(rt_has(t, "scenarios/broken.lua:3: unexpected symbol"));
+  CU_ASSERT(rt_has(t, "4 scenarios: 1 passed, 2 failed, 1 error; 3/6 verdicts hold"));
+  CU_ASSERT(rt_has(t, "1234 ms")); /* wall time given by the caller */
+  CU_ASSERT(!rt_has(t, "\x1b"));   /* no colour, and the trace's escapes neutralised */
+  CU_ASSERT(!rt_has(t, "\x07"));
+  CU_ASSERT(rt_has(t, "?[31mred"));
+  free(t);
+  t = term_text(1);
+  CU_ASSERT(rt_has(t, "\x1b[32mPASS"));
+  CU_ASSERT(rt_has(t, "\x1b[31mFAIL"));
+  CU_ASSERT(!rt_has(t, "\x1b[31mred")); /* only our own colours */
+  free(t);
+}
+
+static void test_progress(void) {
+  char *buf = NULL;
+  size_t len = 0;
+  FILE *f = open_memstream(&buf, &len);
+  rpt_progress(f, 3, 10, 2, 1, 0);
+  fflush(f);
+  CU_ASSERT_EQUAL(len, 0);
+  rpt_progress(f, 3, 10, 2, 1, 1);
+  rpt_progress_clear(f, 1);
+  fclose(f);
+  CU_ASSERT_STRING_EQUAL(buf, "\r3/10 scenarios, 2 passed, 1 failed\x1b[K\r\x1b[K");
+  free(buf);
+}
+
+static void test_json(void) {
+  char *t = write_with(rpt_run_write_json, ".json", NULL);
+  cJSON *doc = cJSON_Parse(t);
+  CU_ASSERT_PTR_NOT_NULL_FATAL(doc);
+  CU_ASSERT_EQUAL(cJSON_GetObjectItem(doc, "scenarios")->valueint, 4);
+  CU_ASSERT_EQUAL(cJSON_GetObjectItem(doc, "verdicts_failed")->valueint, 3);
+  cJSON *res = cJSON_GetObjectItem(doc, "results");
+  CU_ASSERT_EQUAL(cJSON_GetArraySize(res), 4);
+  cJSON *r1 = cJSON_GetArrayItem(res, 1);
+  CU_ASSERT_STRING_EQUAL(cJSON_GetObjectItem(r1, "status")->valuestring, "fail");
+  cJSON *v = cJSON_GetArrayItem(cJSON_GetObjectItem(r1, "verdicts"), 0);
+  CU_ASSERT_STRING_EQUAL(cJSON_GetObjectItem(v, "name")->valuestring, "no_retry_after");
+  CU_ASSERT(rt_has(cJSON_GetObjectItem(v, "evidence")->valuestring, "after a 401"));
+  cJSON *a0 = cJSON_GetArrayItem(cJSON_GetObjectItem(cJSON_GetArrayItem(res, 0), "attempts"), 0);
+  CU_ASSERT_EQUAL(cJSON_GetObjectItem(a0, "retry_after_ms")->valueint, 2000);
+  CU_ASSERT_STRING_EQUAL(cJSON_GetObjectItem(a0, "class")->valuestring, "transient");
+  cJSON *r2 = cJSON_GetArrayItem(res, 2);
+  CU_ASSERT_STRING_EQUAL(cJSON_GetObjectItem(r2, "name")->valuestring, RT_HOSTILE_NAME);
+  /* Invalid UTF-8 from the trace comes out as U+FFFD, so the document is valid. */
+  cJSON *a = cJSON_GetArrayItem(cJSON_GetObjectItem(r2, "attempts"), 0);
+  CU_ASSERT(rt_has(cJSON_GetObjectItem(a, "key")->valuestring, "\xEF\xBF\xBD\xEF\xBF\xBD"));
+  cJSON *r3 = cJSON_GetArrayItem(res, 3);
+  CU_ASSERT_STRING_EQUAL(cJSON_GetObjectItem(r3, "status")->valuestring, "error");
+  cJSON_Delete(doc);
+  free(t);
+}
+
+/* python3's strict XML parser, when it is there (exit 77 = not there). */
+static int python_xml_check(const char *path) {
+  char cmd[4600];
+  snprintf(cmd, sizeof cmd,
+           "command -v python3 >/dev/null 2>&1 || exit 77; "
+           "python3 -c 'import xml.dom.minidom,sys; xml.dom.minidom.parse(sys.argv[1])' '%s'",
+           path);
+  int st = system(cmd);
+  return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+}
+
+static void test_junit(void) {
+  char *path = NULL;
+  char *t = write_with(rpt_run_write_junit, ".xml", &path);
+  CU_ASSERT(rt_has(t, "<?xml version=\"1.0\" encoding=\"UTF-8\"?>"));
+  CU_ASSERT(rt_has(t, "<testsuite name=\"fusebox\" tests=\"4\" failures=\"2\" errors=\"1\""));
+  CU_ASSERT(rt_has(t, "<testcase classname=\"fusebox.ratelimit\" name=\"429 then ok [guard]\""));
+  CU_ASSERT(rt_has(t, "<failure message=\"no_retry_after: attempt 2 of request"));
+  CU_ASSERT(rt_has(t, "<error message=\"scenarios/broken.lua:3: unexpected symbol near &#39;&lt;&#39;\""));
+  CU_ASSERT(rt_has(t, "&lt;script&gt;alert(&quot;x&quot;)&lt;/script&gt; &amp; &#39;q&#39;"));
+  CU_ASSERT(!rt_has(t, "<script>"));
+  CU_ASSERT(!rt_has(t, "\x1b"));
+  CU_ASSERT(!rt_has(t, "\xff"));
+  int rc = python_xml_check(path);
+  if (rc == 77)
+    fprintf(stderr, "\n  (python3 missing: XML well-formedness not checked)\n");
+  else
+    CU_ASSERT_EQUAL(rc, 0);
+  unlink(path);
+  free(path);
+  free(t);
+}
+
+static void test_html(void) {
+  char *path = NULL;
+  char *t = write_with(rpt_run_write_html, ".html", &path);
+  CU_ASSERT(rt_has(t, "<!DOCTYPE html>"));
+  CU_ASSERT(rt_has(t, "Content-Security-Policy"));
+  /* Hostile text is escaped everywhere: no script, no injected markup. */
+  CU_ASSERT(!rt_has(t, "<script"));
+  CU_ASSERT(!rt_has(t, "<svg onload"));
+  CU_ASSERT(!rt_has(t, "<img"));
+  CU_ASSERT(!rt_has(t, "idem:<b>"));
+  CU_ASSERT(rt_has(t, "&lt;img src=x&gt;"));
+  CU_ASSERT(rt_has(t, "&lt;script&gt;alert(&quot;x&quot;)&lt;/script&gt;"));
+  CU_ASSERT(rt_has(t, "&quot;&gt;&lt;svg onload=alert(1)&gt;"));
+  CU_ASSERT(!rt_has(t, "\x1b"));
+  CU_ASSERT(!rt_has(t, "\xff"));
+  /* Self-contained: no fetched resource, no script at all. */
+  CU_ASSERT(!rt_has(t, "src=\""));
+  CU_ASSERT(!rt_has(t, "href=\"http"));
+  CU_ASSERT(!rt_has(t, "url("));
+  CU_ASSERT(!rt_has(t, "@import"));
+  /* Timelines: bars by class, a Retry-After window, the deadline, effects. */
+  CU_ASSERT(rt_has(t, "<svg class=\"tl\""));
+  CU_ASSERT(rt_has(t, "<rect class=\"transient\""));
+  CU_ASSERT(rt_has(t, "<rect class=\"ok\""));
+  CU_ASSERT(rt_has(t, "<rect class=\"ra\""));
+  CU_ASSERT(rt_has(t, "class=\"deadline\""));
+  CU_ASSERT(rt_has(t, "<polygon class=\"fx-applied\""));
+  CU_ASSERT(rt_has(t, "<li class=\"v-fail\"><b>no_retry_after</b>"));
+  unlink(path);
+  free(path);
+  free(t);
+}
+
+/* Writers report a path they cannot write. */
+static void test_write_errors(void) {
+  rpt_run *run = rpt_run_new();
+  char err[RPT_ERRLEN];
+  CU_ASSERT_EQUAL(rpt_run_write_json(run, "/nonexistent/dir/r.json", err), RPT_EIO);
+  CU_ASSERT(rt_has(err, "/nonexistent/dir/r.json"));
+  CU_ASSERT_EQUAL(rpt_run_write_junit(run, "/nonexistent/dir/r.xml", err), RPT_EIO);
+  CU_ASSERT_EQUAL(rpt_run_write_html(run, "/nonexistent/dir/r.html", err), RPT_EIO);
+  /* An empty run still writes valid documents. */
+  char *p = rt_tmppath(".xml");
+  CU_ASSERT_EQUAL(rpt_run_write_junit(run, p, err), 0);
+  int rc = python_xml_check(p);
+  if (rc != 77) CU_ASSERT_EQUAL(rc, 0);
+  unlink(p);
+  free(p);
+  rpt_run_free(run);
+}
+
+#define ADD(s, name, fn)                                        \
+  if (CU_add_test(s, name, fn) == NULL) return CU_get_error()
+
+int suite_writer_term(void) {
+  CU_pSuite s = CU_add_suite("writer_term", NULL, NULL);
+  if (s == NULL) return CU_get_error();
+  ADD(s, "table, evidence, colours, escapes", test_term_table);
+  ADD(s, "progress line", test_progress);
+  return 0;
+}
+
+int suite_writer_json(void) {
+  CU_pSuite s = CU_add_suite("writer_json", NULL, NULL);
+  if (s == NULL) return CU_get_error();
+  ADD(s, "one document per run", test_json);
+  ADD(s, "unwritable paths, empty run", test_write_errors);
+  return 0;
+}
+
+int suite_writer_junit(void) {
+  CU_pSuite s = CU_add_suite("writer_junit", NULL, NULL);
+  if (s == NULL) return CU_get_error();
+  ADD(s, "well-formed, one failure per verdict", test_junit);
+  return 0;
+}
+
+int suite_writer_html(void) {
+  CU_pSuite s = CU_add_suite("writer_html", NULL, NULL);
+  if (s == NULL) return CU_get_error();
+  ADD(s, "self-contained, escaped, timelines", test_html);
+  return 0;
+}
