@@ -1,0 +1,107 @@
+/*
+ * test_trace.c - the trace: first and last lines, redaction, and scenario
+ * errors at run time (a 500 and an error line, never a crash).
+ */
+#include <CUnit/CUnit.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "e2e_util.h"
+
+#define CHAT "/v1/chat/completions"
+
+static void test_session_done_and_redaction(void) {
+  e2e_server *s = e2e_start("return scenario { name='trace me', provider = { chat{} } }", 1);
+  const char *h[] = {"x-api-key: sk-ant-SECRET-456", NULL};
+  e2e_resp r;
+  e2e_request(s, "POST", CHAT, "{}", h, 2000, &r);
+  e2e_resp_clear(&r);
+  e2e_stop(s);
+  cJSON *first = cJSON_GetArrayItem(s->trace, 0);
+  CU_ASSERT_STRING_EQUAL(e2e_str(first, "ev"), "session");
+  CU_ASSERT_STRING_EQUAL(e2e_str(first, "scenario"), "trace me");
+  cJSON *last = cJSON_GetArrayItem(s->trace, cJSON_GetArraySize(s->trace) - 1);
+  CU_ASSERT_STRING_EQUAL(e2e_str(last, "ev"), "done");
+  cJSON *hd = cJSON_GetObjectItem(e2e_event(s, "arrive", 0), "headers");
+  CU_ASSERT_STRING_EQUAL(e2e_str(hd, "authorization"), "[redacted]");
+  CU_ASSERT_STRING_EQUAL(e2e_str(hd, "x-api-key"), "[redacted]");
+  /* The secret is nowhere in the file. */
+  FILE *f = fopen(s->trace_path, "r");
+  char buf[65536];
+  size_t n = fread(buf, 1, sizeof buf - 1, f);
+  buf[n] = '\0';
+  fclose(f);
+  CU_ASSERT_PTR_NULL(strstr(buf, "SECRET"));
+  e2e_free(s);
+}
+
+static void test_runtime_error_is_a_500(void) {
+  e2e_server *s = e2e_start(
+      "return scenario { name='t', provider = function(req)\n"
+      "  if req.attempt == 1 then error('boom') end\n"
+      "  if req.attempt == 2 then while true do end end\n"
+      "  if req.attempt == 3 then return 42 end\n"
+      "  return chat { content = 'still here' }\n"
+      "end }", 1);
+  e2e_resp r;
+  e2e_chat(s, CHAT, 0, 5000, &r);
+  CU_ASSERT_EQUAL(r.status, 500);
+  CU_ASSERT(strstr(r.body, ":2: boom") != NULL);
+  e2e_resp_clear(&r);
+  e2e_chat(s, CHAT, 0, 20000, &r);
+  CU_ASSERT_EQUAL(r.status, 500);
+  CU_ASSERT(strstr(r.body, "instruction limit") != NULL);
+  e2e_resp_clear(&r);
+  e2e_chat(s, CHAT, 0, 5000, &r);
+  CU_ASSERT_EQUAL(r.status, 500);
+  e2e_resp_clear(&r);
+  e2e_chat(s, CHAT, 0, 5000, &r);
+  CU_ASSERT_EQUAL(r.status, 200);
+  CU_ASSERT(strstr(r.body, "still here") != NULL);
+  e2e_resp_clear(&r);
+  e2e_stop(s);
+  CU_ASSERT_EQUAL(e2e_count(s, "error"), 3);
+  CU_ASSERT(strstr(e2e_str(e2e_event(s, "error", 0), "message"), ":2: boom") != NULL);
+  CU_ASSERT_STRING_EQUAL(e2e_str(e2e_event(s, "end", 0), "how"), "error");
+  e2e_free(s);
+}
+
+static void test_bad_scenario_does_not_start(void) {
+  char path[] = "/tmp/fbx-bad-XXXXXX.lua";
+  int fd = mkstemps(path, 4);
+  const char *lua = "return scenario { name = 't', provider = { chat { bogus = 1 } } }";
+  CU_ASSERT(write(fd, lua, strlen(lua)) > 0);
+  close(fd);
+  sim_server_opts o = {.scenario_path = path};
+  sim_server *srv = NULL;
+  char err[SIM_ERRLEN];
+  CU_ASSERT_EQUAL(sim_server_start(&o, &srv, err), SIM_ELOAD);
+  CU_ASSERT(strstr(err, path) != NULL && strstr(err, ":1:") != NULL);
+  unlink(path);
+}
+
+static void test_unwritable_trace(void) {
+  char path[] = "/tmp/fbx-ok-XXXXXX.lua";
+  int fd = mkstemps(path, 4);
+  const char *lua = "return scenario { name = 't', provider = { chat {} } }";
+  CU_ASSERT(write(fd, lua, strlen(lua)) > 0);
+  close(fd);
+  sim_server_opts o = {.scenario_path = path, .trace_path = "/nonexistent-dir/trace.jsonl"};
+  sim_server *srv = NULL;
+  char err[SIM_ERRLEN];
+  CU_ASSERT_EQUAL(sim_server_start(&o, &srv, err), SIM_EIO);
+  CU_ASSERT(strstr(err, "/nonexistent-dir/trace.jsonl") != NULL);
+  unlink(path);
+}
+
+int suite_trace(void) {
+  CU_pSuite s = CU_add_suite("e2e_trace", NULL, NULL);
+  if (s == NULL) return CU_get_error();
+  CU_add_test(s, "session and done lines, secrets redacted", test_session_done_and_redaction);
+  CU_add_test(s, "scenario errors at run time", test_runtime_error_is_a_500);
+  CU_add_test(s, "a bad scenario does not start", test_bad_scenario_does_not_start);
+  CU_add_test(s, "an unwritable trace is an error at start", test_unwritable_trace);
+  return CU_get_error();
+}

@@ -1,0 +1,69 @@
+/* test_keying.c - logical request keys, fingerprints, secret headers. */
+#include <CUnit/CUnit.h>
+#include <string.h>
+
+#include "sim/sim_int.h"
+
+static void test_idempotency_key_wins(void) {
+  char k[64];
+  CU_ASSERT_EQUAL(sim__request_key("op-1", "POST", "/v1/x", "a", 1, k, sizeof k), 0);
+  CU_ASSERT_STRING_EQUAL(k, "idem:op-1");
+}
+
+static void test_hash_of_method_path_body(void) {
+  char a[64], b[64], c[64], d[64], e[64];
+  sim__request_key(NULL, "POST", "/v1/chat/completions", "{\"a\":1}", 7, a, sizeof a);
+  sim__request_key("", "POST", "/v1/chat/completions", "{\"a\":1}", 7, b, sizeof b);
+  sim__request_key(NULL, "POST", "/v1/chat/completions", "{\"a\":2}", 7, c, sizeof c);
+  sim__request_key(NULL, "POST", "/v1/messages", "{\"a\":1}", 7, d, sizeof d);
+  sim__request_key(NULL, "GET", "/v1/chat/completions", "{\"a\":1}", 7, e, sizeof e);
+  CU_ASSERT_EQUAL(strncmp(a, "hash:", 5), 0);
+  CU_ASSERT_EQUAL(strlen(a), 5 + 16);
+  CU_ASSERT_STRING_EQUAL(a, b); /* an empty key is no key */
+  CU_ASSERT_STRING_NOT_EQUAL(a, c);
+  CU_ASSERT_STRING_NOT_EQUAL(a, d);
+  CU_ASSERT_STRING_NOT_EQUAL(a, e);
+}
+
+static void test_key_too_long(void) {
+  char k[8];
+  CU_ASSERT_NOT_EQUAL(sim__request_key("a-very-long-key", "POST", "/", NULL, 0, k, sizeof k), 0);
+}
+
+static void test_fingerprint(void) {
+  char a[17], b[17];
+  sim__fingerprint("abc", 3, a);
+  sim__fingerprint("abd", 3, b);
+  CU_ASSERT_EQUAL(strlen(a), 16);
+  CU_ASSERT_STRING_NOT_EQUAL(a, b);
+}
+
+static void test_secret_headers(void) {
+  CU_ASSERT_TRUE(sim__header_is_secret("Authorization"));
+  CU_ASSERT_TRUE(sim__header_is_secret("x-api-key"));
+  CU_ASSERT_TRUE(sim__header_is_secret("API-KEY"));
+  CU_ASSERT_FALSE(sim__header_is_secret("idempotency-key"));
+  CU_ASSERT_FALSE(sim__header_is_secret("user-agent"));
+}
+
+static void test_keymap_counts(void) {
+  sim_keymap *m = sim__keymap_new();
+  CU_ASSERT_EQUAL(sim__keymap_bump(m, "a"), 1);
+  CU_ASSERT_EQUAL(sim__keymap_bump(m, "b"), 1);
+  CU_ASSERT_EQUAL(sim__keymap_bump(m, "a"), 2);
+  CU_ASSERT_EQUAL(sim__keymap_bump(m, "a"), 3);
+  sim__keymap_free(m);
+  sim__keymap_free(NULL);
+}
+
+int suite_keying(void) {
+  CU_pSuite s = CU_add_suite("keying", NULL, NULL);
+  if (s == NULL) return CU_get_error();
+  CU_add_test(s, "Idempotency-Key names the request", test_idempotency_key_wins);
+  CU_add_test(s, "hash of method, path and body", test_hash_of_method_path_body);
+  CU_add_test(s, "key too long for the buffer", test_key_too_long);
+  CU_add_test(s, "payload fingerprint", test_fingerprint);
+  CU_add_test(s, "secret headers", test_secret_headers);
+  CU_add_test(s, "attempt counts per key", test_keymap_counts);
+  return CU_get_error();
+}
