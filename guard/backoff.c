@@ -24,6 +24,7 @@ double guard__backoff_ms(const guard__pol *p, int n, double u) {
   case GUARD_JITTER_NONE: return b;
   case GUARD_JITTER_FULL: return u * b;
   case GUARD_JITTER_EQUAL: return b / 2 + u * (b / 2);
+  case GUARD_JITTER_SUBTRACT: return b * (1.0 - u * p->jitter_fraction);
   case GUARD_JITTER_PLUSMINUS: {
     double w = b * (1.0 + (2.0 * u - 1.0) * p->jitter_fraction);
     return w < 0 ? 0 : w;

@@ -91,6 +91,7 @@ static int chat_attempt(guard__call *c, guard__prov *p, const char *body,
   f.err_code = ans->err_code[0] ? ans->err_code : NULL;
   f.should_retry = guard__resp_get(&resp, "x-should-retry");
   o->kind = guard__classify(&f, a->error, sizeof a->error);
+  if (g->pol.flags & GUARD_STATUS_ONLY) o->kind = guard__classify_by_status(&f, o->kind);
   if (o->kind == GUARD_KIND_TRANSIENT &&
       (tx == GUARD_TX_TIMEOUT || tx == GUARD_TX_CONNECT || tx == GUARD_TX_IDLE) &&
       guard__deadline_passed(&c->dl, guard__now(g))) {

@@ -165,6 +165,32 @@ static guard_kind by_table(const guard__facts *f, char *out, size_t n) {
   }
 }
 
+/*
+ * What a typical SDK makes of the same facts (GUARD_STATUS_ONLY): it retries
+ * connection errors, timeouts and 408/409/429/5xx by status alone, so a quota
+ * 429 is retried too; a 4xx, a 200 it cannot parse, or a stream that had
+ * started is final. x-should-retry still wins, as SDKs honour it.
+ */
+guard_kind guard__classify_by_status(const guard__facts *f, guard_kind table) {
+  if (table == GUARD_KIND_OK) return table;
+  if (f->should_retry != NULL &&
+      (guard__streq_ci(f->should_retry, "true") || guard__streq_ci(f->should_retry, "false")))
+    return table;
+  switch (f->tx) {
+  case GUARD_TX_CONNECT:
+  case GUARD_TX_CLOSED:
+  case GUARD_TX_TIMEOUT:
+    return GUARD_KIND_TRANSIENT;
+  case GUARD_TX_IDLE:
+    return f->streaming ? GUARD_KIND_PERMANENT : GUARD_KIND_TRANSIENT;
+  default:
+    break;
+  }
+  int s = f->status;
+  if (s == 408 || s == 409 || s == 429 || s >= 500) return GUARD_KIND_TRANSIENT;
+  return GUARD_KIND_PERMANENT;
+}
+
 /* Gives the facts exactly one kind and a short summary in summary[n]. */
 guard_kind guard__classify(const guard__facts *f, char *summary, size_t n) {
   guard_kind k = by_table(f, summary, n);

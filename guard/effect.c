@@ -63,7 +63,8 @@ static int fx_headers(guard__hdrs *h, guard *g, const char *key, int post) {
   int rc = guard__hdrs_add(h, "Accept", "application/json");
   if (rc == GUARD_OK) rc = guard__hdrs_add(h, "User-Agent", g->user_agent);
   if (rc == GUARD_OK && post) rc = guard__hdrs_add(h, "Content-Type", "application/json");
-  if (rc == GUARD_OK && post) rc = guard__hdrs_add(h, "Idempotency-Key", key);
+  if (rc == GUARD_OK && post && !(g->pol.flags & GUARD_NO_KEY))
+    rc = guard__hdrs_add(h, "Idempotency-Key", key);
   return rc;
 }
 
@@ -195,6 +196,7 @@ static int post(fx_call *fx, const char *url, const char *payload, int n,
     f.err_code = ans.err_code[0] ? ans.err_code : NULL;
     f.should_retry = guard__resp_get(&resp, "x-should-retry");
     *kind = guard__classify(&f, a->error, sizeof a->error);
+    if (g->pol.flags & GUARD_STATUS_ONLY) *kind = guard__classify_by_status(&f, *kind);
     guard__answer_free(&ans);
     /* Sent (or maybe sent) and no answer: nobody knows if it was applied. */
     if (tx != GUARD_TX_OK && tx != GUARD_TX_CONNECT) *unknown = 1;

@@ -59,7 +59,8 @@ typedef enum {
   GUARD_JITTER_NONE = 0,  /* exactly min(cap, base*2^(n-1)) */
   GUARD_JITTER_FULL,      /* uniform in [0, b) */
   GUARD_JITTER_EQUAL,     /* b/2 + uniform in [0, b/2) */
-  GUARD_JITTER_PLUSMINUS  /* b * (1 + uniform in [-f, +f)), f = jitter_fraction */
+  GUARD_JITTER_PLUSMINUS, /* b * (1 + uniform in [-f, +f)), f = jitter_fraction */
+  GUARD_JITTER_SUBTRACT   /* b * (1 - uniform in [0, f)): an SDK's "up to 25 % less" */
 } guard_jitter;
 
 /* What to do with a Retry-After that is negative, unparsable, infinite or
@@ -80,7 +81,11 @@ enum {
   GUARD_NEW_KEY_PER_ATTEMPT = 1u << 2,/* a fresh idempotency key on every attempt */
   GUARD_SPLICE_PARTIAL = 1u << 3,     /* prepend a broken stream's text to the retry's */
   GUARD_FIXED_WAIT = 1u << 4,         /* wait backoff_base every time (jitter still applies) */
-  GUARD_BLIND_REEXECUTE = 1u << 5     /* effects: re-send on an unknown result without asking the ledger */
+  GUARD_BLIND_REEXECUTE = 1u << 5,    /* effects: re-send on an unknown result without asking the ledger */
+  GUARD_STATUS_ONLY = 1u << 6,        /* retry by status alone, as a typical SDK: connection
+                                         errors, timeouts, 408, 409, 429, 5xx whatever the
+                                         body says; a bad 200 or a started stream is final */
+  GUARD_NO_KEY = 1u << 7              /* effects: send no Idempotency-Key at all */
 };
 
 /*

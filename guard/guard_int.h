@@ -177,6 +177,8 @@ typedef struct guard__facts {
 /* Gives the facts exactly one kind, and a short summary (the error code or
  * type, a transport error name, or "http_NNN") in summary[n]. */
 guard_kind guard__classify(const guard__facts *f, char *summary, size_t n);
+/* The kind a typical SDK would give (GUARD_STATUS_ONLY), from the table's. */
+guard_kind guard__classify_by_status(const guard__facts *f, guard_kind table);
 /* The kind a structured error type or code names by itself (as in a stream
  * error event), GUARD_KIND_UNKNOWN when not recognised. */
 guard_kind guard__classify_type(const char *type_or_code);

@@ -40,7 +40,7 @@ int guard__policy_check(const guard_policy *p, char *why, size_t n) {
     bad = "attempts must be 1..100";
   else if (bad_time(p->backoff_base) || bad_time(p->backoff_cap))
     bad = "backoff_base and backoff_cap must be finite and >= 0";
-  else if ((unsigned)p->jitter > GUARD_JITTER_PLUSMINUS)
+  else if ((unsigned)p->jitter > GUARD_JITTER_SUBTRACT)
     bad = "unknown jitter mode";
   else if (!isfinite(p->jitter_fraction) || p->jitter_fraction < 0 ||
            p->jitter_fraction > 1)

@@ -468,6 +468,30 @@ long sim_server_arrivals(const sim_server *srv) {
   return n;
 }
 
+int sim_server_nproviders(const sim_server *srv) {
+  return sim__scenario_nproviders(srv->sc);
+}
+
+const char *sim_server_provider_name(const sim_server *srv, int i) {
+  return sim__scenario_provider_name(srv->sc, i);
+}
+
+double sim_server_elapsed_ms(const sim_server *srv) { return sim__srv_t(srv); }
+
+/* Writes a caller's event to the trace with the trace clock; see sim.h. */
+int sim_server_note(sim_server *srv, const char *json) {
+  cJSON *ev = json ? cJSON_Parse(json) : NULL;
+  if (!cJSON_IsObject(ev)) {
+    cJSON_Delete(ev);
+    return SIM_EINVAL;
+  }
+  double t = sim__srv_t(srv);
+  cJSON_DeleteItemFromObject(ev, "t");
+  cJSON_AddNumberToObject(ev, "t", (double)(long long)(t * 1000.0) / 1000.0);
+  sim__trace_emit(srv->trace, ev);
+  return SIM_OK;
+}
+
 /* Stops serving with the trace complete; see sim.h. */
 void sim_server_free(sim_server *srv) {
   if (srv == NULL) return;

@@ -79,6 +79,18 @@ int sim_server_start(const sim_server_opts *opts, sim_server **out,
 int sim_server_port(const sim_server *srv);
 /* Number of arrivals so far. */
 long sim_server_arrivals(const sim_server *srv);
+/* The scenario's providers, in declaration order (the first is also at /v1).
+   The name is borrowed from the server. */
+int sim_server_nproviders(const sim_server *srv);
+const char *sim_server_provider_name(const sim_server *srv, int i);
+/* Milliseconds since the session started (the trace's clock). */
+double sim_server_elapsed_ms(const sim_server *srv);
+/*
+ * Writes one event of the caller's to the trace (e.g. a client's account of
+ * a call): json must be one JSON object; its "t" is set to the trace clock.
+ * Returns SIM_OK, or SIM_EINVAL when json is not an object.
+ */
+int sim_server_note(sim_server *srv, const char *json);
 /*
  * Stops serving: ends hung and delayed connections, writes the last trace
  * lines, closes the trace and releases everything. NULL is a no-op.

@@ -33,5 +33,7 @@ int cli_parse_int(const char *opt, const char *s, long lo, long hi, long *out);
 int cmd_serve(int argc, char **argv);
 int cmd_check(int argc, char **argv);
 int cmd_list(int argc, char **argv);
+int cmd_run(int argc, char **argv);
+int cmd_report(int argc, char **argv);
 
 #endif

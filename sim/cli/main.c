@@ -12,6 +12,9 @@ static const char USAGE[] =
     "usage: fusebox COMMAND [options]\n"
     "\n"
     "commands:\n"
+    "  run [PATH...]       play scenarios (default: the standard library) against a\n"
+    "                      built-in client and judge them; exit 1 on a failed verdict\n"
+    "  report TRACE...     judge traces written earlier; write the same reports\n"
     "  serve SCENARIO [--port N] [--bind ADDR] [--trace FILE] [--time-scale F] [--seed N]\n"
     "                      serve one scenario as a fake OpenAI/Anthropic provider\n"
     "  check SCENARIO...   load and validate scenario files (exit 2 on any error)\n"
@@ -29,6 +32,8 @@ static const command COMMANDS[] = {
     {"serve", cmd_serve},
     {"check", cmd_check},
     {"list", cmd_list},
+    {"run", cmd_run},
+    {"report", cmd_report},
 };
 
 int main(int argc, char **argv) {

@@ -1,0 +1,392 @@
+/*
+ * cmd_run.c - `fusebox run`: plays scenarios against a built-in client, each
+ * in its own server session on its own port, several at once, then judges
+ * every trace and writes the reports. Also `fusebox report`, which judges
+ * traces written earlier.
+ */
+#include <errno.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "reports/reports.h"
+#include "sim/cli/cli.h"
+#include "sim/cli/run.h"
+
+#define DEFAULT_TIME_SCALE 0.1
+
+static const char RUN_USAGE[] =
+    "usage: fusebox run [options] [SCENARIO|FOLDER...]\n"
+    "\n"
+    "Plays each scenario (default: the standard library) against a built-in\n"
+    "client, each in its own server session, and judges what happened on the wire.\n"
+    "\n"
+    "options:\n"
+    "  --client NAME     guard (default; the guarded client configured by the\n"
+    "                    scenario's client table), naive, or sdk-default\n"
+    "  -j N              scenarios played at once (default 4)\n"
+    "  --time-scale F    compress time: server delays, client waits and timeouts\n"
+    "                    and verdict tolerances all times F (default 0.1)\n"
+    "  --seed N          seed for scenario and client randomness (default 1)\n"
+    "  --trace-dir DIR   keep each scenario's trace as DIR/<name>.jsonl\n"
+    "  --json FILE       write the run as JSON\n"
+    "  --junit FILE      write JUnit XML (one testcase per scenario)\n"
+    "  --html FILE       write a self-contained HTML report with timelines\n"
+    "  --quiet           no table on standard output (reports and exit status only)\n"
+    "\n"
+    "Exit status: 0 every verdict holds, 1 a verdict failed, 2 usage or input error.\n";
+
+typedef struct run_opts {
+  run_client_kind client;
+  int jobs;
+  double scale;
+  uint64_t seed;
+  const char *trace_dir;
+  const char *json, *junit, *html;
+  int quiet;
+} run_opts;
+
+/* One scenario's slot: filled by a worker, read after all are done. */
+typedef struct slot {
+  const char *file;
+  char trace[4096];
+  int temp_trace;       /* delete the trace after judging */
+  char error[512];      /* non-empty: the scenario could not be played */
+  int load_error;       /* the scenario file did not load (exit 2) */
+  double wall_ms;
+  int failed_verdicts;  /* for the progress line */
+} slot;
+
+typedef struct run_state {
+  const run_opts *o;
+  slot *slots;
+  int n;
+  atomic_int next;
+  pthread_mutex_t lock;
+  int done, passed, failed;
+  int tty;
+} run_state;
+
+static double mono_ms(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (double)ts.tv_sec * 1000.0 + (double)ts.tv_nsec / 1e6;
+}
+
+/* DIR/<path with separators as _>.jsonl, so two scenarios never collide. */
+static void trace_name(const char *dir, const char *file, char *out, size_t cap) {
+  char flat[1024];
+  size_t j = 0;
+  const char *f = strncmp(file, "./", 2) == 0 ? file + 2 : file;
+  for (size_t i = 0; f[i] && j + 1 < sizeof flat; i++)
+    flat[j++] = (f[i] == '/' || f[i] == ' ') ? '_' : f[i];
+  flat[j] = '\0';
+  if (j > 4 && strcmp(flat + j - 4, ".lua") == 0) flat[j - 4] = '\0';
+  snprintf(out, cap, "%s/%s.jsonl", dir, flat);
+}
+
+/* Plays one scenario into its trace. */
+static void play_one(run_state *st, slot *s, int index) {
+  const run_opts *o = st->o;
+  sim_scenario_info info = {0};
+  char err[SIM_ERRLEN];
+  if (sim_scenario_inspect(s->file, &info, err) != SIM_OK) {
+    snprintf(s->error, sizeof s->error, "%s", err);
+    s->load_error = 1;
+    return;
+  }
+  char rerr[RUN_ERRLEN];
+  char perr[RPT_ERRLEN];
+  if (info.expect_json == NULL) {
+    snprintf(s->error, sizeof s->error, "%s: the scenario has no expect table", s->file);
+    s->load_error = 1;
+  } else if (run_client_validate(info.client_json, rerr) != 0) {
+    snprintf(s->error, sizeof s->error, "%s: %s", s->file, rerr);
+    s->load_error = 1;
+  } else if (rpt_expect_check(info.expect_json, info.client_json, perr) != RPT_OK) {
+    snprintf(s->error, sizeof s->error, "%s: %s", s->file, perr);
+    s->load_error = 1;
+  }
+  sim_scenario_info_clear(&info);
+  if (s->load_error) return;
+
+  if (o->trace_dir) {
+    trace_name(o->trace_dir, s->file, s->trace, sizeof s->trace);
+  } else {
+    snprintf(s->trace, sizeof s->trace, "/tmp/fusebox-run-%d-%d.jsonl", (int)getpid(), index);
+    s->temp_trace = 1;
+  }
+  sim_server_opts so = {.scenario_path = s->file, .trace_path = s->trace,
+                        .time_scale = o->scale, .seed = o->seed + (uint64_t)index};
+  sim_server *srv = NULL;
+  double t0 = mono_ms();
+  if (sim_server_start(&so, &srv, err) != SIM_OK) {
+    snprintf(s->error, sizeof s->error, "%s", err);
+    s->temp_trace = 0;
+    return;
+  }
+  guard *g = NULL;
+  run_workload w;
+  sim_scenario_info again = {0};
+  char ierr[SIM_ERRLEN];
+  const char *client_json = NULL;
+  if (sim_scenario_inspect(s->file, &again, ierr) == SIM_OK) client_json = again.client_json;
+  if (run_client_new(client_json, o->client, srv, o->scale, o->seed + (uint64_t)index, &g, &w,
+                     rerr) != 0) {
+    snprintf(s->error, sizeof s->error, "%s: %s", s->file, rerr);
+  } else if (run_workload_play(g, &w, o->client, srv, o->scale) != 0) {
+    snprintf(s->error, sizeof s->error, "%s: some calls could not be made (out of memory?)", s->file);
+  }
+  sim_scenario_info_clear(&again);
+  guard_free(g);
+  sim_server_free(srv);
+  s->wall_ms = mono_ms() - t0;
+}
+
+static void *run_worker(void *arg) {
+  run_state *st = arg;
+  for (;;) {
+    int i = atomic_fetch_add(&st->next, 1);
+    if (i >= st->n) break;
+    slot *s = &st->slots[i];
+    play_one(st, s, i);
+    /* Judge once now for the progress line; the report judges again in order. */
+    int bad = 1;
+    if (!s->error[0]) {
+      rpt_judgement *j = NULL;
+      char err[RPT_ERRLEN];
+      if (rpt_judge_trace_file(s->trace, NULL, NULL, NULL, &j, err) == RPT_OK)
+        bad = rpt_judgement_failed(j) > 0;
+      rpt_judgement_free(j);
+    }
+    pthread_mutex_lock(&st->lock);
+    st->done++;
+    if (bad) st->failed++;
+    else st->passed++;
+    rpt_progress(stderr, st->done, st->n, st->passed, st->failed, st->tty);
+    pthread_mutex_unlock(&st->lock);
+  }
+  return NULL;
+}
+
+/* Writes the reports asked for; returns 0, or -1 after saying why. */
+static int write_reports(const rpt_run *run, const run_opts *o) {
+  char err[RPT_ERRLEN];
+  int rc = 0;
+  if (!o->quiet) rpt_run_write_term(run, stdout, isatty(STDOUT_FILENO));
+  if (o->json && rpt_run_write_json(run, o->json, err) != RPT_OK) {
+    fprintf(stderr, "fusebox: %s\n", err);
+    rc = -1;
+  }
+  if (o->junit && rpt_run_write_junit(run, o->junit, err) != RPT_OK) {
+    fprintf(stderr, "fusebox: %s\n", err);
+    rc = -1;
+  }
+  if (o->html && rpt_run_write_html(run, o->html, err) != RPT_OK) {
+    fprintf(stderr, "fusebox: %s\n", err);
+    rc = -1;
+  }
+  return rc;
+}
+
+/* Parses the report options shared by run and report; 1 if argv[*i] was one. */
+static int report_option(int argc, char **argv, int *i, run_opts *o) {
+  const char *a = argv[*i];
+  const char *v = *i + 1 < argc ? argv[*i + 1] : NULL;
+  const char **slotp = strcmp(a, "--json") == 0    ? &o->json
+                       : strcmp(a, "--junit") == 0 ? &o->junit
+                       : strcmp(a, "--html") == 0  ? &o->html
+                                                   : NULL;
+  if (slotp == NULL) {
+    if (strcmp(a, "--quiet") == 0 || strcmp(a, "-q") == 0) {
+      o->quiet = 1;
+      return 1;
+    }
+    return 0;
+  }
+  if (v == NULL) return -1;
+  *slotp = v;
+  (*i)++;
+  return 1;
+}
+
+int cmd_run(int argc, char **argv) {
+  run_opts o = {.client = RUN_CLIENT_GUARD, .jobs = 4, .scale = DEFAULT_TIME_SCALE, .seed = 1};
+  char **paths = calloc((size_t)argc, sizeof *paths);
+  int npaths = 0;
+  if (paths == NULL) return EXIT_USAGE;
+  for (int i = 1; i < argc; i++) {
+    const char *a = argv[i];
+    const char *v = i + 1 < argc ? argv[i + 1] : NULL;
+    long n;
+    double d;
+    int r = report_option(argc, argv, &i, &o);
+    if (r == 1) continue;
+    if (strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0) {
+      fputs(RUN_USAGE, stdout);
+      free(paths);
+      return EXIT_PASS;
+    } else if (r == 0 && strcmp(a, "--client") == 0 && v) {
+      if (strcmp(v, "guard") == 0) o.client = RUN_CLIENT_GUARD;
+      else if (strcmp(v, "naive") == 0) o.client = RUN_CLIENT_NAIVE;
+      else if (strcmp(v, "sdk-default") == 0) o.client = RUN_CLIENT_SDK;
+      else {
+        fprintf(stderr, "fusebox run: --client is guard, naive or sdk-default, not '%s'\n", v);
+        free(paths);
+        return EXIT_USAGE;
+      }
+      i++;
+    } else if (r == 0 && (strcmp(a, "-j") == 0 || strcmp(a, "--jobs") == 0)) {
+      if (cli_parse_int(a, v, 1, 64, &n) != 0) {
+        free(paths);
+        return EXIT_USAGE;
+      }
+      o.jobs = (int)n;
+      i++;
+    } else if (r == 0 && strcmp(a, "--time-scale") == 0) {
+      if (cli_parse_double(a, v, 0.01, 100, &d) != 0) {
+        free(paths);
+        return EXIT_USAGE;
+      }
+      o.scale = d;
+      i++;
+    } else if (r == 0 && strcmp(a, "--seed") == 0) {
+      if (cli_parse_int(a, v, 0, 2147483647L, &n) != 0) {
+        free(paths);
+        return EXIT_USAGE;
+      }
+      o.seed = (uint64_t)n;
+      i++;
+    } else if (r == 0 && strcmp(a, "--trace-dir") == 0 && v) {
+      o.trace_dir = v;
+      i++;
+    } else if (a[0] == '-') {
+      fprintf(stderr, "fusebox run: unknown or incomplete option '%s'\n\n%s", a, RUN_USAGE);
+      free(paths);
+      return EXIT_USAGE;
+    } else {
+      paths[npaths++] = argv[i];
+    }
+  }
+  if (o.trace_dir && mkdir(o.trace_dir, 0755) != 0 && errno != EEXIST) {
+    fprintf(stderr, "fusebox run: cannot create %s: %s\n", o.trace_dir, strerror(errno));
+    free(paths);
+    return EXIT_USAGE;
+  }
+  path_list files = {0};
+  int rc = cli_collect_scenarios(paths, npaths, &files);
+  free(paths);
+  if (rc != 0) {
+    path_list_clear(&files);
+    return EXIT_USAGE;
+  }
+  sim_global_init();
+  guard_global_init();
+  signal(SIGPIPE, SIG_IGN);
+
+  run_state st = {.o = &o, .n = (int)files.n, .tty = isatty(STDERR_FILENO)};
+  st.slots = calloc(files.n, sizeof *st.slots);
+  if (st.slots == NULL) {
+    path_list_clear(&files);
+    return EXIT_USAGE;
+  }
+  for (size_t i = 0; i < files.n; i++) st.slots[i].file = files.v[i];
+  atomic_init(&st.next, 0);
+  pthread_mutex_init(&st.lock, NULL);
+  int nth = o.jobs < st.n ? o.jobs : st.n;
+  pthread_t th[64];
+  int started = 0;
+  double t0 = mono_ms();
+  for (; started < nth; started++)
+    if (pthread_create(&th[started], NULL, run_worker, &st) != 0) break;
+  if (started == 0) run_worker(&st);
+  for (int i = 0; i < started; i++) pthread_join(th[i], NULL);
+  double wall = mono_ms() - t0;
+  rpt_progress_clear(stderr, st.tty);
+
+  rpt_run *run = rpt_run_new();
+  int load_errors = 0;
+  for (int i = 0; run && i < st.n; i++) {
+    slot *s = &st.slots[i];
+    char err[RPT_ERRLEN];
+    if (s->error[0]) {
+      rpt_run_add_error(run, NULL, s->file, s->error);
+      load_errors += s->load_error;
+      fprintf(stderr, "%s\n", s->error);
+    } else {
+      rpt_input in = {.file = s->file, .client = run_client_name(o.client),
+                      .trace_path = s->trace, .wall_ms = s->wall_ms};
+      if (rpt_run_add(run, &in, err) != RPT_OK) {
+        rpt_run_add_error(run, NULL, s->file, err);
+        fprintf(stderr, "%s: %s\n", s->file, err);
+      }
+    }
+    if (s->temp_trace) unlink(s->trace);
+  }
+  int status = EXIT_USAGE;
+  if (run) {
+    int wr = write_reports(run, &o);
+    int failed = rpt_run_failed(run);
+    if (!o.quiet)
+      printf("%d scenarios with --client %s in %.1f s (time scale %g)\n", st.n,
+             run_client_name(o.client), wall / 1000.0, o.scale);
+    status = load_errors || wr ? EXIT_USAGE : failed ? EXIT_VERDICT : EXIT_PASS;
+    rpt_run_free(run);
+  }
+  pthread_mutex_destroy(&st.lock);
+  free(st.slots);
+  path_list_clear(&files);
+  return status;
+}
+
+static const char REPORT_USAGE[] =
+    "usage: fusebox report [--json FILE] [--junit FILE] [--html FILE] [--quiet] TRACE...\n"
+    "\n"
+    "Judges traces written earlier (by serve --trace or run --trace-dir) against\n"
+    "the expect table each trace carries, and writes the same reports as run.\n"
+    "A trace cut short (the server was killed) is judged on what it holds and\n"
+    "marked incomplete.\n";
+
+int cmd_report(int argc, char **argv) {
+  run_opts o = {0};
+  rpt_run *run = rpt_run_new();
+  if (run == NULL) return EXIT_USAGE;
+  int ntraces = 0, bad_input = 0;
+  for (int i = 1; i < argc; i++) {
+    int r = report_option(argc, argv, &i, &o);
+    if (r == 1) continue;
+    if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0) {
+      fputs(REPORT_USAGE, stdout);
+      rpt_run_free(run);
+      return EXIT_PASS;
+    }
+    if (r == -1 || argv[i][0] == '-') {
+      fprintf(stderr, "fusebox report: unknown or incomplete option '%s'\n\n%s", argv[i], REPORT_USAGE);
+      rpt_run_free(run);
+      return EXIT_USAGE;
+    }
+    ntraces++;
+    rpt_input in = {.trace_path = argv[i]};
+    char err[RPT_ERRLEN];
+    if (rpt_run_add(run, &in, err) != RPT_OK) {
+      fprintf(stderr, "fusebox report: %s\n", err);
+      rpt_run_add_error(run, argv[i], argv[i], err);
+      bad_input++;
+    }
+  }
+  if (ntraces == 0) {
+    fprintf(stderr, "fusebox report: which traces?\n\n%s", REPORT_USAGE);
+    rpt_run_free(run);
+    return EXIT_USAGE;
+  }
+  int wr = write_reports(run, &o);
+  int failed = rpt_run_failed(run);
+  rpt_run_free(run);
+  return bad_input || wr ? EXIT_USAGE : failed ? EXIT_VERDICT : EXIT_PASS;
+}

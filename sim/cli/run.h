@@ -1,0 +1,56 @@
+/*
+ * run.h - `fusebox run`: scenarios played against a built-in client, each
+ * in its own server session, judged from the trace.
+ */
+#ifndef FUSEBOX_RUN_H
+#define FUSEBOX_RUN_H
+
+#include <stdint.h>
+
+#include "guard/guard.h"
+#include "sim/sim.h"
+
+#define RUN_ERRLEN 256
+#define RUN_MAX_REQUESTS 10000
+#define RUN_MAX_CONCURRENCY 1000
+#define RUN_MAX_CHAIN 8
+#define RUN_NAMELEN 64
+
+typedef enum { RUN_CLIENT_GUARD = 0, RUN_CLIENT_NAIVE, RUN_CLIENT_SDK } run_client_kind;
+typedef enum { RUN_CALL_CHAT = 0, RUN_CALL_STREAM, RUN_CALL_EFFECT } run_call;
+
+/* What the client does in one scenario: docs/scenarios.md, "Workload". */
+typedef struct run_workload {
+  run_call call;
+  int anthropic;       /* 1: call /v1/messages */
+  int requests;        /* logical calls */
+  int concurrency;     /* calls in flight at once */
+  double spread;       /* s over which call starts are spread */
+  char prompt[512];    /* "" = "Question N" */
+  int max_tokens;
+  int layers;          /* application retry wrapper (reference clients only) */
+  char effect[64];
+  char payload[1024];  /* JSON; "" = a default */
+} run_workload;
+
+/* Checks a `client` table (JSON, may be NULL). -1 with err on a bad key or value. */
+int run_client_validate(const char *client_json, char err[RUN_ERRLEN]);
+/*
+ * Builds the client of one session: a guard handle (owned by the caller,
+ * guard_free) configured for kind against srv, and the workload. -1 with err
+ * when the table is bad.
+ */
+int run_client_new(const char *client_json, run_client_kind kind, sim_server *srv,
+                   double time_scale, uint64_t seed, guard **out, run_workload *w,
+                   char err[RUN_ERRLEN]);
+const char *run_client_name(run_client_kind kind);
+
+/*
+ * Plays the workload with g against srv, writing one `client` event per
+ * logical call to srv's trace. Returns the number of calls that could not be
+ * made (out of memory, bad arguments): 0 normally.
+ */
+int run_workload_play(guard *g, const run_workload *w, run_client_kind kind,
+                      sim_server *srv, double time_scale);
+
+#endif
