@@ -5,7 +5,9 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "reports/reports.h"
 #include "sim/cli/cli.h"
+#include "sim/cli/run.h"
 #include "sim/sim.h"
 
 static int wants_help(int argc, char **argv, const char *usage) {
@@ -29,7 +31,8 @@ static int check_options(int argc, char **argv, const char *cmd, const char *usa
 static const char CHECK_USAGE[] =
     "usage: fusebox check SCENARIO|FOLDER...\n"
     "\n"
-    "Loads each scenario in the sandbox and validates it without serving.\n"
+    "Loads each scenario in the sandbox and validates it without serving,\n"
+    "including its client and expect tables.\n"
     "Prints 'ok FILE' or 'FILE:LINE: message'; exit status 2 if any fails.\n";
 
 int cmd_check(int argc, char **argv) {
@@ -48,11 +51,16 @@ int cmd_check(int argc, char **argv) {
   for (size_t i = 0; i < files.n; i++) {
     sim_scenario_info info = {0};
     char err[SIM_ERRLEN];
-    if (sim_scenario_inspect(files.v[i], &info, err) == SIM_OK) {
-      printf("ok  %s  (%s)\n", files.v[i], info.name);
-    } else {
+    char terr[RPT_ERRLEN];
+    if (sim_scenario_inspect(files.v[i], &info, err) != SIM_OK) {
       fprintf(stderr, "%s\n", err);
       bad++;
+    } else if (run_client_validate(info.client_json, terr) != 0 ||
+               (info.expect_json && rpt_expect_check(info.expect_json, info.client_json, terr) != RPT_OK)) {
+      fprintf(stderr, "%s: %s\n", files.v[i], terr);
+      bad++;
+    } else {
+      printf("ok  %s  (%s)\n", files.v[i], info.name);
     }
     sim_scenario_info_clear(&info);
   }

@@ -58,7 +58,9 @@ static int walk(const char *dir, path_list *out, int depth) {
   while (rc == 0 && (e = readdir(d)) != NULL) {
     if (e->d_name[0] == '.') continue;
     char path[4096];
-    if (snprintf(path, sizeof path, "%s/%s", dir, e->d_name) >= (int)sizeof path) continue;
+    size_t dl = strlen(dir);
+    const char *sep = dl > 0 && dir[dl - 1] == '/' ? "" : "/";
+    if (snprintf(path, sizeof path, "%s%s%s", dir, sep, e->d_name) >= (int)sizeof path) continue;
     rc = push(&here, path);
   }
   closedir(d);

@@ -15,4 +15,5 @@
   X(wire)                                                                      \
   X(result_json)                                                               \
   X(limits)                                                                    \
-  X(transport_curl)
+  X(transport_curl)                                                            \
+  X(sdk_flags)
