@@ -35,5 +35,7 @@ int cmd_check(int argc, char **argv);
 int cmd_list(int argc, char **argv);
 int cmd_run(int argc, char **argv);
 int cmd_report(int argc, char **argv);
+int cmd_exec(int argc, char **argv);
+int cmd_matrix(int argc, char **argv);
 
 #endif

@@ -15,6 +15,11 @@ static const char USAGE[] =
     "  run [PATH...]       play scenarios (default: the standard library) against a\n"
     "                      built-in client and judge them; exit 1 on a failed verdict\n"
     "  report TRACE...     judge traces written earlier; write the same reports\n"
+    "  exec SCENARIO... -- CMD [ARGS...]\n"
+    "                      serve each scenario, run CMD against it with\n"
+    "                      OPENAI_BASE_URL/ANTHROPIC_BASE_URL set, judge what it did\n"
+    "  matrix --client NAME='CMD'... [PATH...]\n"
+    "                      one suite, several clients: a clients x scenarios table\n"
     "  serve SCENARIO [--port N] [--bind ADDR] [--trace FILE] [--time-scale F] [--seed N]\n"
     "                      serve one scenario as a fake OpenAI/Anthropic provider\n"
     "  check SCENARIO...   load and validate scenario files (exit 2 on any error)\n"
@@ -34,6 +39,8 @@ static const command COMMANDS[] = {
     {"list", cmd_list},
     {"run", cmd_run},
     {"report", cmd_report},
+    {"exec", cmd_exec},
+    {"matrix", cmd_matrix},
 };
 
 int main(int argc, char **argv) {

@@ -1,0 +1,124 @@
+/*
+ * lua_int.h - internals shared by the Lua scenario engine (sim/lua_*.c).
+ *
+ * Only sim/lua_*.c include this header, and they include lua.h themselves:
+ * it names lua_State by its struct tag so that it needs no Lua header.
+ *
+ *   lua_sandbox.c   the state: allocator budget, instruction hook, the safe
+ *                   libraries, the one pcall wrapper and its messages
+ *   lua_steps.c     the step constructors and Lua step -> sim_step
+ *   lua_json.c      Lua tables <-> JSON text
+ *   lua_scenario.c  scenario{...}, loading, the sim__scenario_* functions
+ */
+#ifndef FUSEBOX_SIM_LUA_INT_H
+#define FUSEBOX_SIM_LUA_INT_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "sim/sim_int.h"
+
+struct lua_State;
+
+/* Memory one scenario's Lua state may hold. */
+#ifndef FUSEBOX_LUA_MEM_MAX
+#define FUSEBOX_LUA_MEM_MAX ((size_t)64 << 20)
+#endif
+/* Lua VM instructions one call into a scenario may run. */
+#ifndef FUSEBOX_LUA_INSN_MAX
+#define FUSEBOX_LUA_INSN_MAX 10000000L
+#endif
+/* Largest scenario file read. */
+#define FUSEBOX_LUA_FILE_MAX ((size_t)1 << 20)
+/* Deepest request body turned into `req.body`; deeper bodies give nil. */
+#define FUSEBOX_LUA_BODY_DEPTH 64
+/* Largest request body turned into `req.body`; larger bodies give nil. */
+#define FUSEBOX_LUA_BODY_MAX ((size_t)8 << 20)
+/* Largest JSON text made of a `client`, `expect` or `ratelimit` table. */
+#define FUSEBOX_LUA_JSON_MAX ((size_t)256 << 10)
+/* Deepest table turned into JSON. */
+#define FUSEBOX_LUA_JSON_DEPTH 32
+
+/* Registry names of the engine's private userdata types. */
+#define SIM_LUA_STEP_MT "fusebox.step"
+#define SIM_LUA_STEPBOX_MT "fusebox.stepbox"
+#define SIM_LUA_SCENARIO_MT "fusebox.scenario"
+
+/*
+ * One sandboxed Lua state and its accounting. The allocator and the hook
+ * find it through the allocator's user data. Not thread-safe: the owner
+ * serialises every use.
+ */
+typedef struct sim_lua_sandbox {
+  struct lua_State *L;
+  const char *path;     /* the scenario file, as messages name it (borrowed) */
+  char short_src[64];   /* how Lua abbreviates path in its own messages */
+  size_t mem_used;      /* bytes the state holds now */
+  size_t mem_max;
+  int mem_denied;       /* 1: the allocator refused a request in this call */
+  long insn_used;       /* instructions run by the current call, in hook steps */
+  long insn_max;
+  int insn_exceeded;    /* 1: the current call ran out; every hook raises */
+  int line;             /* last scenario line the hook saw in this call; 0 = none */
+} sim_lua_sandbox;
+
+/*
+ * Opens a sandboxed state for the scenario at `path` (borrowed; must outlive
+ * the sandbox): the allocator budget, the safe libraries, the step
+ * constructors, scenario{} and math.random seeded with `seed`. Returns 0, or
+ * SIM_ENOMEM with a message in err.
+ */
+int sim__lua_open(sim_lua_sandbox *sb, const char *path, uint64_t seed,
+                  char err[SIM_ERRLEN]);
+/* Closes the state; scenario finalizers cannot run long. Safe twice. */
+void sim__lua_close(sim_lua_sandbox *sb);
+/*
+ * The one way into Lua: calls the function below `nargs` arguments on the
+ * stack in protected mode, with a fresh instruction budget and a traceback
+ * handler. Returns 0 with `nresults` results pushed, or `code` with
+ * "file:line: message" in err and nothing pushed.
+ */
+int sim__lua_call(sim_lua_sandbox *sb, int nargs, int nresults, int code,
+                  char err[SIM_ERRLEN]);
+/* Reseeds math.random (inside a protected call). */
+void sim__lua_seed(struct lua_State *L, int64_t seed);
+
+/* Defines the step constructors and their metatables as globals. */
+void sim__lua_open_steps(struct lua_State *L);
+/* 1 if the value at idx is a step made by a constructor. */
+int sim__lua_is_step(struct lua_State *L, int idx);
+/* The kind of the step at idx (which must be a step). */
+sim_step_kind sim__lua_step_kind(struct lua_State *L, int idx);
+/* 1 if the step at idx is or wraps an effect{} step. */
+int sim__lua_step_has_effect(struct lua_State *L, int idx);
+/*
+ * Converts the step at idx into a heap sim_step. Raises a Lua error on
+ * failure, so call it inside a protected call; the step is kept in a
+ * collectable box until the caller takes it, so an error never leaks.
+ * Pushes the box and returns a pointer to the slot that holds the step:
+ * the caller takes the step and sets the slot to NULL.
+ */
+sim_step **sim__lua_step_convert(struct lua_State *L, int idx);
+
+/* The name in the NULL-terminated `known` closest to `key` when `key` looks
+   like a typo of it (edit distance 1 or 2), else NULL. */
+const char *sim__lua_suggest(const char *key, const char *const *known);
+
+/* Defines scenario{} as a global. */
+void sim__lua_open_scenario(struct lua_State *L);
+
+/*
+ * Pushes the JSON text of the table at idx; `what` names it in errors
+ * ("client"). Raises a Lua error for functions, mixed or sparse tables,
+ * non-finite numbers, too deep or too large tables.
+ */
+void sim__lua_push_json_text(struct lua_State *L, int idx, const char *what);
+/*
+ * Pushes the JSON text `text` as a Lua value (objects as tables, arrays as
+ * lists from 1, null as nil); pushes nil when it is not JSON or nests deeper
+ * than max_depth.
+ */
+void sim__lua_push_json_value(struct lua_State *L, const char *text,
+                              size_t len, int max_depth);
+
+#endif

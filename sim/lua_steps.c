@@ -1,0 +1,897 @@
+/*
+ * lua_steps.c - the step constructors (chat{}, fail{}, ...) and the
+ * conversion of a Lua step into a sim_step.
+ *
+ * A constructor checks every field when the scenario calls it, so a typo
+ * fails at load with the scenario's line, and returns a read-only step: a
+ * userdata whose private user value holds the fields in canonical form
+ * (named as the sim_step fields). Nothing a scenario can reach can change
+ * that table, so converting it later only copies.
+ */
+#include <limits.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <lauxlib.h>
+#include <lua.h>
+
+#include "sim/lua_int.h"
+
+#define MAX_NEST 8            /* steps wrapped in steps */
+#define MAX_CHUNKS 100000     /* stream chunks */
+#define MAX_HEADERS 64        /* extra headers of one step */
+#define MAX_HEADER_VALUE 8192 /* bytes of one header value */
+
+/* ------------------------------------------------------ field checking */
+
+/* One constructor call being checked: the argument table is at index t,
+   the canonical field table being built at index d. */
+typedef struct args {
+  lua_State *L;
+  const char *step; /* the constructor's name, for messages */
+  int t;
+  int d;
+} args;
+
+/* The edit distance of two short strings, capped at 3. */
+static int distance(const char *a, const char *b) {
+  size_t la = strlen(a), lb = strlen(b);
+  if (la > 31 || lb > 31) return 3;
+  int prev[32], cur[32];
+  for (size_t j = 0; j <= lb; j++) prev[j] = (int)j;
+  for (size_t i = 1; i <= la; i++) {
+    cur[0] = (int)i;
+    for (size_t j = 1; j <= lb; j++) {
+      int c = prev[j - 1] + (a[i - 1] != b[j - 1]);
+      if (prev[j] + 1 < c) c = prev[j] + 1;
+      if (cur[j - 1] + 1 < c) c = cur[j - 1] + 1;
+      cur[j] = c;
+    }
+    memcpy(prev, cur, sizeof prev);
+  }
+  return prev[lb] < 3 ? prev[lb] : 3;
+}
+
+/* The known name closest to `key` when it is a likely typo, else NULL. */
+const char *sim__lua_suggest(const char *key, const char *const *known) {
+  const char *best = NULL;
+  int bestd = strlen(key) <= 4 ? 2 : 3; /* short names: one edit at most */
+  for (int i = 0; known[i] != NULL; i++) {
+    int dd = distance(key, known[i]);
+    if (dd < bestd) {
+      bestd = dd;
+      best = known[i];
+    }
+  }
+  return best;
+}
+
+/*
+ * Raises "what: unknown field 'key'" (with a suggestion) for any string key
+ * of the table at idx not in `known`, and for positional items beyond npos.
+ * Exported for scenario{} through the same wording.
+ */
+static void check_keys(lua_State *L, int idx, const char *what,
+                       const char *noun, const char *const *known, int npos) {
+  idx = lua_absindex(L, idx);
+  lua_pushnil(L);
+  while (lua_next(L, idx) != 0) {
+    lua_pop(L, 1);
+    if (lua_type(L, -1) == LUA_TSTRING) {
+      const char *k = lua_tostring(L, -1);
+      int ok = 0;
+      for (int i = 0; known[i] != NULL && !ok; i++)
+        ok = strcmp(k, known[i]) == 0;
+      if (!ok) {
+        const char *s = sim__lua_suggest(k, known);
+        if (s != NULL)
+          luaL_error(L, "%s: unknown %s '%s' (did you mean '%s'?)", what, noun,
+                     k, s);
+        luaL_error(L, "%s: unknown %s '%s'", what, noun, k);
+      }
+    } else if (lua_isinteger(L, -1)) {
+      lua_Integer i = lua_tointeger(L, -1);
+      if (i < 1 || i > npos) {
+        if (npos == 0)
+          luaL_error(L, "%s: takes named fields only, got a value at [%d]",
+                     what, (int)i);
+        luaL_error(L, "%s: unexpected value at [%d]", what, (int)i);
+      }
+    } else {
+      luaL_error(L, "%s: unexpected %s key", what, luaL_typename(L, -1));
+    }
+  }
+}
+
+/* Starts checking a constructor call: the argument must be a table (or
+   nothing, as in hang()). Leaves the field table at index 2. */
+static void args_begin(args *a, lua_State *L, const char *step,
+                       const char *const *known, int npos) {
+  a->L = L;
+  a->step = step;
+  if (lua_isnoneornil(L, 1)) {
+    lua_settop(L, 0);
+    lua_newtable(L);
+  } else if (lua_type(L, 1) != LUA_TTABLE) {
+    luaL_error(L, "%s: expected a table of fields, as in %s{...}, got %s",
+               step, step, luaL_typename(L, 1));
+  }
+  if (lua_gettop(L) > 1)
+    luaL_error(L, "%s: takes one table, as in %s{...}", step, step);
+  check_keys(L, 1, step, "field", known, npos);
+  lua_newtable(L);
+  a->t = 1;
+  a->d = 2;
+}
+
+/* Pushes field `key` of the arguments; returns its type. */
+static int arg_get(args *a, const char *key) {
+  return lua_getfield(a->L, a->t, key);
+}
+
+static void arg_bad(args *a, const char *key, const char *want) {
+  luaL_error(a->L, "%s: field '%s' must be %s, got %s", a->step, key, want,
+             luaL_typename(a->L, -1));
+}
+
+/* A value is an integer when it is a Lua integer or an integral float. */
+static int to_integer(lua_State *L, int idx, lua_Integer *out) {
+  if (lua_isinteger(L, idx)) {
+    *out = lua_tointeger(L, idx);
+    return 1;
+  }
+  if (lua_type(L, idx) == LUA_TNUMBER) {
+    lua_Number n = lua_tonumber(L, idx);
+    if (n == floor(n) && n >= -9007199254740992.0 && n <= 9007199254740992.0) {
+      *out = (lua_Integer)n;
+      return 1;
+    }
+  }
+  return 0;
+}
+
+/* Copies an optional string field into the field table. */
+static int opt_string(args *a, const char *key, const char *dkey) {
+  if (arg_get(a, key) == LUA_TNIL) {
+    lua_pop(a->L, 1);
+    return 0;
+  }
+  if (lua_type(a->L, -1) != LUA_TSTRING) arg_bad(a, key, "a string");
+  lua_setfield(a->L, a->d, dkey);
+  return 1;
+}
+
+/* Copies an optional integer field within [min, max]. */
+static int opt_integer(args *a, const char *key, const char *dkey,
+                       lua_Integer min, lua_Integer max, lua_Integer *out) {
+  if (arg_get(a, key) == LUA_TNIL) {
+    lua_pop(a->L, 1);
+    return 0;
+  }
+  lua_Integer v;
+  if (!to_integer(a->L, -1, &v)) arg_bad(a, key, "an integer");
+  if (v < min || v > max)
+    luaL_error(a->L, "%s: field '%s' must be between %I and %I, got %I",
+               a->step, key, min, max, v);
+  lua_pop(a->L, 1);
+  lua_pushinteger(a->L, v);
+  lua_setfield(a->L, a->d, dkey);
+  if (out != NULL) *out = v;
+  return 1;
+}
+
+/* Copies an optional number field no smaller than min. */
+static int opt_number(args *a, const char *key, const char *dkey, double min,
+                      const char *want) {
+  if (arg_get(a, key) == LUA_TNIL) {
+    lua_pop(a->L, 1);
+    return 0;
+  }
+  if (lua_type(a->L, -1) != LUA_TNUMBER) arg_bad(a, key, want);
+  double v = lua_tonumber(a->L, -1);
+  if (!isfinite(v) || v < min)
+    luaL_error(a->L, "%s: field '%s' must be %s, got %f", a->step, key, want,
+               (lua_Number)v);
+  lua_pop(a->L, 1);
+  lua_pushnumber(a->L, v);
+  lua_setfield(a->L, a->d, dkey);
+  return 1;
+}
+
+/* Copies an optional boolean field as 0/1. */
+static int opt_bool(args *a, const char *key, const char *dkey) {
+  if (arg_get(a, key) == LUA_TNIL) {
+    lua_pop(a->L, 1);
+    return 0;
+  }
+  if (lua_type(a->L, -1) != LUA_TBOOLEAN) arg_bad(a, key, "true or false");
+  lua_pushinteger(a->L, lua_toboolean(a->L, -1));
+  lua_setfield(a->L, a->d, dkey);
+  lua_pop(a->L, 1);
+  return 1;
+}
+
+/* RFC 9110 token characters, for header names. */
+static int is_token(const char *s) {
+  if (*s == '\0') return 0;
+  for (; *s != '\0'; s++) {
+    unsigned char c = (unsigned char)*s;
+    if (c >= 'a' && c <= 'z') continue;
+    if (c >= 'A' && c <= 'Z') continue;
+    if (c >= '0' && c <= '9') continue;
+    if (strchr("!#$%&'*+-.^_`|~", c) == NULL) return 0;
+  }
+  return 1;
+}
+
+/* A header value that cannot break the response framing. */
+static int is_header_value(const char *s, size_t len) {
+  if (len > MAX_HEADER_VALUE || strlen(s) != len) return 0;
+  return strpbrk(s, "\r\n") == NULL;
+}
+
+/* Headers the server writes itself: a scenario setting them would break
+   the framing rather than test the client. */
+static const char *const server_headers[] = {"content-length",
+                                             "transfer-encoding", "connection",
+                                             NULL};
+
+/* headers = {name = value}: names are tokens, values strings or numbers. */
+static void opt_headers(args *a) {
+  lua_State *L = a->L;
+  if (arg_get(a, "headers") == LUA_TNIL) {
+    lua_pop(L, 1);
+    return;
+  }
+  if (lua_type(L, -1) != LUA_TTABLE) arg_bad(a, "headers", "a table");
+  int h = lua_gettop(L);
+  lua_newtable(L);
+  int n = 0;
+  lua_pushnil(L);
+  while (lua_next(L, h) != 0) {
+    if (lua_type(L, -2) != LUA_TSTRING || !is_token(lua_tostring(L, -2)))
+      luaL_error(L, "%s: headers: names must be header names as strings",
+                 a->step);
+    const char *name = lua_tostring(L, -2);
+    for (int i = 0; server_headers[i] != NULL; i++)
+      if (strcasecmp(name, server_headers[i]) == 0)
+        luaL_error(L, "%s: headers: '%s' is set by the server", a->step, name);
+    if (lua_type(L, -1) == LUA_TNUMBER) {
+      lua_Integer iv;
+      if (to_integer(L, -1, &iv))
+        lua_pushfstring(L, "%I", iv);
+      else
+        lua_pushfstring(L, "%f", lua_tonumber(L, -1));
+      lua_replace(L, -2);
+    }
+    size_t len;
+    if (lua_type(L, -1) != LUA_TSTRING)
+      luaL_error(L, "%s: headers: value of '%s' must be a string, got %s",
+                 a->step, name, luaL_typename(L, -1));
+    const char *v = lua_tolstring(L, -1, &len);
+    if (!is_header_value(v, len))
+      luaL_error(L, "%s: headers: value of '%s' has a line break or is too long",
+                 a->step, name);
+    if (++n > MAX_HEADERS)
+      luaL_error(L, "%s: headers: more than %d", a->step, MAX_HEADERS);
+    lua_pushvalue(L, -2);
+    lua_insert(L, -2);
+    lua_rawset(L, h + 1);
+  }
+  lua_setfield(L, a->d, "headers");
+  lua_pop(L, 1);
+}
+
+/* usage = {input=, output=} (or prompt_tokens/completion_tokens, or
+   input_tokens/output_tokens). */
+static void opt_usage(args *a) {
+  static const char *const known[] = {"input",         "output",
+                                      "prompt_tokens", "completion_tokens",
+                                      "input_tokens",  "output_tokens",
+                                      NULL};
+  lua_State *L = a->L;
+  if (arg_get(a, "usage") == LUA_TNIL) {
+    lua_pop(L, 1);
+    return;
+  }
+  if (lua_type(L, -1) != LUA_TTABLE) arg_bad(a, "usage", "a table");
+  char what[48];
+  snprintf(what, sizeof what, "%s: usage", a->step);
+  check_keys(L, -1, what, "field", known, 0);
+  for (int i = 0; known[i] != NULL; i++) {
+    lua_getfield(L, -1, known[i]);
+    if (!lua_isnil(L, -1)) {
+      lua_Integer v;
+      if (!to_integer(L, -1, &v) || v < 0 || v > INT_MAX)
+        luaL_error(L, "%s: usage.%s must be a non-negative integer", a->step,
+                   known[i]);
+      lua_pushinteger(L, v);
+      lua_setfield(L, a->d, i % 2 == 0 ? "usage_in" : "usage_out");
+    }
+    lua_pop(L, 1);
+  }
+  lua_pop(L, 1);
+}
+
+/* ------------------------------------------------------------ step values */
+
+/* Pushes the field table of the step at idx. */
+static void step_data(lua_State *L, int idx) { lua_getiuservalue(L, idx, 1); }
+
+/* Integer field `key` of the step at idx (0 when absent). */
+static lua_Integer step_int(lua_State *L, int idx, const char *key) {
+  step_data(L, idx);
+  lua_getfield(L, -1, key);
+  lua_Integer v = lua_tointeger(L, -1);
+  lua_pop(L, 2);
+  return v;
+}
+
+/* 1 if the value at idx is a step made by a constructor. */
+int sim__lua_is_step(lua_State *L, int idx) {
+  return luaL_testudata(L, idx, SIM_LUA_STEP_MT) != NULL;
+}
+
+/* The kind of the step at idx. */
+sim_step_kind sim__lua_step_kind(lua_State *L, int idx) {
+  return (sim_step_kind)step_int(L, lua_absindex(L, idx), "kind");
+}
+
+/* 1 if the step at idx is or wraps an effect{} step. */
+int sim__lua_step_has_effect(lua_State *L, int idx) {
+  return (int)step_int(L, lua_absindex(L, idx), "fx");
+}
+
+/* Turns the field table at index d into a step and leaves it at the top.
+   `next` is the index of a wrapped step or 0. */
+static int make_step(lua_State *L, int d, sim_step_kind kind, int next) {
+  d = lua_absindex(L, d);
+  lua_Integer depth = 1, fx = kind == SIM_STEP_EFFECT;
+  if (next != 0) {
+    next = lua_absindex(L, next);
+    depth += step_int(L, next, "depth");
+    fx |= step_int(L, next, "fx");
+    if (depth > MAX_NEST)
+      luaL_error(L, "%s: steps nest deeper than %d", sim__step_kind_name(kind),
+                 MAX_NEST);
+    lua_pushvalue(L, next);
+    lua_setfield(L, d, "next");
+  }
+  lua_pushinteger(L, kind);
+  lua_setfield(L, d, "kind");
+  lua_pushinteger(L, depth);
+  lua_setfield(L, d, "depth");
+  lua_pushinteger(L, fx);
+  lua_setfield(L, d, "fx");
+  lua_newuserdatauv(L, 1, 1);
+  lua_pushvalue(L, d);
+  lua_setiuservalue(L, -2, 1);
+  luaL_setmetatable(L, SIM_LUA_STEP_MT);
+  return 1;
+}
+
+/* Pushes a step of `kind` with every field at its default. */
+static void push_plain_step(lua_State *L, sim_step_kind kind) {
+  lua_newtable(L);
+  make_step(L, -1, kind, 0);
+  lua_remove(L, -2);
+}
+
+/* Pushes the wrapped step given as field `key` or positional item `pos`
+   (0: none); pushes nil when neither is there. */
+static void arg_step(args *a, const char *key, int pos) {
+  lua_State *L = a->L;
+  int named = arg_get(a, key) != LUA_TNIL;
+  if (pos > 0) {
+    lua_rawgeti(L, 1, pos);
+    if (!lua_isnil(L, -1)) {
+      if (named)
+        luaL_error(L, "%s: the step is given twice (at [%d] and as '%s')",
+                   a->step, pos, key);
+      lua_remove(L, -2);
+    } else {
+      lua_pop(L, 1);
+    }
+  }
+  if (!lua_isnil(L, -1) && !sim__lua_is_step(L, -1))
+    luaL_error(L, "%s: the wrapped step must be a step such as chat{...}, got %s",
+               a->step, luaL_typename(L, -1));
+}
+
+/* ------------------------------------------------------- the constructors */
+
+static const char *const chat_keys[] = {"content", "model", "usage", "headers",
+                                        NULL};
+
+/* chat{content=, model=, usage=, headers=} */
+static int l_chat(lua_State *L) {
+  args a;
+  args_begin(&a, L, "chat", chat_keys, 0);
+  opt_string(&a, "content", "content");
+  opt_string(&a, "model", "model");
+  opt_usage(&a);
+  opt_headers(&a);
+  return make_step(L, a.d, SIM_STEP_CHAT, 0);
+}
+
+static const char *const stream_keys[] = {
+  "chunks", "content", "interval", "drop_after", "stall_after", "stall",
+  "error_after", "error", "no_end", "model", "usage", "headers", NULL};
+
+/* error = {status=, code=, type=, message=} of a stream. */
+static void stream_error(args *a) {
+  static const char *const known[] = {"status", "code", "type", "message",
+                                      NULL};
+  lua_State *L = a->L;
+  if (arg_get(a, "error") == LUA_TNIL) {
+    lua_pop(L, 1);
+    return;
+  }
+  if (lua_type(L, -1) != LUA_TTABLE) arg_bad(a, "error", "a table");
+  check_keys(L, -1, "stream: error", "field", known, 0);
+  args sub = {L, "stream: error", lua_gettop(L), a->d};
+  opt_integer(&sub, "status", "status", 100, 599, NULL);
+  opt_string(&sub, "code", "code");
+  opt_string(&sub, "type", "type");
+  opt_string(&sub, "message", "message");
+  lua_pop(L, 1);
+  lua_pushinteger(L, 1);
+  lua_setfield(L, a->d, "has_error");
+}
+
+/* stream{chunks=, content=, interval=, drop_after=, stall_after=, stall=,
+   error_after=, error=, no_end=, model=, usage=, headers=} */
+static int l_stream(lua_State *L) {
+  args a;
+  args_begin(&a, L, "stream", stream_keys, 0);
+  lua_Integer nchunks = -1;
+  if (arg_get(&a, "chunks") != LUA_TNIL) {
+    if (lua_type(L, -1) != LUA_TTABLE)
+      arg_bad(&a, "chunks", "a list of strings");
+    int c = lua_gettop(L);
+    lua_Integer count = 0, max = 0;
+    lua_pushnil(L);
+    while (lua_next(L, c) != 0) {
+      if (!lua_isinteger(L, -2) || lua_tointeger(L, -2) < 1)
+        luaL_error(L, "stream: chunks must be a list of strings");
+      if (lua_type(L, -1) != LUA_TSTRING)
+        luaL_error(L, "stream: chunks[%I] must be a string, got %s",
+                   lua_tointeger(L, -2), luaL_typename(L, -1));
+      if (lua_tointeger(L, -2) > max) max = lua_tointeger(L, -2);
+      count++;
+      lua_pop(L, 1);
+    }
+    if (count != max)
+      luaL_error(L, "stream: chunks must be a list without holes");
+    if (count > MAX_CHUNKS)
+      luaL_error(L, "stream: more than %d chunks", MAX_CHUNKS);
+    nchunks = count;
+    lua_createtable(L, (int)count, 0);
+    for (lua_Integer i = 1; i <= count; i++) {
+      lua_rawgeti(L, c, i);
+      lua_rawseti(L, -2, i);
+    }
+    lua_setfield(L, a.d, "chunks");
+  }
+  lua_pop(L, 1);
+  if (opt_string(&a, "content", "content") && nchunks >= 0)
+    luaL_error(L, "stream: give chunks or content, not both");
+  opt_number(&a, "interval", "interval", 0, "a number of seconds >= 0");
+  opt_integer(&a, "drop_after", "drop_after", 0, INT_MAX, NULL);
+  int has_stall_after =
+      opt_integer(&a, "stall_after", "stall_after", 0, INT_MAX, NULL);
+  if (arg_get(&a, "stall") != LUA_TNIL) {
+    if (lua_type(L, -1) != LUA_TNUMBER)
+      arg_bad(&a, "stall", "a number of seconds (negative: forever)");
+    if (!has_stall_after)
+      luaL_error(L, "stream: 'stall' needs 'stall_after' (the chunk count "
+                    "after which the stream stalls)");
+    double s = lua_tonumber(L, -1);
+    lua_pushnumber(L, s < 0 || isnan(s) ? -1 : s);
+    lua_setfield(L, a.d, "stall");
+  }
+  lua_pop(L, 1);
+  int has_error_after =
+      opt_integer(&a, "error_after", "error_after", 0, INT_MAX, NULL);
+  stream_error(&a);
+  lua_getfield(L, a.d, "has_error");
+  int has_error = !lua_isnil(L, -1);
+  lua_pop(L, 1);
+  if (has_error && !has_error_after) {
+    if (nchunks < 0)
+      luaL_error(L, "stream: 'error' needs 'error_after' (the chunk count "
+                    "after which the error event is sent)");
+    lua_pushinteger(L, nchunks);
+    lua_setfield(L, a.d, "error_after");
+  }
+  opt_bool(&a, "no_end", "no_end");
+  opt_string(&a, "model", "model");
+  opt_usage(&a);
+  opt_headers(&a);
+  return make_step(L, a.d, SIM_STEP_STREAM, 0);
+}
+
+static const char *const fail_keys[] = {
+  "status", "code", "type", "message", "retry_after", "retry_after_ms",
+  "retry_after_date", "headers", NULL};
+
+/* fail{status=, code=, type=, message=, retry_after=, retry_after_ms=,
+   retry_after_date=, headers=} */
+static int l_fail(lua_State *L) {
+  args a;
+  args_begin(&a, L, "fail", fail_keys, 0);
+  if (!opt_integer(&a, "status", "status", 100, 599, NULL))
+    luaL_error(L, "fail: field 'status' is required, as in fail{status = 503}");
+  opt_string(&a, "code", "code");
+  opt_string(&a, "type", "type");
+  opt_string(&a, "message", "message");
+  int ra = arg_get(&a, "retry_after");
+  if (ra == LUA_TSTRING) {
+    size_t len;
+    const char *v = lua_tolstring(L, -1, &len);
+    if (!is_header_value(v, len))
+      luaL_error(L, "fail: retry_after has a line break or is too long");
+    lua_setfield(L, a.d, "retry_after_raw");
+  } else if (ra != LUA_TNIL) {
+    lua_pop(L, 1);
+    opt_number(&a, "retry_after", "retry_after", 0,
+               "a number of seconds >= 0 (or a string sent as is)");
+  } else {
+    lua_pop(L, 1);
+  }
+  opt_number(&a, "retry_after_ms", "retry_after_ms", 0,
+             "a number of milliseconds >= 0");
+  if (opt_number(&a, "retry_after_date", "retry_after_date", -1e9,
+                 "a number of seconds ahead") &&
+      ra != LUA_TNIL)
+    luaL_error(L, "fail: give retry_after or retry_after_date, not both "
+                  "(both are the Retry-After header)");
+  opt_headers(&a);
+  return make_step(L, a.d, SIM_STEP_FAIL, 0);
+}
+
+static const char *const bare_keys[] = {"headers", NULL};
+
+/* hang{}, drop{}, reset{}: nothing to set but extra headers. */
+static int bare_step(lua_State *L, const char *name, sim_step_kind kind) {
+  args a;
+  args_begin(&a, L, name, bare_keys, 0);
+  opt_headers(&a);
+  return make_step(L, a.d, kind, 0);
+}
+
+static int l_hang(lua_State *L) { return bare_step(L, "hang", SIM_STEP_HANG); }
+static int l_drop(lua_State *L) { return bare_step(L, "drop", SIM_STEP_DROP); }
+static int l_reset(lua_State *L) {
+  return bare_step(L, "reset", SIM_STEP_RESET);
+}
+
+static const char *const delay_keys[] = {"seconds", "step", "headers", NULL};
+
+/* delay{seconds=, step=} or delay{2, chat{}}; the step defaults to chat{}. */
+static int l_delay(lua_State *L) {
+  args a;
+  args_begin(&a, L, "delay", delay_keys, 2);
+  int step_pos = 2;
+  int t1 = lua_rawgeti(L, 1, 1);
+  if (t1 == LUA_TNUMBER) {
+    if (arg_get(&a, "seconds") != LUA_TNIL)
+      luaL_error(L, "delay: the seconds are given twice (at [1] and as "
+                    "'seconds')");
+    lua_pop(L, 1);
+    double v = lua_tonumber(L, -1);
+    if (!isfinite(v) || v < 0)
+      luaL_error(L, "delay: the seconds must be a number >= 0, got %f",
+                 (lua_Number)v);
+    lua_setfield(L, a.d, "seconds");
+  } else {
+    if (sim__lua_is_step(L, -1))
+      step_pos = 1;
+    else if (t1 != LUA_TNIL)
+      luaL_error(L, "delay: [1] must be the seconds or the step, got %s",
+                 luaL_typename(L, -1));
+    lua_pop(L, 1);
+    if (!opt_number(&a, "seconds", "seconds", 0, "a number of seconds >= 0"))
+      luaL_error(L, "delay: the seconds are required, as in delay{2, chat{}}");
+  }
+  if (step_pos == 1) {
+    if (lua_rawgeti(L, 1, 2) != LUA_TNIL)
+      luaL_error(L, "delay: unexpected value at [2]");
+    lua_pop(L, 1);
+  }
+  opt_headers(&a);
+  arg_step(&a, "step", step_pos);
+  if (lua_isnil(L, -1)) {
+    lua_pop(L, 1);
+    push_plain_step(L, SIM_STEP_CHAT);
+  }
+  return make_step(L, a.d, SIM_STEP_DELAY, -1);
+}
+
+static const char *const truncate_keys[] = {"step", "at", "mode", "headers",
+                                            NULL};
+
+/* truncate{step, at=, mode="short-body"|"early-close"}; the step defaults
+   to chat{} and must have a body: chat, fail or garbage. */
+static int l_truncate(lua_State *L) {
+  args a;
+  args_begin(&a, L, "truncate", truncate_keys, 1);
+  if (!opt_integer(&a, "at", "at", 0, INT_MAX, NULL))
+    luaL_error(L, "truncate: field 'at' (bytes of the body sent) is required");
+  if (arg_get(&a, "mode") != LUA_TNIL) {
+    const char *m = lua_type(L, -1) == LUA_TSTRING ? lua_tostring(L, -1) : "";
+    if (strcmp(m, "short-body") != 0 && strcmp(m, "early-close") != 0)
+      luaL_error(L, "truncate: mode must be \"short-body\" or \"early-close\"");
+    lua_pushinteger(L, strcmp(m, "early-close") == 0);
+    lua_setfield(L, a.d, "early_close");
+  }
+  lua_pop(L, 1);
+  opt_headers(&a);
+  arg_step(&a, "step", 1);
+  if (lua_isnil(L, -1)) {
+    lua_pop(L, 1);
+    push_plain_step(L, SIM_STEP_CHAT);
+  }
+  sim_step_kind k = sim__lua_step_kind(L, -1);
+  if (k != SIM_STEP_CHAT && k != SIM_STEP_FAIL && k != SIM_STEP_GARBAGE)
+    luaL_error(L, "truncate: can cut chat, fail or garbage, not %s",
+               sim__step_kind_name(k));
+  return make_step(L, a.d, SIM_STEP_TRUNCATE, -1);
+}
+
+static const char *const garbage_keys[] = {"body", "headers", NULL};
+
+/* garbage{body=}: a 200 whose body is not JSON. */
+static int l_garbage(lua_State *L) {
+  args a;
+  args_begin(&a, L, "garbage", garbage_keys, 0);
+  opt_string(&a, "body", "body");
+  opt_headers(&a);
+  return make_step(L, a.d, SIM_STEP_GARBAGE, 0);
+}
+
+static const char *const effect_keys[] = {"apply", "respond", "headers", NULL};
+
+/* effect{apply=true|false, respond="ok"|"drop"|"reset"|"hang"|step} */
+static int l_effect(lua_State *L) {
+  args a;
+  args_begin(&a, L, "effect", effect_keys, 0);
+  opt_bool(&a, "apply", "apply");
+  opt_headers(&a);
+  int next = 0;
+  int t = arg_get(&a, "respond");
+  if (t == LUA_TSTRING) {
+    const char *r = lua_tostring(L, -1);
+    if (strcmp(r, "ok") == 0) {
+      /* a normal answer: no wrapped step */
+    } else if (strcmp(r, "drop") == 0) {
+      push_plain_step(L, SIM_STEP_DROP);
+      next = lua_gettop(L);
+    } else if (strcmp(r, "reset") == 0) {
+      push_plain_step(L, SIM_STEP_RESET);
+      next = lua_gettop(L);
+    } else if (strcmp(r, "hang") == 0) {
+      push_plain_step(L, SIM_STEP_HANG);
+      next = lua_gettop(L);
+    } else {
+      luaL_error(L, "effect: respond must be \"ok\", \"drop\", \"reset\", "
+                    "\"hang\" or a step, got \"%s\"", r);
+    }
+  } else if (t != LUA_TNIL) {
+    if (!sim__lua_is_step(L, -1))
+      arg_bad(&a, "respond", "\"ok\", \"drop\", \"reset\", \"hang\" or a step");
+    if (sim__lua_step_has_effect(L, -1))
+      luaL_error(L, "effect: respond cannot be another effect{}");
+    next = lua_gettop(L);
+  }
+  return make_step(L, a.d, SIM_STEP_EFFECT, next);
+}
+
+/* --------------------------------------------------- the step metatable */
+
+/* step.kind reads the kind's name; other fields read their canonical
+   values (tables as copies, so the step stays unchanged). */
+static int step_index(lua_State *L) {
+  step_data(L, 1);
+  if (lua_type(L, 2) != LUA_TSTRING) return 0;
+  const char *k = lua_tostring(L, 2);
+  if (strcmp(k, "kind") == 0) {
+    lua_getfield(L, -1, "kind");
+    lua_pushstring(L, sim__step_kind_name((sim_step_kind)lua_tointeger(L, -1)));
+    return 1;
+  }
+  if (strcmp(k, "depth") == 0 || strcmp(k, "fx") == 0 ||
+      strcmp(k, "has_error") == 0)
+    return 0;
+  lua_getfield(L, -1, k);
+  if (lua_type(L, -1) == LUA_TTABLE) {
+    int src = lua_gettop(L);
+    lua_newtable(L);
+    lua_pushnil(L);
+    while (lua_next(L, src) != 0) {
+      lua_pushvalue(L, -2);
+      lua_insert(L, -2);
+      lua_rawset(L, -4);
+    }
+  }
+  return 1;
+}
+
+static int step_newindex(lua_State *L) {
+  return luaL_error(L, "steps are read-only: build a new one instead");
+}
+
+static int step_tostring(lua_State *L) {
+  lua_pushfstring(L, "%s{...}", sim__step_kind_name(sim__lua_step_kind(L, 1)));
+  return 1;
+}
+
+static int stepbox_gc(lua_State *L) {
+  sim_step **box = lua_touserdata(L, 1);
+  if (box != NULL) {
+    sim__step_free(*box);
+    *box = NULL;
+  }
+  return 0;
+}
+
+static const luaL_Reg step_ctors[] = {
+  {"chat", l_chat},         {"stream", l_stream},   {"fail", l_fail},
+  {"hang", l_hang},         {"delay", l_delay},     {"drop", l_drop},
+  {"reset", l_reset},       {"truncate", l_truncate},
+  {"garbage", l_garbage},   {"effect", l_effect},   {NULL, NULL},
+};
+
+static const luaL_Reg step_meta[] = {
+  {"__index", step_index},
+  {"__newindex", step_newindex},
+  {"__tostring", step_tostring},
+  {NULL, NULL},
+};
+
+/* Defines the step constructors and the step metatables. */
+void sim__lua_open_steps(lua_State *L) {
+  luaL_newmetatable(L, SIM_LUA_STEP_MT);
+  luaL_setfuncs(L, step_meta, 0);
+  lua_pushliteral(L, "step");
+  lua_setfield(L, -2, "__metatable"); /* getmetatable(step) == "step" */
+  lua_pop(L, 1);
+
+  luaL_newmetatable(L, SIM_LUA_STEPBOX_MT);
+  lua_pushcfunction(L, stepbox_gc);
+  lua_setfield(L, -2, "__gc");
+  lua_pop(L, 1);
+
+  for (const luaL_Reg *r = step_ctors; r->name != NULL; r++) {
+    lua_pushcfunction(L, r->func);
+    lua_setglobal(L, r->name);
+  }
+}
+
+/* ---------------------------------------------------------- conversion */
+
+static void oom(lua_State *L) { luaL_error(L, "out of memory"); }
+
+static char *dup_lua(lua_State *L, int idx) {
+  size_t len;
+  const char *s = lua_tolstring(L, idx, &len);
+  char *p = malloc(len + 1);
+  if (p == NULL) oom(L);
+  memcpy(p, s, len + 1);
+  return p;
+}
+
+/* A string field of the field table at d, copied, or NULL. */
+static char *field_str(lua_State *L, int d, const char *key) {
+  char *v = NULL;
+  if (lua_getfield(L, d, key) == LUA_TSTRING) v = dup_lua(L, -1);
+  lua_pop(L, 1);
+  return v;
+}
+
+static int field_int(lua_State *L, int d, const char *key, int *out) {
+  int has = lua_getfield(L, d, key) == LUA_TNUMBER;
+  if (has) *out = (int)lua_tointeger(L, -1);
+  lua_pop(L, 1);
+  return has;
+}
+
+static int field_num(lua_State *L, int d, const char *key, double *out) {
+  int has = lua_getfield(L, d, key) == LUA_TNUMBER;
+  if (has) *out = (double)lua_tonumber(L, -1);
+  lua_pop(L, 1);
+  return has;
+}
+
+static int cmp_header(const void *a, const void *b) {
+  const sim_header *x = a, *y = b;
+  return strcmp(x->name, y->name);
+}
+
+/* Copies the field table at d into *slot, which owns the step from its
+   allocation on, so a Lua error at any point leaks nothing. */
+static void convert(lua_State *L, int idx, sim_step **slot) {
+  luaL_checkstack(L, 8, "steps nest too deep");
+  idx = lua_absindex(L, idx);
+  step_data(L, idx);
+  int d = lua_gettop(L);
+  int kind = 0;
+  field_int(L, d, "kind", &kind);
+  sim_step *s = sim__step_new((sim_step_kind)kind);
+  if (s == NULL) oom(L);
+  *slot = s;
+
+  s->content = field_str(L, d, "content");
+  s->model = field_str(L, d, "model");
+  field_int(L, d, "usage_in", &s->usage_in);
+  field_int(L, d, "usage_out", &s->usage_out);
+  if (lua_getfield(L, d, "chunks") == LUA_TTABLE) {
+    int n = (int)lua_rawlen(L, -1);
+    s->chunks = calloc(n > 0 ? (size_t)n : 1, sizeof *s->chunks);
+    if (s->chunks == NULL) oom(L);
+    for (int i = 1; i <= n; i++) {
+      lua_rawgeti(L, -1, i);
+      s->chunks[s->nchunks] = dup_lua(L, -1);
+      s->nchunks++;
+      lua_pop(L, 1);
+    }
+  }
+  lua_pop(L, 1);
+  field_num(L, d, "interval", &s->interval);
+  field_int(L, d, "drop_after", &s->drop_after);
+  field_int(L, d, "stall_after", &s->stall_after);
+  field_num(L, d, "stall", &s->stall);
+  field_int(L, d, "error_after", &s->error_after);
+  field_int(L, d, "no_end", &s->no_end);
+  field_int(L, d, "status", &s->status);
+  s->code = field_str(L, d, "code");
+  s->type = field_str(L, d, "type");
+  s->message = field_str(L, d, "message");
+  s->has_retry_after = field_num(L, d, "retry_after", &s->retry_after);
+  s->retry_after_raw = field_str(L, d, "retry_after_raw");
+  s->has_retry_after_ms = field_num(L, d, "retry_after_ms", &s->retry_after_ms);
+  s->has_retry_after_date =
+      field_num(L, d, "retry_after_date", &s->retry_after_date);
+  if (lua_getfield(L, d, "headers") == LUA_TTABLE) {
+    int h = lua_gettop(L), n = 0;
+    lua_pushnil(L);
+    while (lua_next(L, h) != 0) {
+      lua_pop(L, 1);
+      n++;
+    }
+    s->headers = calloc(n > 0 ? (size_t)n : 1, sizeof *s->headers);
+    if (s->headers == NULL) oom(L);
+    lua_pushnil(L);
+    while (lua_next(L, h) != 0 && s->nheaders < n) {
+      sim_header *hd = &s->headers[s->nheaders++];
+      hd->name = dup_lua(L, -2);
+      hd->value = dup_lua(L, -1);
+      lua_pop(L, 1);
+    }
+    lua_settop(L, h);
+    qsort(s->headers, (size_t)s->nheaders, sizeof *s->headers, cmp_header);
+  }
+  lua_pop(L, 1);
+  field_num(L, d, "seconds", &s->seconds);
+  long at = 0;
+  int at_i = 0;
+  if (field_int(L, d, "at", &at_i)) at = at_i;
+  s->at = at;
+  field_int(L, d, "early_close", &s->early_close);
+  s->body = field_str(L, d, "body");
+  field_int(L, d, "apply", &s->apply);
+  if (lua_getfield(L, d, "next") == LUA_TUSERDATA) convert(L, -1, &s->next);
+  lua_pop(L, 2);
+}
+
+/* Converts the step at idx into a boxed sim_step; see lua_int.h. */
+sim_step **sim__lua_step_convert(lua_State *L, int idx) {
+  idx = lua_absindex(L, idx);
+  if (!sim__lua_is_step(L, idx)) luaL_error(L, "not a step");
+  sim_step **box = lua_newuserdatauv(L, sizeof *box, 0);
+  *box = NULL;
+  luaL_setmetatable(L, SIM_LUA_STEPBOX_MT);
+  convert(L, idx, box);
+  return box;
+}

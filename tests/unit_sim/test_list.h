@@ -1,0 +1,14 @@
+/* The unit_sim suites: one X(name) per feature file (int suite_name(void)). */
+#define TEST_SUITES(X) \
+  X(step)              \
+  X(lua_load)          \
+  X(lua_steps)         \
+  X(lua_sandbox)       \
+  X(lua_decide)        \
+  X(lua_json)          \
+  X(lua_examples)      \
+  X(keying)            \
+  X(trace_write)       \
+  X(wire_format)       \
+  X(ledger)            \
+  X(waiter)
