@@ -42,15 +42,6 @@ static const char RUN_USAGE[] =
     "\n"
     "Exit status: 0 every verdict holds, 1 a verdict failed, 2 usage or input error.\n";
 
-typedef struct run_opts {
-  run_client_kind client;
-  int jobs;
-  double scale;
-  uint64_t seed;
-  const char *trace_dir;
-  const char *json, *junit, *html;
-  int quiet;
-} run_opts;
 
 /* One scenario's slot: filled by a worker, read after all are done. */
 typedef struct slot {
@@ -217,7 +208,8 @@ static int report_option(int argc, char **argv, int *i, run_opts *o) {
 }
 
 int cmd_run(int argc, char **argv) {
-  run_opts o = {.client = RUN_CLIENT_GUARD, .jobs = 4, .scale = DEFAULT_TIME_SCALE, .seed = 1};
+  run_opts o = {.client = RUN_CLIENT_GUARD, .jobs = 4, .scale = DEFAULT_TIME_SCALE, .seed = 1,
+                .progress = 1};
   char **paths = calloc((size_t)argc, sizeof *paths);
   int npaths = 0;
   if (paths == NULL) return EXIT_USAGE;
@@ -286,41 +278,57 @@ int cmd_run(int argc, char **argv) {
     path_list_clear(&files);
     return EXIT_USAGE;
   }
+  rpt_run *run = rpt_run_new();
+  int load_errors = 0;
+  double t0 = mono_ms();
+  if (run && run_suite(run, files.v, files.n, &o, &load_errors) != 0) {
+    rpt_run_free(run);
+    run = NULL;
+  }
+  double wall = mono_ms() - t0;
+  int status = EXIT_USAGE;
+  if (run) {
+    int wr = write_reports(run, &o);
+    int failed = rpt_run_failed(run);
+    if (!o.quiet)
+      printf("%zu scenarios with --client %s in %.1f s (time scale %g)\n", files.n,
+             run_client_name(o.client), wall / 1000.0, o.scale);
+    status = load_errors || wr ? EXIT_USAGE : failed ? EXIT_VERDICT : EXIT_PASS;
+    rpt_run_free(run);
+  }
+  path_list_clear(&files);
+  return status;
+}
+
+/* Plays files with a built-in client and adds them to run in order; see run.h. */
+int run_suite(rpt_run *run, char **files, size_t nfiles, const run_opts *o, int *load_errors) {
   sim_global_init();
   guard_global_init();
   signal(SIGPIPE, SIG_IGN);
-
-  run_state st = {.o = &o, .n = (int)files.n, .tty = isatty(STDERR_FILENO)};
-  st.slots = calloc(files.n, sizeof *st.slots);
-  if (st.slots == NULL) {
-    path_list_clear(&files);
-    return EXIT_USAGE;
-  }
-  for (size_t i = 0; i < files.n; i++) st.slots[i].file = files.v[i];
+  run_state st = {.o = o, .n = (int)nfiles, .tty = o->progress && isatty(STDERR_FILENO)};
+  st.slots = calloc(nfiles ? nfiles : 1, sizeof *st.slots);
+  if (st.slots == NULL) return -1;
+  for (size_t i = 0; i < nfiles; i++) st.slots[i].file = files[i];
   atomic_init(&st.next, 0);
   pthread_mutex_init(&st.lock, NULL);
-  int nth = o.jobs < st.n ? o.jobs : st.n;
+  int nth = o->jobs < st.n ? o->jobs : st.n;
   pthread_t th[64];
   int started = 0;
-  double t0 = mono_ms();
   for (; started < nth; started++)
     if (pthread_create(&th[started], NULL, run_worker, &st) != 0) break;
   if (started == 0) run_worker(&st);
   for (int i = 0; i < started; i++) pthread_join(th[i], NULL);
-  double wall = mono_ms() - t0;
   rpt_progress_clear(stderr, st.tty);
 
-  rpt_run *run = rpt_run_new();
-  int load_errors = 0;
-  for (int i = 0; run && i < st.n; i++) {
+  for (int i = 0; i < st.n; i++) {
     slot *s = &st.slots[i];
     char err[RPT_ERRLEN];
     if (s->error[0]) {
       rpt_run_add_error(run, NULL, s->file, s->error);
-      load_errors += s->load_error;
+      *load_errors += s->load_error;
       fprintf(stderr, "%s\n", s->error);
     } else {
-      rpt_input in = {.file = s->file, .client = run_client_name(o.client),
+      rpt_input in = {.file = s->file, .client = run_client_name(o->client),
                       .trace_path = s->trace, .wall_ms = s->wall_ms};
       if (rpt_run_add(run, &in, err) != RPT_OK) {
         rpt_run_add_error(run, NULL, s->file, err);
@@ -329,20 +337,9 @@ int cmd_run(int argc, char **argv) {
     }
     if (s->temp_trace) unlink(s->trace);
   }
-  int status = EXIT_USAGE;
-  if (run) {
-    int wr = write_reports(run, &o);
-    int failed = rpt_run_failed(run);
-    if (!o.quiet)
-      printf("%d scenarios with --client %s in %.1f s (time scale %g)\n", st.n,
-             run_client_name(o.client), wall / 1000.0, o.scale);
-    status = load_errors || wr ? EXIT_USAGE : failed ? EXIT_VERDICT : EXIT_PASS;
-    rpt_run_free(run);
-  }
   pthread_mutex_destroy(&st.lock);
   free(st.slots);
-  path_list_clear(&files);
-  return status;
+  return 0;
 }
 
 static const char REPORT_USAGE[] =

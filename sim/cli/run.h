@@ -5,9 +5,11 @@
 #ifndef FUSEBOX_RUN_H
 #define FUSEBOX_RUN_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 #include "guard/guard.h"
+#include "reports/reports.h"
 #include "sim/sim.h"
 
 #define RUN_ERRLEN 256
@@ -52,5 +54,26 @@ const char *run_client_name(run_client_kind kind);
  */
 int run_workload_play(guard *g, const run_workload *w, run_client_kind kind,
                       sim_server *srv, double time_scale);
+
+/* Options of a suite played with a built-in client. */
+typedef struct run_opts {
+  run_client_kind client;
+  int jobs;               /* scenarios at once */
+  double scale;           /* time scale */
+  uint64_t seed;
+  const char *trace_dir;  /* NULL = temporary traces, deleted after judging */
+  const char *json, *junit, *html;
+  int quiet;              /* no terminal table */
+  int progress;           /* live progress line on a terminal */
+} run_opts;
+
+/*
+ * Plays every file with o->client, `jobs` at a time, and adds each to run in
+ * file order (a scenario that cannot be played is added as an error, and
+ * counted in *load_errors when its file did not load). Returns 0, or -1 when
+ * out of memory.
+ */
+
+int run_suite(rpt_run *run, char **files, size_t nfiles, const run_opts *o, int *load_errors);
 
 #endif
