@@ -67,6 +67,16 @@ static void add_step_headers(struct MHD_Response *r, sim_conn *c, const sim_step
                                               ? SIM_DIALECT_ANTHROPIC
                                               : SIM_DIALECT_OPENAI),
              c->rid, 1);
+  for (int i = 0; c->has_rl && i < c->rl.nheaders; i++)
+    add_header(r, c, c->rl.headers[i].name, c->rl.headers[i].value, 1);
+  if (c->has_rl && c->rl.retry_after > 0 && s != NULL && !s->has_retry_after &&
+      s->retry_after_raw == NULL && !s->has_retry_after_date && !s->has_retry_after_ms) {
+    char ra[32];
+    sim__format_seconds(c->rl.retry_after, ra);
+    add_header(r, c, "retry-after", ra, 1);
+    c->has_ra = 1;
+    c->retry_after_ms = c->rl.retry_after * 1000.0;
+  }
   if (s == NULL) return;
   char buf[64];
   if (s->has_retry_after_ms) {

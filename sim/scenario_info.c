@@ -2,6 +2,7 @@
  * scenario_info.c - sim_scenario_inspect: what `fusebox list` and `check`
  * show of a scenario file, loaded and validated but not served.
  */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -30,6 +31,15 @@ int sim_scenario_inspect(const char *path, sim_scenario_info *info,
   sim_scenario *sc = NULL;
   int rc = sim__scenario_load(path, 0, &sc, err);
   if (rc != 0) return rc;
+  /* The rate limiter's table is validated where it is read. */
+  sim_ratelimit *rl = NULL;
+  char rerr[SIM_ERRLEN] = "";
+  if (sim__ratelimit_new(sim__scenario_ratelimit_json(sc), 1, &rl, rerr) != SIM_OK) {
+    snprintf(err, SIM_ERRLEN, "%.120s: %.120s", path, rerr);
+    sim__scenario_free(sc);
+    return SIM_ELOAD;
+  }
+  sim__ratelimit_free(rl);
 
   int n = sim__scenario_ntags(sc);
   if ((rc = dup_opt(path, &info->path)) != 0 ||

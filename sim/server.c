@@ -204,6 +204,10 @@ static enum MHD_Result arrive(sim_conn *c, const char *method, const char *url) 
   } else if (c->dialect == SIM_DIALECT_EFFECT && strcmp(method, "POST") != 0 &&
              strcmp(method, "GET") != 0) {
     r = play_error(c, 405, "Method not allowed: use POST or GET.");
+  } else if (c->provider >= 0 && srv->rl &&
+             sim__ratelimit_take(srv->rl, c->tokens_in_est, &c->rl)) {
+    c->has_rl = 1; /* refused by the bucket, before the scenario is asked */
+    r = play_error(c, 429, "Rate limit reached for requests. Please try again later.");
   } else if (c->lookup_key != NULL) {
     c->root = sim__step_new(SIM_STEP_EFFECT); /* a ledger lookup */
     c->cur = c->root;
@@ -213,6 +217,7 @@ static enum MHD_Result arrive(sim_conn *c, const char *method, const char *url) 
     c->cur = c->root;
     r = c->root ? sim__play(c) : MHD_NO;
   } else {
+    c->has_rl = srv->rl != NULL && c->provider >= 0;
     sim_req req = {.attempt = c->attempt, .n = (int)c->id, .method = method, .path = url,
                    .provider = c->provider >= 0
                                    ? sim__scenario_provider_name(srv->sc, c->provider)
@@ -442,6 +447,8 @@ int sim_server_start(const sim_server_opts *o, sim_server **out, char err[SIM_ER
   srv->ledger = sim__ledger_new(sim__scenario_idempotency_honoured(srv->sc));
   rc = SIM_ENOMEM;
   if (srv->keys == NULL || srv->ledger == NULL) goto fail;
+  rc = sim__ratelimit_new(sim__scenario_ratelimit_json(srv->sc), srv->scale, &srv->rl, err);
+  if (rc != SIM_OK) goto fail;
   rc = sim__waiter_new(&srv->waiter);
   if (rc != SIM_OK) goto fail;
   rc = start_daemon(srv, o, err);
@@ -511,6 +518,7 @@ void sim_server_free(sim_server *srv) {
   sim__trace_close(srv->trace);
   sim__keymap_free(srv->keys);
   sim__ledger_free(srv->ledger);
+  sim__ratelimit_free(srv->rl);
   sim__scenario_free(srv->sc);
   pthread_mutex_destroy(&srv->lock);
   free(srv);

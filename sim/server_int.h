@@ -21,6 +21,7 @@ struct sim_server {
   sim_waiter *waiter;
   sim_keymap *keys;
   sim_ledger *ledger;
+  sim_ratelimit *rl;  /* NULL: no rate limit */
   double t0;          /* CLOCK_MONOTONIC ms at start */
   double scale;       /* time scale for every server-side delay */
   int port;
@@ -52,6 +53,8 @@ typedef struct sim_conn {
   char *lookup_key;         /* GET /v1/effects/{key} */
   char *idem_key;
   char rid[40];             /* request id sent to the client */
+  int has_rl;               /* rl holds rate-limit headers to send */
+  sim_rl_result rl;
 
   sim_step *root;           /* the decision; owned */
   const sim_step *cur;      /* the part being played (delay unwraps) */

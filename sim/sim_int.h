@@ -267,6 +267,22 @@ int sim__waiter_add(sim_waiter *wt, sim_wait *w, double due_ms, int fd,
 void sim__waiter_shutdown(sim_waiter *wt);
 void sim__waiter_free(sim_waiter *wt);
 
+/* ratelimit.c: an optional token bucket in front of the providers. */
+typedef struct sim_ratelimit sim_ratelimit;
+#define SIM_RL_HEADERS 6
+typedef struct sim_rl_result {
+  double retry_after;  /* scenario seconds to wait when refused */
+  struct {
+    char name[48];
+    char value[40];
+  } headers[SIM_RL_HEADERS];
+  int nheaders;
+} sim_rl_result;
+int sim__ratelimit_new(const char *json, double scale, sim_ratelimit **out,
+                       char err[SIM_ERRLEN]);
+void sim__ratelimit_free(sim_ratelimit *rl);
+int sim__ratelimit_take(sim_ratelimit *rl, int tokens, sim_rl_result *r);
+
 /* ledger.c: the side-effect ledger. Thread-safe. */
 typedef struct sim_ledger sim_ledger;
 enum { SIM_LEDGER_APPLIED = 1, SIM_LEDGER_REPLAYED, SIM_LEDGER_CONFLICT,

@@ -1,1 +1,1 @@
-#define TEST_SUITES(X) X(steps) X(providers) X(effects) X(trace) X(guard)
+#define TEST_SUITES(X) X(steps) X(providers) X(effects) X(trace) X(guard) X(ratelimit)
