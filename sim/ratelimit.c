@@ -156,7 +156,7 @@ int sim__ratelimit_take(sim_ratelimit *rl, int tokens, sim_rl_result *r) {
   pthread_mutex_unlock(&rl->lock);
 
   r->retry_after = refused ? ceil(fmax(wr, wt)) : 0;
-  char v[64];
+  char v[sizeof r->headers[0].value];
   if (rl->rpm > 0) {
     snprintf(v, sizeof v, "%.0f", rl->req_cap);
     add(r, rl->anthropic ? "anthropic-ratelimit-requests-limit" : "x-ratelimit-limit-requests", v);
