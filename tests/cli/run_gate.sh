@@ -35,6 +35,7 @@ for client in naive sdk-default; do
   python3 tests/cli/verdicts.py "$tmp/$client.json" | awk -F'\t' '$2 == "fail" { print $1 "\t" $3 }' \
     | sort > "$tmp/$client.txt"
   pinned=tests/cli/gate/$client.txt
+  mkdir -p tests/cli/gate
   if [ "${UPDATE:-0}" = 1 ]; then
     cp "$tmp/$client.txt" "$pinned"
     echo "updated $pinned ($(wc -l < "$pinned") failing scenarios)"
