@@ -59,6 +59,72 @@ cJSON *sim__trace_event(const char *kind, double t_ms) {
   return ev;
 }
 
+/* Length of the valid UTF-8 sequence at s (0 if invalid), at most n bytes. */
+static size_t utf8_len(const unsigned char *s, size_t n) {
+  if (s[0] < 0x80) return 1;
+  size_t len = s[0] >= 0xF0 && s[0] <= 0xF4 ? 4 : s[0] >= 0xE0 ? 3 : s[0] >= 0xC2 && s[0] < 0xE0 ? 2 : 0;
+  if (len == 0 || len > n) return 0;
+  for (size_t i = 1; i < len; i++)
+    if ((s[i] & 0xC0) != 0x80) return 0;
+  if (len == 3 && s[0] == 0xE0 && s[1] < 0xA0) return 0; /* overlong */
+  if (len == 3 && s[0] == 0xED && s[1] >= 0xA0) return 0; /* surrogate */
+  if (len == 4 && s[0] == 0xF0 && s[1] < 0x90) return 0;  /* overlong */
+  if (len == 4 && s[0] == 0xF4 && s[1] >= 0x90) return 0; /* past U+10FFFF */
+  return len;
+}
+
+/* A copy of s with every invalid UTF-8 byte replaced by U+FFFD, or NULL when
+   s is valid already (or out of memory). */
+static char *utf8_fixed(const char *s) {
+  size_t n = strlen(s), i = 0;
+  while (i < n) {
+    size_t l = utf8_len((const unsigned char *)s + i, n - i);
+    if (l == 0) break;
+    i += l;
+  }
+  if (i == n) return NULL;
+  char *out = malloc(n * 3 + 1);
+  if (out == NULL) return NULL;
+  size_t o = 0;
+  for (i = 0; i < n;) {
+    size_t l = utf8_len((const unsigned char *)s + i, n - i);
+    if (l == 0) {
+      memcpy(out + o, "\xEF\xBF\xBD", 3);
+      o += 3;
+      i++;
+    } else {
+      memcpy(out + o, s + i, l);
+      o += l;
+      i += l;
+    }
+  }
+  out[o] = '\0';
+  return out;
+}
+
+/* Makes every string (and key) in the tree valid UTF-8: a client can send
+   any bytes, and a trace line must stay JSON any reader accepts. */
+static void sanitize(cJSON *j) {
+  for (cJSON *c = j; c != NULL; c = c->next) {
+    if (c->string) {
+      char *f = utf8_fixed(c->string);
+      if (f) {
+        if (!(c->type & cJSON_StringIsConst)) free(c->string);
+        c->string = f;
+        c->type &= ~cJSON_StringIsConst;
+      }
+    }
+    if (cJSON_IsString(c) && c->valuestring) {
+      char *f = utf8_fixed(c->valuestring);
+      if (f) {
+        free(c->valuestring);
+        c->valuestring = f;
+      }
+    }
+    if (c->child) sanitize(c->child);
+  }
+}
+
 /* Writes ev as one line and frees it. Thread-safe. */
 void sim__trace_emit(sim_trace *tr, cJSON *ev) {
   if (ev == NULL) return;
@@ -66,6 +132,7 @@ void sim__trace_emit(sim_trace *tr, cJSON *ev) {
     cJSON_Delete(ev);
     return;
   }
+  sanitize(ev->child);
   char *line = cJSON_PrintUnformatted(ev);
   cJSON_Delete(ev);
   if (line == NULL) return;

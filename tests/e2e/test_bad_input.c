@@ -1,0 +1,207 @@
+/*
+ * test_bad_input.c - hostile and broken clients: every row answers clearly
+ * (or closes), the server keeps serving others, and the trace stays valid
+ * JSON Lines in valid UTF-8.
+ */
+#include <CUnit/CUnit.h>
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/time.h>
+#include <unistd.h>
+
+#include "e2e_util.h"
+
+#define CHAT "/v1/chat/completions"
+
+static int dial(int port) {
+  int fd = socket(AF_INET, SOCK_STREAM, 0);
+  struct sockaddr_in a = {.sin_family = AF_INET, .sin_port = htons((uint16_t)port)};
+  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  struct timeval tv = {2, 0};
+  setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
+  if (connect(fd, (struct sockaddr *)&a, sizeof a) != 0) {
+    close(fd);
+    return -1;
+  }
+  return fd;
+}
+
+static void send_all(int fd, const char *p, size_t n) {
+  while (n > 0) {
+    ssize_t w = send(fd, p, n, MSG_NOSIGNAL);
+    if (w <= 0) return;
+    p += w;
+    n -= (size_t)w;
+  }
+}
+
+/* Sends raw bytes and returns the status of the answer (0: none). */
+static int raw(int port, const char *req, size_t len) {
+  int fd = dial(port);
+  if (fd < 0) return -1;
+  send_all(fd, req, len);
+  char buf[512] = "";
+  ssize_t n = recv(fd, buf, sizeof buf - 1, 0);
+  close(fd);
+  int status = 0;
+  if (n > 12 && sscanf(buf, "HTTP/1.%*d %d", &status) != 1) status = 0;
+  return status;
+}
+
+/* A normal request still gets its answer. */
+static void still_serving(e2e_server *s) {
+  e2e_resp r;
+  e2e_chat(s, CHAT, 0, 3000, &r);
+  CU_ASSERT_EQUAL(r.status, 200);
+  e2e_resp_clear(&r);
+}
+
+static int valid_utf8(const unsigned char *p, size_t n) {
+  for (size_t i = 0; i < n;) {
+    unsigned char c = p[i];
+    size_t l = c < 0x80 ? 1 : (c >> 5) == 6 ? 2 : (c >> 4) == 14 ? 3 : (c >> 3) == 30 ? 4 : 0;
+    if (l == 0 || i + l > n) return 0;
+    for (size_t k = 1; k < l; k++)
+      if ((p[i + k] & 0xC0) != 0x80) return 0;
+    i += l;
+  }
+  return 1;
+}
+
+/* Every line of the trace parses and the file is valid UTF-8. */
+static void trace_valid(e2e_server *s) {
+  FILE *f = fopen(s->trace_path, "rb");
+  CU_ASSERT_PTR_NOT_NULL_FATAL(f);
+  char *line = NULL;
+  size_t cap = 0;
+  ssize_t n;
+  int lines = 0, bad = 0;
+  while ((n = getline(&line, &cap, f)) > 0) {
+    lines++;
+    cJSON *j = cJSON_Parse(line);
+    if (j == NULL || !valid_utf8((unsigned char *)line, (size_t)n)) bad++;
+    cJSON_Delete(j);
+  }
+  free(line);
+  fclose(f);
+  CU_ASSERT(lines > 0);
+  CU_ASSERT_EQUAL(bad, 0);
+}
+
+static e2e_server *start(void) {
+  return e2e_start("return scenario { name='t', provider = function(req)\n"
+                   "  return chat { content = 'body is ' .. type(req.body) } end }", 1);
+}
+
+static void test_invalid_utf8(void) {
+  e2e_server *s = start();
+  const char req[] = "POST " CHAT " HTTP/1.1\r\nHost: x\r\nX-Name: \xff\xfe\xc3\x28\r\n"
+                     "Content-Length: 14\r\n\r\n{\"m\":\"\xff\xfe\xfd\xfc\"}  ";
+  CU_ASSERT_EQUAL(raw(s->port, req, sizeof req - 1), 200);
+  still_serving(s);
+  e2e_stop(s);
+  trace_valid(s);
+  e2e_free(s);
+}
+
+static void test_deep_json(void) {
+  e2e_server *s = start();
+  size_t n = 100000;
+  char *body = malloc(2 * n + 1);
+  memset(body, '[', n);
+  memset(body + n, ']', n);
+  body[2 * n] = '\0';
+  e2e_resp r;
+  e2e_request(s, "POST", CHAT, body, NULL, 5000, &r);
+  CU_ASSERT_EQUAL(r.status, 200);
+  CU_ASSERT(strstr(r.body, "body is nil") != NULL); /* too deep to be a table */
+  e2e_resp_clear(&r);
+  free(body);
+  still_serving(s);
+  e2e_stop(s);
+  trace_valid(s);
+  e2e_free(s);
+}
+
+static void test_header_flood_and_huge_header(void) {
+  e2e_server *s = start();
+  size_t cap = 200000, len = 0;
+  char *req = malloc(cap);
+  len += (size_t)snprintf(req, cap, "POST " CHAT " HTTP/1.1\r\nHost: x\r\n");
+  for (int i = 0; i < 3000 && len + 32 < cap; i++)
+    len += (size_t)snprintf(req + len, cap - len, "X-F%d: v\r\n", i);
+  len += (size_t)snprintf(req + len, cap - len, "Content-Length: 2\r\n\r\n{}");
+  int st = raw(s->port, req, len);
+  CU_ASSERT(st == 431 || st == 0 || st == 413); /* refused, never a crash */
+  len = (size_t)snprintf(req, cap, "POST " CHAT " HTTP/1.1\r\nHost: x\r\nX-Big: ");
+  memset(req + len, 'a', 100000);
+  len += 100000;
+  len += (size_t)snprintf(req + len, cap - len, "\r\nContent-Length: 2\r\n\r\n{}");
+  st = raw(s->port, req, len);
+  CU_ASSERT(st == 431 || st == 0 || st == 413);
+  free(req);
+  still_serving(s);
+  e2e_free(s);
+}
+
+static void test_slow_and_unfinished_clients(void) {
+  e2e_server *s = start();
+  /* A slow-loris client sends half its headers and waits. */
+  int loris = dial(s->port);
+  const char *half = "POST " CHAT " HTTP/1.1\r\nHost: x\r\nX-Slow: ";
+  send_all(loris, half, strlen(half));
+  /* Another promises a body it never finishes. */
+  int unfinished = dial(s->port);
+  const char *part = "POST " CHAT " HTTP/1.1\r\nHost: x\r\nContent-Length: 1000\r\n\r\n{\"a\":";
+  send_all(unfinished, part, strlen(part));
+  still_serving(s); /* neither holds anyone else up */
+  close(loris);
+  close(unfinished);
+  still_serving(s);
+  e2e_stop(s);
+  trace_valid(s);
+  e2e_free(s);
+}
+
+static void test_unknown_method_and_path(void) {
+  e2e_server *s = start();
+  const char brew[] = "BREW " CHAT " HTTP/1.1\r\nHost: x\r\nContent-Length: 0\r\n\r\n";
+  CU_ASSERT_EQUAL(raw(s->port, brew, sizeof brew - 1), 405);
+  const char nope[] = "GET /v2/nothing HTTP/1.1\r\nHost: x\r\n\r\n";
+  CU_ASSERT_EQUAL(raw(s->port, nope, sizeof nope - 1), 404);
+  still_serving(s);
+  e2e_free(s);
+}
+
+static void test_disconnect_at_every_stage(void) {
+  e2e_server *s = start();
+  const char full[] = "POST " CHAT " HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
+                      "Content-Length: 16\r\n\r\n{\"model\":\"m1\"} ";
+  size_t n = sizeof full - 1;
+  for (size_t cut = 0; cut <= n; cut += 3) {
+    int fd = dial(s->port);
+    CU_ASSERT_FATAL(fd >= 0);
+    send_all(fd, full, cut);
+    close(fd); /* gone before, during or right after the request */
+  }
+  still_serving(s);
+  e2e_stop(s);
+  trace_valid(s);
+  e2e_free(s);
+}
+
+int suite_bad_input(void) {
+  CU_pSuite s = CU_add_suite("e2e_bad_input", NULL, NULL);
+  if (s == NULL) return CU_get_error();
+  CU_add_test(s, "invalid UTF-8 in headers and body", test_invalid_utf8);
+  CU_add_test(s, "JSON nested 100,000 deep", test_deep_json);
+  CU_add_test(s, "header flood, huge header", test_header_flood_and_huge_header);
+  CU_add_test(s, "slow-loris and unfinished bodies", test_slow_and_unfinished_clients);
+  CU_add_test(s, "unknown method and path", test_unknown_method_and_path);
+  CU_add_test(s, "disconnect at every stage", test_disconnect_at_every_stage);
+  return CU_get_error();
+}
