@@ -176,6 +176,11 @@ typedef struct guard__facts {
 
 /* Gives the facts exactly one kind, and a short summary (the error code or
  * type, a transport error name, or "http_NNN") in summary[n]. */
+/* The random time added on top of an honoured Retry-After: up to this
+ * fraction of it, and at most this many ms (times the time scale). */
+#define GUARD__RA_SPREAD 0.1
+#define GUARD__RA_SPREAD_MAX_MS 1000.0
+
 guard_kind guard__classify(const guard__facts *f, char *summary, size_t n);
 /* The kind a typical SDK would give (GUARD_STATUS_ONLY), from the table's. */
 guard_kind guard__classify_by_status(const guard__facts *f, guard_kind table);

@@ -30,6 +30,14 @@ int guard__plan_wait(guard__call *c, const guard__pol *pol, int n,
       if (asked >= wait) {
         wait = asked;
         w = GUARD_WAIT_RETRY_AFTER;
+        /* A floor, not an appointment: a little random time on top, so
+           clients told the same Retry-After do not return in lockstep. */
+        if (pol->jitter != GUARD_JITTER_NONE) {
+          double extra = asked * GUARD__RA_SPREAD;
+          if (extra > GUARD__RA_SPREAD_MAX_MS * g->scale) extra = GUARD__RA_SPREAD_MAX_MS * g->scale;
+          double spread = extra * guard__rand01(g);
+          if (!guard__deadline_crossed_by(&c->dl, guard__now(g), wait + spread)) wait += spread;
+        }
       }
     } else if (ra->state == GUARD__RA_BAD) {
       char note[64];

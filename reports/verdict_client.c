@@ -87,7 +87,9 @@ static int same(const char *a, const char *b) {
  * side_effects = true or {at_most_once=, exactly_once_if_ok=}:
  * at most once: no effect key is applied twice (two `applied` events for the
  * same name and key, or a count over 1), and no keyless effect is applied
- * twice with the same payload fingerprint;
+ * twice with the same payload fingerprint, and no payload is applied more
+ * times than there were calls (a client that makes a new key for every
+ * attempt re-executes under fresh keys: the payload gives it away);
  * exactly once if ok: at least as many distinct effects applied as calls
  * that ended ok (a call that said ok while nothing was applied fails).
  */
@@ -145,6 +147,21 @@ int rpt__v_side_effects(rpt__ctx *c, const char *name, const cJSON *val) {
       return rpt__verdict_add(c, name, RPT_FAIL, "effect %s with key %s applied %d times",
                               e->name ? e->name : "?", rpt__short_key(e->key, key, sizeof key),
                               e->count);
+    /* The same payload under other keys: more applications than calls. */
+    int calls = tr->ncli > 0 ? tr->ncli : 1, same_payload = 1;
+    for (int k = 0; k < i && e->fingerprint; k++) {
+      const rpt__effect *p = &tr->eff[k];
+      if (strcmp(p->action, "applied") == 0 && same(p->name, e->name) &&
+          same(p->fingerprint, e->fingerprint))
+        same_payload++;
+    }
+    if (e->fingerprint && same_payload > calls)
+      return rpt__verdict_add(c, name, RPT_FAIL,
+                              "effect %s applied %d times for payload %s under different keys "
+                              "(%d call%s; last at %s)",
+                              e->name ? e->name : "?", same_payload,
+                              rpt__short_key(e->fingerprint, key, sizeof key), calls,
+                              calls == 1 ? "" : "s", rpt__fmt_ms(e->t, tbuf, sizeof tbuf));
   }
   const char *note = "";
   if (exactly) {
@@ -175,7 +192,7 @@ static int text_matches(const char *client, const char *sent) {
 }
 
 static int complete_ok(const rpt__arrival *a) {
-  return a->has_end && a->how && strcmp(a->how, "complete") == 0 && !a->stalled &&
+  return a->has_end && a->how && strcmp(a->how, "complete") == 0 &&
          a->status >= 200 && a->status < 300;
 }
 

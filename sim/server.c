@@ -224,7 +224,7 @@ static enum MHD_Result arrive(sim_conn *c, const char *method, const char *url) 
                                    : "effects",
                    .dialect = c->dialect, .headers = hl.h, .nheaders = hl.n,
                    .body = c->body, .body_len = c->body_len, .stream = c->stream_req,
-                   .t = c->t_arrive / 1000.0, .key = c->key};
+                   .t = c->t_arrive / 1000.0 / srv->scale, .key = c->key};
     char err[SIM_ERRLEN] = "";
     sim_step *step = NULL;
     if (sim__scenario_decide(srv->sc, c->provider, &req, &step, err) != SIM_OK) {

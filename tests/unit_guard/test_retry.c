@@ -256,6 +256,30 @@ static void test_time_scale(void) {
 }
 
 /* Registers the retry-loop suite. */
+/* An honoured Retry-After gets a little random time on top (up to 10 %,
+   at most 1 s), so a herd told the same value does not return in lockstep;
+   never less than asked. */
+static void test_retry_after_spread(void) {
+  double want[] = {2000, 2100, 2000 + 200 * 0.999};
+  double u[] = {0.0, 0.5, 0.999};
+  for (int i = 0; i < 3; i++) {
+    fake f;
+    fake_init(&f);
+    f.rnd = fake_u(u[i]);
+    fake_add(&f, (fake_step){.status = 429, .headers = RA("2"), .ms = 0});
+    fake_add(&f, (fake_step){.status = 200, .body = OK_OPENAI, .ms = 0});
+    guard_config cfg;
+    fake_config(&cfg, &f);
+    cfg.policy.jitter = GUARD_JITTER_FULL;
+    cfg.policy.backoff_base = 0.1; /* the backoff stays under the Retry-After */
+    guard_result *r = run(&f, &cfg);
+    CU_ASSERT_EQUAL(r->attempts[0].wait_why, GUARD_WAIT_RETRY_AFTER);
+    CU_ASSERT_DOUBLE_EQUAL(f.slept, want[i], 1e-6);
+    guard_result_free(r);
+    fake_free(&f);
+  }
+}
+
 int suite_retry(void) {
   CU_pSuite s = CU_add_suite("retry", NULL, NULL);
   if (s == NULL) return CU_get_error();
@@ -263,6 +287,7 @@ int suite_retry(void) {
       !CU_add_test(s, "transient errors are retried with backoff", test_transient_then_ok) ||
       !CU_add_test(s, "Retry-After is a floor over the backoff", test_retry_after_is_a_floor) ||
       !CU_add_test(s, "Retry-After as an HTTP-date", test_retry_after_http_date) ||
+      !CU_add_test(s, "Retry-After plus a small random spread", test_retry_after_spread) ||
       !CU_add_test(s, "a bad Retry-After: ignore or stop", test_bad_retry_after) ||
       !CU_add_test(s, "x-should-retry decides", test_should_retry_false) ||
       !CU_add_test(s, "shape is retried, unknown is not", test_shape_retried_unknown_not) ||
