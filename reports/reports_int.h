@@ -99,6 +99,7 @@ typedef struct rpt__arrival {
   const char *step, *how, *code, *text; /* from `end`; NULL when absent */
   int status;               /* 0 = no status line sent */
   int chunks, stalled;
+  int no_end_marker;  /* a stream that ended cleanly but without its end marker */
   double retry_after_ms;    /* < 0 when the response did not ask */
   double delay_ms;
   long tokens_in, tokens_out;

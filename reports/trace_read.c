@@ -278,6 +278,8 @@ static int ev_end(reader *r, const cJSON *o, double t) {
   a->status = get_int(o, "status", 0);
   a->chunks = get_int(o, "chunks", 0);
   a->stalled = get_bool(o, "stalled");
+  const cJSON *em = cJSON_GetObjectItemCaseSensitive(o, "end_marker");
+  a->no_end_marker = cJSON_IsFalse(em);
   a->retry_after_ms = get_num(o, "retry_after_ms", -1);
   a->delay_ms = get_num(o, "delay_ms", 0);
   a->tokens_in = get_long(o, "tokens_in", 0);

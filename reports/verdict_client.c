@@ -183,17 +183,27 @@ int rpt__v_side_effects(rpt__ctx *c, const char *name, const cJSON *val) {
 
 /* --------------------------------------------------- no_stream_splice */
 
-/* 1 when the client's text equals the attempt's text (a text the server
-   cut at its 4 KiB cap only has to be a prefix). */
+static size_t trimmed_len(const char *s) {
+  size_t n = strlen(s);
+  while (n > 0 && (s[n - 1] == ' ' || s[n - 1] == '\n' || s[n - 1] == '\r' || s[n - 1] == '\t'))
+    n--;
+  return n;
+}
+
+/* 1 when the client's text equals the attempt's text, trailing white space
+   aside (an external client prints its answer with a line end); a text the
+   server cut at its 4 KiB cap only has to be a prefix. */
 static int text_matches(const char *client, const char *sent) {
   size_t n = strlen(sent);
   if (n >= RPT__TEXT_CAP) return strncmp(client, sent, n) == 0;
-  return strcmp(client, sent) == 0;
+  size_t a = trimmed_len(client), b = trimmed_len(sent);
+  return a == b && strncmp(client, sent, a) == 0;
 }
 
+/* A whole answer: a 2xx sent to the end (a stream with its end marker). */
 static int complete_ok(const rpt__arrival *a) {
   return a->has_end && a->how && strcmp(a->how, "complete") == 0 &&
-         a->status >= 200 && a->status < 300;
+         a->status >= 200 && a->status < 300 && !a->no_end_marker;
 }
 
 /* "Hello w..." for evidence: at most 24 bytes, not cut inside UTF-8. */
@@ -207,7 +217,8 @@ static const char *snippet(const char *s, char *out, size_t n) {
 /*
  * no_stream_splice = true: the final text of every call that was not
  * degraded equals the text of exactly one attempt that completed; a final
- * text that starts with a failed attempt's partial text is a splice.
+ * text that starts with a failed attempt's partial text is a splice, and
+ * the text of a stream that never sent its end marker is not an answer.
  */
 int rpt__v_no_stream_splice(rpt__ctx *c, const char *name, const cJSON *val) {
   int want, rc;
@@ -228,6 +239,14 @@ int rpt__v_no_stream_splice(rpt__ctx *c, const char *name, const cJSON *val) {
       if (complete_ok(&tr->arr[k]) && tr->arr[k].text && text_matches(ce->text, tr->arr[k].text))
         match = 1;
     if (match) continue;
+    for (int k = 0; k < tr->narr; k++) {
+      const rpt__arrival *a = &tr->arr[k];
+      if (a->no_end_marker && a->text && text_matches(ce->text, a->text))
+        return rpt__verdict_add(c, name, RPT_FAIL,
+                                "call %d took \"%s\" from attempt %d, a stream that ended "
+                                "without its end marker: an unfinished answer passed off as whole",
+                                ce->call, snippet(ce->text, s1, sizeof s1), a->attempt);
+    }
     /* Not one attempt's text: is it a failed attempt's partial text joined
        to more? */
     for (int k = 0; k < tr->narr; k++) {

@@ -243,6 +243,7 @@ static ssize_t stream_reader(void *cls, uint64_t pos, char *buf, size_t max) {
     case P_TAIL:
       set_frame(p, p->sse.tail);
       p->phase = s->no_end ? P_DONE : P_MARKER;
+      c->no_end_marker = s->no_end;
       break;
     case P_MARKER:
       set_frame(p, p->sse.marker);

@@ -74,6 +74,7 @@ typedef struct sim_conn {
   int tokens_in, tokens_out;
   int chunks;
   int stalled;
+  int no_end_marker;        /* a stream finished without [DONE] / message_stop */
   double delay_ms;
   char *text;               /* answer text sent, bounded by SIM_MAX_TEXT */
   size_t text_len;
