@@ -4,7 +4,11 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-PKGS="build-essential cmake pkg-config curl python3 libmicrohttpd-dev libcurl4-openssl-dev libcjson-dev liblua5.4-dev libcunit1-dev"
+# Build: a compiler, cmake, pkg-config and the five libraries. Tests: curl,
+# python3, chromium (the HTML report), and what the example clients need
+# (jq, python3-httpx, python3-tenacity; the Node SDKs come from npm below).
+PKGS="build-essential cmake pkg-config curl python3 libmicrohttpd-dev libcurl4-openssl-dev
+      libcjson-dev liblua5.4-dev libcunit1-dev chromium jq python3-httpx python3-tenacity"
 missing=""
 for p in $PKGS; do dpkg -s "$p" >/dev/null 2>&1 || missing="$missing $p"; done
 if [ -n "$missing" ]; then
@@ -13,6 +17,9 @@ if [ -n "$missing" ]; then
   apt-get update -qq
   apt-get install -y -qq $missing >/dev/null
 fi
+
+echo "== example clients (npm ci, pinned SDK versions)"
+sh examples/clients/install.sh
 
 echo "== building (build/)"
 cmake -S . -B build -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
