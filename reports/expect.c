@@ -25,6 +25,7 @@ static const struct {
     {"side_effects", rpt__v_side_effects},
     {"no_stream_splice", rpt__v_no_stream_splice},
     {"cost", rpt__v_cost},
+    {"profile", rpt__v_profile},
 };
 #define NFAMILIES ((int)(sizeof families / sizeof families[0]))
 

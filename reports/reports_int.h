@@ -100,6 +100,9 @@ typedef struct rpt__arrival {
   int status;               /* 0 = no status line sent */
   int chunks, stalled;
   int no_end_marker;  /* a stream that ended cleanly but without its end marker */
+  const char *should_retry; /* the x-should-retry header sent, or NULL */
+  const char *ra_header;    /* the retry-after header sent, or NULL */
+  const char *ra_ms_header; /* the retry-after-ms header sent, or NULL */
   double retry_after_ms;    /* < 0 when the response did not ask */
   double delay_ms;
   long tokens_in, tokens_out;
@@ -225,6 +228,7 @@ int rpt__v_outcome(rpt__ctx *c, const char *name, const cJSON *val);
 int rpt__v_side_effects(rpt__ctx *c, const char *name, const cJSON *val);
 int rpt__v_no_stream_splice(rpt__ctx *c, const char *name, const cJSON *val);
 int rpt__v_cost(rpt__ctx *c, const char *name, const cJSON *val);
+int rpt__v_profile(rpt__ctx *c, const char *name, const cJSON *val);
 
 /* ------------------------------------------------------------- run */
 

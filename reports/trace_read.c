@@ -280,6 +280,10 @@ static int ev_end(reader *r, const cJSON *o, double t) {
   a->stalled = get_bool(o, "stalled");
   const cJSON *em = cJSON_GetObjectItemCaseSensitive(o, "end_marker");
   a->no_end_marker = cJSON_IsFalse(em);
+  const cJSON *hd = cJSON_GetObjectItemCaseSensitive(o, "headers");
+  a->should_retry = get_str(r, hd, "x-should-retry");
+  a->ra_header = get_str(r, hd, "retry-after");
+  a->ra_ms_header = get_str(r, hd, "retry-after-ms");
   a->retry_after_ms = get_num(o, "retry_after_ms", -1);
   a->delay_ms = get_num(o, "delay_ms", 0);
   a->tokens_in = get_long(o, "tokens_in", 0);

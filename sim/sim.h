@@ -53,6 +53,14 @@ int sim_scenario_inspect(const char *path, sim_scenario_info *info,
 /* Releases what sim_scenario_inspect filled in; safe on a zeroed struct. */
 void sim_scenario_info_clear(sim_scenario_info *info);
 
+/*
+ * Loads a client profile (a Lua file returning profile { ... }: what a client
+ * promises about attempts, backoff, retried statuses, Retry-After) in the
+ * sandbox. Returns 0 with the profile as JSON text in *json, which the
+ * caller frees; else a negative code with "file:line: message" in err.
+ */
+int sim_profile_load(const char *path, char **json, char err[SIM_ERRLEN]);
+
 /* --------------------------------------------------------------- server */
 
 typedef struct sim_server sim_server;
@@ -96,5 +104,52 @@ int sim_server_note(sim_server *srv, const char *json);
  * lines, closes the trace and releases everything. NULL is a no-op.
  */
 void sim_server_free(sim_server *srv);
+
+/* --------------------------------------------------------------- import */
+/* `fusebox import` and `fusebox record`: an incident log, a HAR file or a
+   fusebox trace turned into a scenario that replays it (docs/import.md). */
+
+#define SIM_IMPORT_MAX_INPUT ((size_t)64 << 20) /* bytes of one input */
+#define SIM_IMPORT_MAX_LINE ((size_t)1 << 20)   /* bytes of one input line */
+#define SIM_IMPORT_MAX_OUTPUT ((size_t)1 << 20) /* the scenario file limit */
+
+typedef enum sim_import_format {
+  SIM_IMPORT_AUTO = 0, /* detect from the content */
+  SIM_IMPORT_JSONL,    /* JSON Lines, one attempt per line */
+  SIM_IMPORT_HAR,      /* an HTTP Archive (browser or proxy export) */
+  SIM_IMPORT_TRACE     /* a trace written by fusebox */
+} sim_import_format;
+
+typedef struct sim_import_opts {
+  sim_import_format format; /* SIM_IMPORT_AUTO = detect */
+  const char *source;       /* name in messages and the doc; NULL = the path */
+  const char *name;         /* scenario name; NULL = "Imported from <source>" */
+  const char *date;         /* date in the doc; NULL = today (UTC) */
+} sim_import_opts;
+
+typedef struct sim_import_stats {
+  sim_import_format format; /* the format that was read */
+  int attempts;             /* attempts replayed */
+  int requests;             /* logical requests (all providers and effects) */
+  int providers;            /* providers in the scenario */
+  int skipped;              /* entries left out (other endpoints, lookups) */
+} sim_import_stats;
+
+/*
+ * Turns the log at path into the text of a scenario file that replays it:
+ * per provider and logical request, the recorded steps in order. On
+ * success returns SIM_OK and *out_lua, which the caller owns and frees;
+ * fills *stats when not NULL. On bad input returns SIM_EINVAL with
+ * "file:line: message" in err; SIM_EIO when the file cannot be read;
+ * SIM_ENOMEM. opts may be NULL.
+ */
+int sim_import_file(const char *path, const sim_import_opts *opts, char **out_lua,
+                    sim_import_stats *stats, char err[SIM_ERRLEN]);
+/* As sim_import_file, from len bytes of text in memory (opts->source
+   names it in messages; NULL = "input"). */
+int sim_import_buffer(const char *text, size_t len, const sim_import_opts *opts,
+                      char **out_lua, sim_import_stats *stats, char err[SIM_ERRLEN]);
+/* The format's name ("json-lines", "har", "trace"). Static. */
+const char *sim_import_format_name(sim_import_format f);
 
 #endif

@@ -34,6 +34,9 @@ static const char USAGE[] =
     "  --timeout S       kill CMD after S seconds (default 60)\n"
     "  --trace-dir DIR   keep traces and CMD's output in DIR (default: a temp dir)\n"
     "  --seed N          seed for the scenarios' math.random (default 1)\n"
+    "  --profile FILE    also judge policy conformance against a client profile\n"
+    "                    (profiles/*.lua): attempts, retried failures, backoff gaps,\n"
+    "                    Retry-After, as the profile promises (verdict `profile`)\n"
     "  --json FILE  --junit FILE  --html FILE  --quiet   as for run\n";
 
 /*
@@ -43,7 +46,7 @@ static const char USAGE[] =
  * no herd, bounded cost). Attempt counts, backoff, the deadline and the
  * outcome are a client's own policy, not judged here. Caller frees.
  */
-static char *best_practice(const char *expect_json) {
+static char *best_practice(const char *expect_json, const char *profile_json) {
   static const char *const KEEP[] = {"no_retry_after", "retry_after_honoured", "side_effects",
                                      "no_stream_splice", "max_requests", "herd", "cost", NULL};
   cJSON *e = expect_json ? cJSON_Parse(expect_json) : NULL;
@@ -55,6 +58,8 @@ static char *best_practice(const char *expect_json) {
         cJSON_AddItemToObject(out, k->string, cJSON_Duplicate(k, 1));
   }
   cJSON_Delete(e);
+  cJSON *prof = profile_json ? cJSON_Parse(profile_json) : NULL;
+  if (prof) cJSON_AddItemToObject(out, "profile", prof);
   char *s = cJSON_PrintUnformatted(out);
   cJSON_Delete(out);
   return s;
@@ -82,7 +87,7 @@ int exec_suite(rpt_run *run, char **files, size_t nfiles, char **argv, const exe
     sim_scenario_info info = {0};
     char ierr[SIM_ERRLEN];
     char *expect = sim_scenario_inspect(files[i], &info, ierr) == SIM_OK
-                       ? best_practice(info.expect_json) : NULL;
+                       ? best_practice(info.expect_json, o->profile_json) : NULL;
     sim_scenario_info_clear(&info);
     rpt_input in = {.file = files[i], .client = label, .trace_path = res.trace_path,
                     .expect_json = expect ? expect : "{}", .wall_ms = res.wall_ms};
@@ -111,6 +116,7 @@ int cmd_exec(int argc, char **argv) {
   exec_opts o = {.timeout_s = 60, .seed = 1};
   const char *trace_dir = NULL, *json = NULL, *junit = NULL, *html = NULL;
   int quiet = 0, dashdash = -1;
+  char *profile_json = NULL;
   char **paths = calloc((size_t)argc + 1, sizeof *paths);
   int npaths = 0;
   if (paths == NULL) return EXIT_USAGE;
@@ -128,6 +134,16 @@ int cmd_exec(int argc, char **argv) {
     } else if (strcmp(a, "--timeout") == 0) {
       if (cli_parse_double(a, v, 0.1, 86400, &d) != 0) goto usage;
       o.timeout_s = d;
+      i++;
+    } else if (v && strcmp(a, "--profile") == 0) {
+      char perr[SIM_ERRLEN];
+      free(profile_json);
+      profile_json = NULL;
+      if (sim_profile_load(v, &profile_json, perr) != SIM_OK) {
+        fprintf(stderr, "fusebox exec: %s\n", perr);
+        goto usage;
+      }
+      o.profile_json = profile_json;
       i++;
     } else if (strcmp(a, "--seed") == 0) {
       if (cli_parse_int(a, v, 0, 2147483647L, &n) != 0) goto usage;
@@ -190,8 +206,10 @@ int cmd_exec(int argc, char **argv) {
   }
   path_list_clear(&files);
   free(paths);
+  free(profile_json);
   return status;
 usage:
   free(paths);
+  free(profile_json);
   return EXIT_USAGE;
 }

@@ -15,6 +15,7 @@
 typedef struct exec_opts {
   double timeout_s;  /* the command is killed after this long */
   uint64_t seed;
+  const char *profile_json; /* a client profile to judge conformance; NULL = none */
 } exec_opts;
 
 typedef struct exec_result {

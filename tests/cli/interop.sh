@@ -5,7 +5,9 @@
 # that reached the provider, its exit status, the best-practice verdicts it
 # fails (e.g. both SDKs retry a quota 429; every client but curl sends a lost
 # side effect twice) -- in tests/cli/interop/<client>.txt. Found by running
-# the clients (examples/interop/FINDINGS.md), not from their docs.
+# the clients (examples/interop/FINDINGS.md), not from their docs. Each client
+# is also judged against its own profile (profiles/<client>.lua): the
+# `profile` verdict fails where a client does not do what it promises.
 #   UPDATE=1 bash tests/cli/interop.sh   rewrites the pinned tables.
 set -uo pipefail
 src=${FUSEBOX_SRC:-$(cd "$(dirname "$0")/../.." && pwd)}
@@ -16,7 +18,7 @@ trap 'rm -rf "$tmp"' EXIT
 clients="openai-node anthropic-sdk python-tenacity curl-retry"
 # The four clients play at once, each on its own ports: under a minute in all.
 for c in $clients; do
-  "$bin" exec --quiet --timeout 30 --json "$tmp/$c.json" --trace-dir "$tmp/$c" examples/interop \
+  "$bin" exec --quiet --timeout 30 --profile "profiles/$c.lua" --json "$tmp/$c.json" --trace-dir "$tmp/$c" examples/interop \
     -- sh examples/interop/client.sh "$c" > "$tmp/$c.log" 2>&1 &
 done
 wait
@@ -35,5 +37,15 @@ for c in $clients; do
     echo "FAIL: $c behaved differently from $pinned (diff above)"; fail=$((fail + 1))
   fi
 done
+# A profile that does not fit fails: the Python wrapper retries a 401, which
+# openai-node's profile says never happens.
+"$bin" exec --quiet --timeout 30 --profile profiles/openai-node.lua --json "$tmp/cross.json" \
+  examples/interop/fail_401.lua -- sh examples/interop/client.sh python-tenacity > /dev/null 2>&1
+rc=$?
+if [ $rc = 1 ] && python3 tests/cli/interop_summary.py "$tmp/cross.json" | grep -q 'profile'; then
+  echo "ok: the Python wrapper does not conform to openai-node's profile"; pass=$((pass + 1))
+else
+  echo "FAIL: a mismatched profile was not reported (exit $rc)"; fail=$((fail + 1))
+fi
 echo "$pass passed, $fail failed"
 [ $fail = 0 ]
