@@ -8,7 +8,7 @@ cd "$(dirname "$0")/.."
 # python3, chromium (the HTML report), and what the example clients need
 # (jq, python3-httpx, python3-tenacity; the Node SDKs come from npm below).
 PKGS="build-essential cmake pkg-config curl python3 libmicrohttpd-dev libcurl4-openssl-dev
-      libcjson-dev liblua5.4-dev libcunit1-dev chromium jq python3-httpx python3-tenacity"
+      libcjson-dev liblua5.4-dev libcunit1-dev valgrind chromium jq python3-httpx python3-tenacity"
 missing=""
 for p in $PKGS; do dpkg -s "$p" >/dev/null 2>&1 || missing="$missing $p"; done
 if [ -n "$missing" ]; then
