@@ -12,6 +12,7 @@
 #include <string.h>
 #include <strings.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "sim/server_int.h"
 
@@ -41,12 +42,17 @@ void sim__conn_wait(sim_conn *c, double due_ms) {
 /* Appends answer text for the trace, bounded by SIM_MAX_TEXT. */
 void sim__conn_add_text(sim_conn *c, const char *s) {
   size_t len = strlen(s);
-  if (c->text == NULL) {
-    c->text = malloc(SIM_MAX_TEXT + 1);
-    if (c->text == NULL) return;
-    c->text[0] = '\0';
-  }
   if (c->text_len + len > SIM_MAX_TEXT) len = SIM_MAX_TEXT - c->text_len;
+  if (c->text == NULL || c->text_len + len > c->text_cap) {
+    size_t cap = c->text_len + len;
+    if (cap < 64) cap = 64;
+    if (cap < c->text_cap * 2) cap = c->text_cap * 2;
+    if (cap > SIM_MAX_TEXT) cap = SIM_MAX_TEXT;
+    char *nt = realloc(c->text, cap + 1);
+    if (nt == NULL) return;
+    c->text = nt;
+    c->text_cap = cap;
+  }
   memcpy(c->text + c->text_len, s, len);
   c->text_len += len;
   c->text[c->text_len] = '\0';
@@ -245,6 +251,13 @@ static enum MHD_Result arrive(sim_conn *c, const char *method, const char *url) 
 
 /* ----------------------------------------------------- MHD callbacks */
 
+/* The first body buffer: Content-Length when it is sane, else the chunk. */
+static size_t body_hint(struct MHD_Connection *mc, size_t n) {
+  const char *cl = MHD_lookup_connection_value(mc, MHD_HEADER_KIND, "Content-Length");
+  unsigned long long want = cl ? strtoull(cl, NULL, 10) : 0;
+  return want >= n && want <= SIM_MAX_BODY ? (size_t)want : n;
+}
+
 static enum MHD_Result on_request(void *cls, struct MHD_Connection *mc, const char *url,
                                   const char *method, const char *version,
                                   const char *upload_data, size_t *upload_size,
@@ -269,7 +282,9 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *mc, const ch
       return MHD_YES;
     }
     if (c->body_len + n > c->body_cap) {
-      size_t cap = c->body_cap ? c->body_cap : 4096;
+      /* Sized to need: thousands of held connections each keep their body
+         (an effect's fingerprint is taken when it is played). */
+      size_t cap = c->body_cap ? c->body_cap : body_hint(mc, n);
       while (cap < c->body_len + n) cap *= 2;
       char *nb = realloc(c->body, cap);
       if (nb == NULL) return MHD_NO;
@@ -403,11 +418,17 @@ static int start_daemon(sim_server *srv, const sim_server_opts *o, char err[SIM_
     return SIM_EINVAL;
   }
   unsigned limit = o->max_connections > 0 ? (unsigned)o->max_connections : 20000;
+  /* One event loop per core: every structure they share is locked (the
+     scenario's Lua state, the trace, the key map, the ledger, the rate
+     limiter, the waiter); a connection stays on its thread. */
+  long cores = sysconf(_SC_NPROCESSORS_ONLN);
+  unsigned threads = cores > 1 ? (unsigned)(cores > 8 ? 8 : cores) : 1;
   srv->daemon = MHD_start_daemon(
       flags, (uint16_t)o->port, NULL, NULL, on_request, srv,
       MHD_OPTION_SOCK_ADDR, addr,
       MHD_OPTION_NOTIFY_COMPLETED, on_completed, srv,
       MHD_OPTION_CONNECTION_LIMIT, limit,
+      MHD_OPTION_THREAD_POOL_SIZE, threads,
       MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)300,
       MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)(32 * 1024),
       MHD_OPTION_LISTEN_BACKLOG_SIZE, (unsigned)4096,
@@ -503,7 +524,6 @@ int sim_server_note(sim_server *srv, const char *json) {
 /* Stops serving with the trace complete; see sim.h. */
 void sim_server_free(sim_server *srv) {
   if (srv == NULL) return;
-  if (srv->daemon) MHD_quiesce_daemon(srv->daemon);
   /* Wake every hung, delayed or stalled connection, then stop the daemon,
      which ends them and writes their `end` lines. */
   if (srv->waiter) sim__waiter_shutdown(srv->waiter);

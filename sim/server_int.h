@@ -77,7 +77,7 @@ typedef struct sim_conn {
   int no_end_marker;        /* a stream finished without [DONE] / message_stop */
   double delay_ms;
   char *text;               /* answer text sent, bounded by SIM_MAX_TEXT */
-  size_t text_len;
+  size_t text_len, text_cap;
 } sim_conn;
 
 /* server.c */

@@ -196,3 +196,14 @@ int e2e_wait_trace(e2e_server *s, const char *ev, int n, long timeout_ms) {
   }
   return 0;
 }
+
+cJSON *e2e_end_of(const e2e_server *s, int nth) {
+  cJSON *arr = e2e_event(s, "arrive", nth);
+  if (arr == NULL) return NULL;
+  double id = e2e_num(arr, "id");
+  cJSON *e;
+  cJSON_ArrayForEach(e, s->trace) {
+    if (e2e_str(e, "ev") && strcmp(e2e_str(e, "ev"), "end") == 0 && e2e_num(e, "id") == id) return e;
+  }
+  return NULL;
+}

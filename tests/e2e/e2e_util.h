@@ -48,6 +48,9 @@ const char *e2e_header(const e2e_resp *r, const char *name);
 /* The nth (from 0) trace event of kind ev, or NULL. */
 cJSON *e2e_event(const e2e_server *s, const char *ev, int nth);
 int e2e_count(const e2e_server *s, const char *ev);
+/* The `end` event of the nth (from 0) arrival: ends of different
+   connections may be written in another order than their arrivals. */
+cJSON *e2e_end_of(const e2e_server *s, int nth);
 /* A string or number field of an event (number printed as %g). */
 const char *e2e_str(const cJSON *ev, const char *field);
 double e2e_num(const cJSON *ev, const char *field);

@@ -97,7 +97,7 @@ static void test_retry_after(void) {
   CU_ASSERT(r->attempts[1].start_ms >= 2000 * SCALE);
   CU_ASSERT(r->tokens > 0);
   match_trace(s, r);
-  CU_ASSERT_DOUBLE_EQUAL(e2e_num(e2e_event(s, "end", 0), "retry_after_ms"), 2000, 1e-6);
+  CU_ASSERT_DOUBLE_EQUAL(e2e_num(e2e_end_of(s, 0), "retry_after_ms"), 2000, 1e-6);
   guard_result_free(r);
   guard_free(g);
   e2e_free(s);
@@ -180,7 +180,7 @@ static void test_hang_times_out(void) {
   CU_ASSERT(r->attempts[0].elapsed_ms >= 4000 * SCALE - 5);
   CU_ASSERT(r->total_ms < 8000 * SCALE);
   match_trace(s, r);
-  CU_ASSERT_STRING_EQUAL(e2e_str(e2e_event(s, "end", 0), "how"), "client_abort");
+  CU_ASSERT_STRING_EQUAL(e2e_str(e2e_end_of(s, 0), "how"), "client_abort");
   guard_result_free(r);
   guard_free(g);
   e2e_free(s);

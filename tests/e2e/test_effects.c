@@ -65,7 +65,7 @@ static void test_commit_then_drop_and_lookup(void) {
   e2e_resp_clear(&r);
   e2e_stop(s);
   CU_ASSERT_STRING_EQUAL(e2e_str(e2e_event(s, "effect", 1), "action"), "applied");
-  CU_ASSERT_STRING_EQUAL(e2e_str(e2e_event(s, "end", 1), "how"), "dropped");
+  CU_ASSERT_STRING_EQUAL(e2e_str(e2e_end_of(s, 1), "how"), "dropped");
   e2e_free(s);
 }
 

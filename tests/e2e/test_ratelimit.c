@@ -36,7 +36,7 @@ static void test_bucket_refuses_then_refills(void) {
   }
   CU_ASSERT_EQUAL(got, 200);
   e2e_stop(s);
-  CU_ASSERT_EQUAL(e2e_num(e2e_event(s, "end", 2), "retry_after_ms"), 1000);
+  CU_ASSERT_EQUAL(e2e_num(e2e_end_of(s, 2), "retry_after_ms"), 1000);
   e2e_free(s);
 }
 

@@ -19,7 +19,7 @@ static e2e_server *one(const char *steps) {
   return e2e_start(lua, 1.0);
 }
 
-static const char *end_how(e2e_server *s, int nth) { return e2e_str(e2e_event(s, "end", nth), "how"); }
+static const char *end_how(e2e_server *s, int nth) { return e2e_str(e2e_end_of(s, nth), "how"); }
 
 static void test_chat_openai(void) {
   e2e_server *s = one("chat { content = 'hello there' }");
@@ -37,7 +37,7 @@ static void test_chat_openai(void) {
   cJSON_Delete(j);
   e2e_resp_clear(&r);
   e2e_stop(s);
-  cJSON *end = e2e_event(s, "end", 0);
+  cJSON *end = e2e_end_of(s, 0);
   CU_ASSERT_STRING_EQUAL(e2e_str(end, "step"), "chat");
   CU_ASSERT_STRING_EQUAL(e2e_str(end, "how"), "complete");
   CU_ASSERT_STRING_EQUAL(e2e_str(end, "text"), "hello there");
@@ -130,11 +130,11 @@ static void test_retry_after_forms(void) {
   CU_ASSERT_STRING_EQUAL(e2e_header(&r, "x-should-retry"), "false");
   e2e_resp_clear(&r);
   e2e_stop(s);
-  CU_ASSERT_EQUAL(e2e_num(e2e_event(s, "end", 0), "retry_after_ms"), 2000);
-  CU_ASSERT_EQUAL(e2e_num(e2e_event(s, "end", 1), "retry_after_ms"), 1500);
-  CU_ASSERT_EQUAL(e2e_num(e2e_event(s, "end", 2), "retry_after_ms"), 1500);
-  CU_ASSERT_EQUAL(e2e_num(e2e_event(s, "end", 3), "retry_after_ms"), 3000);
-  CU_ASSERT_EQUAL(e2e_num(e2e_event(s, "end", 4), "retry_after_ms"), -1); /* malformed: unknown */
+  CU_ASSERT_EQUAL(e2e_num(e2e_end_of(s, 0), "retry_after_ms"), 2000);
+  CU_ASSERT_EQUAL(e2e_num(e2e_end_of(s, 1), "retry_after_ms"), 1500);
+  CU_ASSERT_EQUAL(e2e_num(e2e_end_of(s, 2), "retry_after_ms"), 1500);
+  CU_ASSERT_EQUAL(e2e_num(e2e_end_of(s, 3), "retry_after_ms"), 3000);
+  CU_ASSERT_EQUAL(e2e_num(e2e_end_of(s, 4), "retry_after_ms"), -1); /* malformed: unknown */
   e2e_free(s);
 }
 
@@ -158,10 +158,10 @@ static void test_garbage_and_truncate(void) {
   CU_ASSERT_EQUAL(r.body_len, 25);
   e2e_resp_clear(&r);
   e2e_stop(s);
-  CU_ASSERT_STRING_EQUAL(e2e_str(e2e_event(s, "end", 0), "step"), "garbage");
+  CU_ASSERT_STRING_EQUAL(e2e_str(e2e_end_of(s, 0), "step"), "garbage");
   CU_ASSERT_STRING_EQUAL(end_how(s, 1), "complete");
   CU_ASSERT_STRING_EQUAL(end_how(s, 2), "early_close");
-  CU_ASSERT_EQUAL(e2e_num(e2e_event(s, "end", 2), "bytes"), 25);
+  CU_ASSERT_EQUAL(e2e_num(e2e_end_of(s, 2), "bytes"), 25);
   e2e_free(s);
 }
 
@@ -195,7 +195,7 @@ static void test_hang_and_client_abort(void) {
   CU_ASSERT(e2e_wait_trace(s, "end", 1, 3000));
   e2e_stop(s);
   CU_ASSERT_STRING_EQUAL(end_how(s, 0), "client_abort");
-  CU_ASSERT_STRING_EQUAL(e2e_str(e2e_event(s, "end", 0), "step"), "hang");
+  CU_ASSERT_STRING_EQUAL(e2e_str(e2e_end_of(s, 0), "step"), "hang");
   e2e_free(s);
 }
 
@@ -232,7 +232,7 @@ static void test_delay(void) {
   CU_ASSERT(r.elapsed_ms >= 280 && r.elapsed_ms < 3000);
   e2e_resp_clear(&r);
   e2e_stop(s);
-  cJSON *end = e2e_event(s, "end", 0);
+  cJSON *end = e2e_end_of(s, 0);
   CU_ASSERT_STRING_EQUAL(e2e_str(end, "step"), "chat");
   CU_ASSERT_EQUAL(e2e_num(end, "delay_ms"), 300);
   e2e_free(s);
@@ -252,7 +252,7 @@ static void test_delay(void) {
   CU_ASSERT(e2e_wait_trace(s, "end", 1, 3000));
   e2e_stop(s);
   CU_ASSERT_STRING_EQUAL(end_how(s, 0), "client_abort");
-  CU_ASSERT(e2e_num(e2e_event(s, "end", 0), "tokens_out") > 0);
+  CU_ASSERT(e2e_num(e2e_end_of(s, 0), "tokens_out") > 0);
   e2e_free(s);
 }
 
@@ -293,11 +293,11 @@ static void test_stream_openai(void) {
   CU_ASSERT(strstr(r.body, "\"finish_reason\":\"stop\"") != NULL);
   e2e_resp_clear(&r);
   e2e_stop(s);
-  CU_ASSERT_EQUAL(e2e_num(e2e_event(s, "end", 0), "chunks"), 3);
-  CU_ASSERT_STRING_EQUAL(e2e_str(e2e_event(s, "end", 0), "text"), "abc");
+  CU_ASSERT_EQUAL(e2e_num(e2e_end_of(s, 0), "chunks"), 3);
+  CU_ASSERT_STRING_EQUAL(e2e_str(e2e_end_of(s, 0), "text"), "abc");
   CU_ASSERT_STRING_EQUAL(end_how(s, 1), "dropped");
-  CU_ASSERT_EQUAL(e2e_num(e2e_event(s, "end", 1), "chunks"), 2);
-  CU_ASSERT_STRING_EQUAL(e2e_str(e2e_event(s, "end", 1), "text"), "ab");
+  CU_ASSERT_EQUAL(e2e_num(e2e_end_of(s, 1), "chunks"), 2);
+  CU_ASSERT_STRING_EQUAL(e2e_str(e2e_end_of(s, 1), "text"), "ab");
   e2e_free(s);
 }
 
@@ -345,7 +345,7 @@ static void test_stream_timing(void) {
   CU_ASSERT(strstr(r.body, "[DONE]") != NULL);
   e2e_resp_clear(&r);
   e2e_stop(s);
-  cJSON *e1 = e2e_event(s, "end", 1);
+  cJSON *e1 = e2e_end_of(s, 1);
   CU_ASSERT_STRING_EQUAL(e2e_str(e1, "how"), "client_abort");
   CU_ASSERT(cJSON_IsTrue(cJSON_GetObjectItem(e1, "stalled")));
   CU_ASSERT_STRING_EQUAL(end_how(s, 2), "complete");
