@@ -125,6 +125,8 @@ typedef struct sim_import_opts {
   const char *source;       /* name in messages and the doc; NULL = the path */
   const char *name;         /* scenario name; NULL = "Imported from <source>" */
   const char *date;         /* date in the doc; NULL = today (UTC) */
+  int raw_dates;            /* 1: keep every HTTP-date Retry-After as sent; 0: a date
+                               up to a day ahead replays as that many seconds ahead */
 } sim_import_opts;
 
 typedef struct sim_import_stats {

@@ -37,5 +37,7 @@ int cmd_run(int argc, char **argv);
 int cmd_report(int argc, char **argv);
 int cmd_exec(int argc, char **argv);
 int cmd_matrix(int argc, char **argv);
+int cmd_import(int argc, char **argv);
+int cmd_record(int argc, char **argv);
 
 #endif

@@ -24,6 +24,11 @@ static const char USAGE[] =
     "                      serve one scenario as a fake OpenAI/Anthropic provider\n"
     "  check SCENARIO...   load and validate scenario files (exit 2 on any error)\n"
     "  list [PATH...]      scenarios with their names, tags and docs\n"
+    "  import LOG [-o FILE]\n"
+    "                      an incident log (JSON Lines, HAR or a trace) -> a scenario\n"
+    "                      that replays it\n"
+    "  record --upstream URL OUT.lua [--port N]\n"
+    "                      proxy to a provider; on Ctrl-C write what it saw as a scenario\n"
     "\n"
     "Run 'fusebox COMMAND --help' for a command's options.\n"
     "Exit status: 0 ok, 1 a verdict failed, 2 usage or input error.\n";
@@ -41,6 +46,8 @@ static const command COMMANDS[] = {
     {"report", cmd_report},
     {"exec", cmd_exec},
     {"matrix", cmd_matrix},
+    {"import", cmd_import},
+    {"record", cmd_record},
 };
 
 int main(int argc, char **argv) {

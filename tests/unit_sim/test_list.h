@@ -11,4 +11,5 @@
   X(trace_write)       \
   X(wire_format)       \
   X(ledger)            \
-  X(waiter)
+  X(waiter)            \
+  X(import)

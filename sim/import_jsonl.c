@@ -1,0 +1,499 @@
+/*
+ * import_jsonl.c - the JSON Lines reader of `fusebox import` (one attempt
+ * per line, fields in docs/import.md), and what every reader shares for
+ * response bodies: provider error JSON, completions and SSE streams.
+ */
+#define _GNU_SOURCE /* strcasestr, timegm */
+#include <ctype.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include "sim/import_int.h"
+
+/* ------------------------------------------------------------ bodies */
+
+static char *dup_n(const char *s, size_t n) {
+  if (n > IMP_MAX_TEXT) n = IMP_MAX_TEXT;
+  char *p = malloc(n + 1);
+  if (p == NULL) return NULL;
+  memcpy(p, s, n);
+  p[n] = '\0';
+  return p;
+}
+
+/* Sets *dst to a copy of a string or number item (numbers as integers). */
+static int take_str(char **dst, const cJSON *it) {
+  char num[32];
+  const char *s = NULL;
+  if (cJSON_IsString(it)) s = it->valuestring;
+  else if (cJSON_IsNumber(it)) {
+    snprintf(num, sizeof num, "%.0f", it->valuedouble);
+    s = num;
+  }
+  if (s == NULL) return SIM_OK;
+  free(*dst);
+  *dst = dup_n(s, strlen(s));
+  return *dst ? SIM_OK : SIM_ENOMEM;
+}
+
+static const cJSON *get(const cJSON *o, const char *k) {
+  return cJSON_GetObjectItemCaseSensitive(o, k);
+}
+
+/* Reads usage from OpenAI or Anthropic field names. */
+static void take_usage(imp_resp *r, const cJSON *u) {
+  const char *in[] = {"prompt_tokens", "input_tokens"};
+  const char *out[] = {"completion_tokens", "output_tokens"};
+  for (int i = 0; i < 2; i++) {
+    const cJSON *a = get(u, in[i]), *b = get(u, out[i]);
+    if (cJSON_IsNumber(a) && a->valuedouble >= 0 && a->valuedouble < 2e9)
+      r->usage_in = (int)a->valuedouble;
+    if (cJSON_IsNumber(b) && b->valuedouble >= 0 && b->valuedouble < 2e9)
+      r->usage_out = (int)b->valuedouble;
+  }
+}
+
+/* A provider error object: {"error": {...}} (OpenAI) or {"type": "error",
+   "error": {...}} (Anthropic). Returns 1 when j is one. */
+static int take_error(imp_resp *r, const cJSON *j, int *rc) {
+  const cJSON *e = get(j, "error");
+  if (cJSON_IsString(e)) {
+    *rc = take_str(&r->message, e);
+    return 1;
+  }
+  if (!cJSON_IsObject(e)) return 0;
+  *rc = SIM_OK;
+  if (*rc == SIM_OK) *rc = take_str(&r->code, get(e, "code"));
+  if (*rc == SIM_OK) *rc = take_str(&r->type, get(e, "type"));
+  if (*rc == SIM_OK) *rc = take_str(&r->message, get(e, "message"));
+  return 1;
+}
+
+/* A completion: OpenAI choices[0].message.content (or .text), Anthropic
+   content[] text blocks. */
+static int take_completion(imp_resp *r, const cJSON *j) {
+  const cJSON *u = get(j, "usage");
+  if (cJSON_IsObject(u)) take_usage(r, u);
+  const cJSON *ch = cJSON_GetArrayItem(get(j, "choices"), 0);
+  if (ch != NULL) {
+    const cJSON *c = get(get(ch, "message"), "content");
+    if (!cJSON_IsString(c)) c = get(ch, "text");
+    if (cJSON_IsString(c)) {
+      free(r->content);
+      r->content = dup_n(c->valuestring, strlen(c->valuestring));
+      return r->content ? SIM_OK : SIM_ENOMEM;
+    }
+    return SIM_OK;
+  }
+  const cJSON *blocks = get(j, "content");
+  if (!cJSON_IsArray(blocks)) return SIM_OK;
+  size_t len = 0;
+  const cJSON *b;
+  cJSON_ArrayForEach(b, blocks) {
+    const cJSON *t = get(b, "text");
+    if (cJSON_IsString(t)) len += strlen(t->valuestring);
+  }
+  if (len > IMP_MAX_TEXT) len = IMP_MAX_TEXT;
+  char *text = malloc(len + 1);
+  if (text == NULL) return SIM_ENOMEM;
+  size_t off = 0;
+  cJSON_ArrayForEach(b, blocks) {
+    const cJSON *t = get(b, "text");
+    if (!cJSON_IsString(t)) continue;
+    size_t n = strlen(t->valuestring);
+    if (off + n > len) n = len - off;
+    memcpy(text + off, t->valuestring, n);
+    off += n;
+  }
+  text[off] = '\0';
+  free(r->content);
+  r->content = text;
+  return SIM_OK;
+}
+
+/* 1 if the body is made of SSE frames ("data:" or "event:" first). */
+static int looks_like_sse(const char *s, size_t n) {
+  size_t i = 0;
+  while (i < n && isspace((unsigned char)s[i])) i++;
+  return (n - i >= 5 && memcmp(s + i, "data:", 5) == 0) ||
+         (n - i >= 6 && memcmp(s + i, "event:", 6) == 0) ||
+         (n - i >= 1 && s[i] == ':');
+}
+
+/* Reads the text chunks of an OpenAI or Anthropic SSE stream. */
+static int take_sse(imp_resp *r, const char *s, size_t n) {
+  imp_lines it = {s, n, 0, 0};
+  const char *line;
+  size_t len;
+  int done = 0, rc = SIM_OK;
+  r->stream = 1;
+  while (rc == SIM_OK && imp__next_line(&it, &line, &len)) {
+    if (len < 5 || memcmp(line, "data:", 5) != 0) continue;
+    line += 5;
+    len -= 5;
+    if (len > 0 && line[0] == ' ') line++, len--;
+    if (len == 6 && memcmp(line, "[DONE]", 6) == 0) {
+      done = 1;
+      continue;
+    }
+    cJSON *j = cJSON_ParseWithLength(line, len);
+    if (j == NULL) continue;
+    const cJSON *type = get(j, "type");
+    const char *ty = cJSON_IsString(type) ? type->valuestring : "";
+    const cJSON *ch = cJSON_GetArrayItem(get(j, "choices"), 0);
+    if (strcmp(ty, "error") == 0 || (ch == NULL && cJSON_IsObject(get(j, "error")))) {
+      take_error(r, j, &rc);
+      r->stream_error = 1;
+    } else if (ch != NULL) {
+      const cJSON *c = get(get(ch, "delta"), "content");
+      if (cJSON_IsString(c) && c->valuestring[0] != '\0')
+        rc = imp__resp_chunk(r, c->valuestring, strlen(c->valuestring));
+      const cJSON *u = get(j, "usage");
+      if (cJSON_IsObject(u)) take_usage(r, u);
+    } else if (strcmp(ty, "content_block_delta") == 0) {
+      const cJSON *t = get(get(j, "delta"), "text");
+      if (cJSON_IsString(t) && t->valuestring[0] != '\0')
+        rc = imp__resp_chunk(r, t->valuestring, strlen(t->valuestring));
+    } else if (strcmp(ty, "message_start") == 0) {
+      const cJSON *u = get(get(j, "message"), "usage");
+      if (cJSON_IsObject(u)) take_usage(r, u);
+    } else if (strcmp(ty, "message_delta") == 0) {
+      const cJSON *u = get(j, "usage");
+      if (cJSON_IsObject(u)) take_usage(r, u);
+    } else if (strcmp(ty, "message_stop") == 0) {
+      done = 1;
+    }
+    cJSON_Delete(j);
+  }
+  if (!done && !r->stream_error) r->no_end = 1;
+  return rc;
+}
+
+/* Reads what a response body says; see import_int.h. */
+int imp__resp_body(imp_resp *r, const char *body, size_t len, const cJSON *parsed, int sse) {
+  int ok = r->status >= 200 && r->status < 300;
+  if (parsed == NULL && body == NULL) return SIM_OK;
+  if (parsed == NULL && (sse || looks_like_sse(body, len)) && ok)
+    return take_sse(r, body, len);
+  cJSON *own = NULL;
+  if (parsed == NULL) {
+    own = cJSON_ParseWithLength(body, len);
+    parsed = own;
+  }
+  int rc = SIM_OK;
+  if (!cJSON_IsObject(parsed)) {
+    size_t i = 0;
+    while (body && i < len && isspace((unsigned char)body[i])) i++;
+    /* Not JSON. An excerpt that starts like JSON was only cut short. */
+    if (ok && parsed == NULL && body != NULL && i < len && body[i] != '{' && body[i] != '[') {
+      r->garbage = dup_n(body, len);
+      if (r->garbage == NULL) rc = SIM_ENOMEM;
+    }
+    cJSON_Delete(own);
+    return rc;
+  }
+  if (!take_error(r, parsed, &rc) && ok) rc = take_completion(r, parsed);
+  cJSON_Delete(own);
+  return rc;
+}
+
+/* ------------------------------------------------------------ lines */
+
+/* What an "error" string says about an attempt without a full answer. */
+typedef enum { E_NONE, E_TIMEOUT, E_RESET, E_CLOSED, E_TRUNCATED, E_OTHER } err_kind;
+
+static err_kind error_kind(const char *s) {
+  static const struct {
+    const char *name;
+    err_kind k;
+  } names[] = {
+      {"timeout", E_TIMEOUT},   {"timed_out", E_TIMEOUT},  {"timedout", E_TIMEOUT},
+      {"etimedout", E_TIMEOUT}, {"hang", E_TIMEOUT},       {"stall", E_TIMEOUT},
+      {"stalled", E_TIMEOUT},   {"reset", E_RESET},        {"econnreset", E_RESET},
+      {"connection_reset", E_RESET}, {"closed", E_CLOSED}, {"close", E_CLOSED},
+      {"drop", E_CLOSED},       {"dropped", E_CLOSED},     {"eof", E_CLOSED},
+      {"empty_reply", E_CLOSED}, {"connection_closed", E_CLOSED},
+      {"truncated", E_TRUNCATED}, {"early_close", E_TRUNCATED},
+      {"early-close", E_TRUNCATED}};
+  for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)
+    if (strcasecmp(s, names[i].name) == 0) return names[i].k;
+  return E_OTHER;
+}
+
+/* A time in ms: a number, or an ISO-8601 string (then *epoch is set). */
+static int take_time(const cJSON *it, double *ms, int *epoch) {
+  if (cJSON_IsNumber(it) && isfinite(it->valuedouble)) {
+    *ms = it->valuedouble;
+    *epoch = *ms > 1e12; /* epoch milliseconds */
+    return 1;
+  }
+  if (cJSON_IsString(it) && imp__parse_iso8601(it->valuestring, ms) == 0) {
+    *epoch = 1;
+    return 1;
+  }
+  return cJSON_IsNull(it) || it == NULL ? 0 : -1;
+}
+
+static int take_ms(imp_log *lg, int line, const cJSON *o, const char *name, double *out) {
+  const cJSON *it = get(o, name);
+  if (it == NULL || cJSON_IsNull(it)) return 0;
+  if (!cJSON_IsNumber(it) || !isfinite(it->valuedouble) || it->valuedouble < 0 ||
+      it->valuedouble > 86400000.0 * 7)
+    return imp__fail(lg, line, "'%s' must be a number of milliseconds >= 0", name);
+  *out = it->valuedouble;
+  return 1;
+}
+
+/* Reads the "headers" field: an object or a list of {name, value}. */
+static int take_headers(imp_log *lg, int line, imp_resp *r, const cJSON *h) {
+  if (h == NULL || cJSON_IsNull(h)) return SIM_OK;
+  if (!cJSON_IsObject(h) && !cJSON_IsArray(h))
+    return imp__fail(lg, line, "'headers' must be an object of name: value");
+  const cJSON *it;
+  cJSON_ArrayForEach(it, h) {
+    const char *name = cJSON_IsObject(h) ? it->string : NULL;
+    const cJSON *v = it;
+    if (cJSON_IsArray(h)) {
+      const cJSON *n = get(it, "name");
+      name = cJSON_IsString(n) ? n->valuestring : NULL;
+      v = get(it, "value");
+    }
+    if (name == NULL) return imp__fail(lg, line, "'headers' entries need a name");
+    char num[32];
+    int rc = SIM_OK;
+    if (cJSON_IsString(v)) {
+      rc = imp__resp_header(r, name, v->valuestring);
+    } else if (cJSON_IsNumber(v)) {
+      double d = v->valuedouble;
+      if (d == floor(d) && fabs(d) < 1e15) snprintf(num, sizeof num, "%lld", (long long)d);
+      else snprintf(num, sizeof num, "%g", d);
+      rc = imp__resp_header(r, name, num);
+    } else if (cJSON_IsArray(v)) {
+      const cJSON *x;
+      cJSON_ArrayForEach(x, v) if (cJSON_IsString(x) && rc == SIM_OK) rc =
+          imp__resp_header(r, name, x->valuestring);
+    } else {
+      return imp__fail(lg, line, "header '%.60s' must be a string", name);
+    }
+    if (rc != SIM_OK) return rc;
+  }
+  return SIM_OK;
+}
+
+/* Reads one line: an object describing one attempt. */
+static int read_line(imp_log *lg, int line, const cJSON *o) {
+  imp_resp r;
+  imp_attempt a = {0};
+  char *key = NULL, *prov = NULL, *note = NULL;
+  int rc = SIM_OK;
+  imp__resp_init(&r);
+  a.line = line;
+  a.root = 1;
+
+  /* where and when */
+  int epoch = 0;
+  const cJSON *t = get(o, "t");
+  if (t == NULL) t = get(o, "time");
+  int ht = take_time(t, &a.t_ms, &epoch);
+  if (ht < 0) {
+    rc = imp__fail(lg, line, "'t' must be milliseconds or an ISO-8601 date-time");
+    goto done;
+  }
+  a.has_t = ht;
+  const cJSON *path = get(o, "path");
+  if (!cJSON_IsString(path)) path = get(o, "url");
+  const cJSON *method = get(o, "method");
+  if (cJSON_IsString(path) && strstr(path->valuestring, "/effects/") != NULL) {
+    if (cJSON_IsString(method) && strcasecmp(method->valuestring, "GET") == 0) {
+      lg->skipped++; /* a ledger lookup: the server answers it itself */
+      goto done;
+    }
+    a.effect = r.effect = 1;
+  }
+  const cJSON *k = get(o, "key");
+  if (k == NULL || cJSON_IsNull(k)) k = get(o, "request");
+  if ((rc = take_str(&key, k)) != SIM_OK) goto done;
+  if (k != NULL && !cJSON_IsNull(k) && key == NULL) {
+    rc = imp__fail(lg, line, "'key' must be a string or a number");
+    goto done;
+  }
+  const cJSON *p = get(o, "provider");
+  if (p != NULL && !cJSON_IsNull(p)) {
+    if (!cJSON_IsString(p)) {
+      rc = imp__fail(lg, line, "'provider' must be a string");
+      goto done;
+    }
+    prov = strdup(p->valuestring);
+    if (prov == NULL) {
+      rc = SIM_ENOMEM;
+      goto done;
+    }
+    a.root = strcmp(prov, "primary") == 0;
+  }
+
+  /* what came back */
+  const cJSON *st = get(o, "status");
+  double status = 0;
+  if (cJSON_IsNumber(st)) status = st->valuedouble;
+  else if (cJSON_IsString(st) && st->valuestring[0]) status = strtod(st->valuestring, NULL);
+  else if (st != NULL && !cJSON_IsNull(st)) status = -1;
+  if (status != 0 && (status != floor(status) || status < 200 || status > 599)) {
+    rc = imp__fail(lg, line, "'status' must be an HTTP status from 200 to 599, or 0 for no "
+                             "response");
+    goto done;
+  }
+  r.status = (int)status;
+  double latency = 0, duration = 0, interval = 0;
+  int hl, hd, hi;
+  if ((hl = take_ms(lg, line, o, "latency_ms", &latency)) < 0 ||
+      (hd = take_ms(lg, line, o, "duration_ms", &duration)) < 0 ||
+      (hi = take_ms(lg, line, o, "interval_ms", &interval)) < 0) {
+    rc = SIM_EINVAL;
+    goto done;
+  }
+  if ((rc = take_headers(lg, line, &r, get(o, "headers"))) != SIM_OK) goto done;
+
+  const cJSON *err = get(o, "error");
+  err_kind ek = E_NONE;
+  if (cJSON_IsString(err)) ek = error_kind(err->valuestring);
+  else if (err != NULL && !cJSON_IsNull(err) && !cJSON_IsObject(err)) {
+    rc = imp__fail(lg, line, "'error' must be a string such as \"timeout\", \"reset\" or "
+                             "\"closed\"");
+    goto done;
+  }
+  if (ek == E_OTHER && r.status == 0) {
+    rc = imp__fail(lg, line, "unknown error '%.40s' for an attempt without a status: use "
+                             "\"timeout\", \"reset\" or \"closed\"", err->valuestring);
+    goto done;
+  }
+  if (ek == E_OTHER && r.status < 300) {
+    rc = imp__fail(lg, line, "unknown error '%.40s' with status %d: use \"closed\", "
+                             "\"reset\", \"timeout\" or \"truncated\"", err->valuestring, r.status);
+    goto done;
+  }
+
+  const cJSON *stream = get(o, "stream");
+  const cJSON *chunks = get(o, "chunks");
+  if (r.status >= 200 && r.status < 300 && (cJSON_IsTrue(stream) || cJSON_IsArray(chunks)))
+    r.stream = 1;
+  const cJSON *body = get(o, "body");
+  if (cJSON_IsString(body)) {
+    const char *ct = imp__resp_get_header(&r, "content-type");
+    int sse = r.stream || (ct && strcasestr(ct, "text/event-stream"));
+    rc = imp__resp_body(&r, body->valuestring, strlen(body->valuestring), NULL, sse);
+  } else if (cJSON_IsObject(body)) {
+    rc = imp__resp_body(&r, NULL, 0, body, 0);
+  }
+  if (rc != SIM_OK) goto done;
+  if (cJSON_IsObject(err) && r.status >= 300) take_error(&r, o, &rc);
+  if (ek == E_OTHER && rc == SIM_OK) rc = take_str(&r.message, err);
+  const char *fields[] = {"code", "type", "message"};
+  char **dst[] = {&r.code, &r.type, &r.message};
+  for (int i = 0; i < 3 && rc == SIM_OK; i++) rc = take_str(dst[i], get(o, fields[i]));
+  const cJSON *content = get(o, "content");
+  if (content == NULL) content = get(o, "text");
+  if (rc == SIM_OK && cJSON_IsString(content)) rc = take_str(&r.content, content);
+  if (rc == SIM_OK && cJSON_IsArray(chunks)) {
+    for (int i = r.nchunks - 1; i >= 0; i--) free(r.chunks[i]);
+    r.nchunks = 0;
+    const cJSON *c;
+    cJSON_ArrayForEach(c, chunks) {
+      if (!cJSON_IsString(c)) {
+        rc = imp__fail(lg, line, "'chunks' must be a list of strings");
+        goto done;
+      }
+      if ((rc = imp__resp_chunk(&r, c->valuestring, strlen(c->valuestring))) != SIM_OK)
+        goto done;
+    }
+  }
+  if (rc != SIM_OK) goto done;
+
+  /* how it ended */
+  if (r.status == 0) {
+    r.outcome = ek == E_TIMEOUT ? IMP_HANG : ek == E_RESET ? IMP_RESET : IMP_DROP;
+  } else if (r.stream && ek != E_NONE) {
+    r.cut = ek == E_TIMEOUT ? IMP_CUT_STALL : IMP_CUT_DROP;
+  } else if (ek == E_TRUNCATED || (r.status < 300 && (ek == E_CLOSED || ek == E_RESET))) {
+    const cJSON *bytes = get(o, "bytes");
+    r.truncated = 1;
+    r.early_close = 1;
+    r.at = cJSON_IsNumber(bytes) && bytes->valuedouble >= 0 && bytes->valuedouble < 1e9
+               ? (long)bytes->valuedouble
+               : cJSON_IsString(body) ? (long)strlen(body->valuestring) : 0;
+  }
+  if (hl && latency >= IMP_MIN_DELAY_MS) r.delay_ms = latency;
+  if (r.stream && r.nchunks > 1) {
+    if (hi) r.interval_s = interval / 1000.0;
+    else if (hd && duration > latency) r.interval_s = (duration - latency) / 1000.0 / (r.nchunks - 1);
+  }
+  if (r.status >= 300) imp__resp_ra_date(&r, epoch && a.has_t ? a.t_ms + latency : 0);
+
+  const cJSON *rid = get(o, "request_id");
+  const char *ridv = cJSON_IsString(rid) ? rid->valuestring : NULL;
+  if (ridv == NULL) ridv = imp__resp_get_header(&r, "x-request-id");
+  if (ridv == NULL) ridv = imp__resp_get_header(&r, "request-id");
+  char what[32], buf[200];
+  if (r.status) snprintf(what, sizeof what, "%d", r.status);
+  else snprintf(what, sizeof what, "no response (%s)",
+                ek == E_TIMEOUT ? "timeout" : ek == E_RESET ? "reset" : "closed");
+  snprintf(buf, sizeof buf, "%s%s%.120s", what, ridv ? ", request " : "", ridv ? ridv : "");
+  note = strdup(buf);
+  if (note == NULL) {
+    rc = SIM_ENOMEM;
+    goto done;
+  }
+  a.key = key;
+  a.provider = prov;
+  a.note = note;
+  rc = imp__add(lg, &a, &r);
+
+done:
+  free(key);
+  free(prov);
+  free(note);
+  imp__resp_clear(&r);
+  return rc;
+}
+
+/* Reads JSON Lines: one attempt object per line; blank lines are skipped. */
+int imp__read_jsonl(imp_log *lg, const char *text, size_t len) {
+  imp_lines it = {text, len, 0, 0};
+  const char *s;
+  size_t n;
+  if (len >= 3 && memcmp(text, "\xEF\xBB\xBF", 3) == 0) it.off = 3;
+  while (imp__next_line(&it, &s, &n)) {
+    size_t i = 0;
+    while (i < n && isspace((unsigned char)s[i])) i++;
+    if (i == n) continue;
+    if (n > SIM_IMPORT_MAX_LINE)
+      return imp__fail(lg, it.line, "line longer than %zu bytes", (size_t)SIM_IMPORT_MAX_LINE);
+    const char *end = NULL;
+    cJSON *o = cJSON_ParseWithLengthOpts(s, n, &end, 0);
+    if (o != NULL && end != NULL) {
+      while (end < s + n && isspace((unsigned char)*end)) end++;
+      if (end < s + n) {
+        cJSON_Delete(o);
+        return imp__fail(lg, it.line, "unexpected text after the JSON object (column %ld): "
+                                      "one attempt per line", (long)(end - s) + 1);
+      }
+    }
+    if (o == NULL) {
+      long col = end ? (long)(end - s) + 1 : 1;
+      const char *ep = cJSON_GetErrorPtr();
+      if (ep >= s && ep <= s + n) col = (long)(ep - s) + 1;
+      return imp__fail(lg, it.line, "not valid JSON (near column %ld)%s", col,
+                       it.line == 1 ? ": expected JSON Lines (one attempt object per line), "
+                                      "a HAR file or a fusebox trace"
+                                    : "");
+    }
+    int rc;
+    if (!cJSON_IsObject(o)) rc = imp__fail(lg, it.line, "expected an object, one attempt per line");
+    else rc = read_line(lg, it.line, o);
+    cJSON_Delete(o);
+    if (rc != SIM_OK) return rc;
+  }
+  return SIM_OK;
+}
