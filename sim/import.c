@@ -433,7 +433,9 @@ int imp__resp_header(imp_resp *r, const char *name, const char *value) {
       if (a + b + 2 > IMP_MAX_HEADER_VALUE) return SIM_OK;
       char *v = malloc(a + b + 3);
       if (v == NULL) return SIM_ENOMEM;
-      snprintf(v, a + b + 3, "%s, %s", r->hvalue[i], value);
+      memcpy(v, r->hvalue[i], a);
+      memcpy(v + a, ", ", 2);
+      memcpy(v + a + 2, value, b + 1);
       free(r->hvalue[i]);
       r->hvalue[i] = v;
       return SIM_OK;
