@@ -28,7 +28,7 @@ static const char USAGE[] =
     "options:\n"
     "  --client SPEC     a client (repeatable, at least one)\n"
     "  --timeout S       kill an external command after S seconds (default 60)\n"
-    "  --time-scale F    time scale of the built-in clients (default 0.1)\n"
+    "  --time-scale F    time scale of the built-in clients (default 0.2)\n"
     "  --trace-dir DIR   keep traces and output (default: a temp dir)\n"
     "  --json FILE       the matrix as JSON\n"
     "  --html FILE       the matrix as a self-contained HTML page\n"
@@ -203,7 +203,7 @@ int cmd_matrix(int argc, char **argv) {
   int ncl = 0;
   memset(cl, 0, sizeof cl);
   exec_opts eo = {.timeout_s = 60, .seed = 1};
-  double scale = 0.1;
+  double scale = 0.2;
   const char *trace_dir = NULL, *json = NULL, *html = NULL;
   char **paths = calloc((size_t)argc + 1, sizeof *paths);
   int npaths = 0, status = EXIT_USAGE;

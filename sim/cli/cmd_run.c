@@ -19,7 +19,7 @@
 #include "sim/cli/cli.h"
 #include "sim/cli/run.h"
 
-#define DEFAULT_TIME_SCALE 0.1
+#define DEFAULT_TIME_SCALE 0.2
 
 static const char RUN_USAGE[] =
     "usage: fusebox run [options] [SCENARIO|FOLDER...]\n"
@@ -32,7 +32,7 @@ static const char RUN_USAGE[] =
     "                    scenario's client table), naive, or sdk-default\n"
     "  -j N              scenarios played at once (default 4)\n"
     "  --time-scale F    compress time: server delays, client waits and timeouts\n"
-    "                    and verdict tolerances all times F (default 0.1)\n"
+    "                    and verdict tolerances all times F (default 0.2)\n"
     "  --seed N          seed for scenario and client randomness (default 1)\n"
     "  --trace-dir DIR   keep each scenario's trace as DIR/<name>.jsonl\n"
     "  --json FILE       write the run as JSON\n"
