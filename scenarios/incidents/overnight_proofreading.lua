@@ -52,7 +52,7 @@ return scenario {
 
   client = { dialect = "anthropic", requests = 6, concurrency = 1, layers = 3,
              deadline = 10, attempts = 3,
-             backoff = { base = 1, cap = 8, jitter = 0.2 } },
+             backoff = { base = 2, cap = 8, jitter = 0.1 } },
 
   expect = {
     attempts = { min = 1, max = 3 },

@@ -16,7 +16,7 @@ return scenario {
   },
 
   client = { deadline = 10, attempts = 3,
-             backoff = { base = 1, cap = 8, jitter = 0.2 } },
+             backoff = { base = 2, cap = 8, jitter = 0.1 } },
 
   expect = {
     attempts = 3,
