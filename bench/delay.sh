@@ -13,16 +13,47 @@
 #   bash bench/delay.sh                 # 2 runs
 #   RUNS=3 CLIENTS="50" bash bench/delay.sh
 #
-# Also printed per case: the server's MHD thread CPU time and its run-queue
+# Also printed per case: the server's MHD threads' CPU time and run-queue
 # wait (from /proc/PID/task/TID/schedstat) - a busy machine shows there.
+#
+# References in the same run (issue 6), on the same clients:
+#   nginx delay    nginx + echo module: `echo_sleep 0.1; echo <body>;`
+#   nginx stream   `echo "data: tickN\n"; echo_flush; echo_sleep 0.2;` x 6
+#   WireMock delay WireMock standalone (npm package `wiremock`), a stub with
+#                  fixedDelayMilliseconds 100 (no stream: WireMock's
+#                  chunkedDribbleDelay splits bytes, not SSE events)
+# Goal: fusebox's p99 error no worse than nginx's, delay and stream, at
+# every client count. REFS="nginx wiremock" (default) picks references.
 set -euo pipefail
 source "$(dirname "$0")/lib.sh"
 
 RUNS=${RUNS:-2}
 CLIENTS=${CLIENTS:-"50 1000"}
+REFS=${REFS:-"nginx wiremock"}
 
 bench_build
 bench_nofile 4096
+WIREMOCK_JAR=
+case " $REFS " in *" wiremock "*) wiremock_jar ;; esac
+BODY='{"id":"req_bench","object":"chat.completion","created":1,"model":"gpt-4o-mini","choices":[{"index":0,"message":{"role":"assistant","content":"Hello! This is a simulated reply.","refusal":null},"logprobs":null,"finish_reason":"stop"}],"usage":{"prompt_tokens":21,"completion_tokens":8,"total_tokens":29},"system_fingerprint":null}'
+NGX_LOC="location = /v1/chat/completions {
+      default_type application/json;
+      echo_sleep 0.1;
+      echo '$BODY';
+    }
+    location = /stream/v1/chat/completions {
+      default_type text/event-stream;"
+for i in 0 1 2 3 4 5; do
+  NGX_LOC+="
+      echo 'data: {\"choices\":[{\"index\":0,\"delta\":{\"content\":\"tick$i \"}}]}\n';
+      echo_flush;"
+  [ $i -lt 5 ] && NGX_LOC+="
+      echo_sleep 0.2;"
+done
+NGX_LOC+="
+      echo 'data: [DONE]\n';
+    }"
+WM_MAP='{"request":{"method":"POST","url":"/v1/chat/completions"},"response":{"status":200,"fixedDelayMilliseconds":100,"headers":{"Content-Type":"application/json"},"body":"{\"object\":\"chat.completion\",\"choices\":[{\"index\":0,\"message\":{\"role\":\"assistant\",\"content\":\"Hello!\"},\"finish_reason\":\"stop\"}]}"}}'
 
 cat >"$WORK/floor.lua" <<'EOF'
 return scenario { name = "bench: floor", provider = { chat {} } }
@@ -48,17 +79,29 @@ streams_for() { if [ "$1" -le 50 ]; then echo 4; else echo 1; fi; }
 # EXIT trap can always stop the server).
 run_case() {
   local kind=$1 c=$2 sc args line s0 s1
+  local port path=""
   case $kind in
     floor)  sc=floor.lua;  args="--requests $(reqs_for "$c") --think-ms 100 --spread-ms 100" ;;
-    delay)  sc=delay.lua;  args="--requests $(reqs_for "$c") --spread-ms 100" ;;
-    stream) sc=stream.lua; args="--requests $(streams_for "$c") --spread-ms 200" ;;
+    delay|ngx_delay|wm_delay)  sc=delay.lua;  args="--requests $(reqs_for "$c") --spread-ms 100" ;;
+    stream|ngx_stream) sc=stream.lua; args="--requests $(streams_for "$c") --spread-ms 200" ;;
   esac
-  start_server "$WORK/$sc" "$WORK/$kind-$c.jsonl"
+  case $kind in
+    ngx_*) start_nginx "ngx-$kind-$c-$run" "$NGX_LOC"; port=$NGX_PORT
+           [ "$kind" = ngx_stream ] && path="--path /stream/v1/chat/completions" ;;
+    wm_*)  start_wiremock "wm-$kind-$c-$run" "$WM_MAP"; port=$WM_PORT
+           # the JVM's first requests are slow: a warm-up run, not counted
+           "$BENCH_OUT/lat_client" --port "$port" --clients 50 --requests 40 >/dev/null 2>&1 || true ;;
+    *)     start_server "$WORK/$sc" "$WORK/$kind-$c.jsonl"; port=$SRV_PORT ;;
+  esac
   s0=$(mhd_sched)
   # shellcheck disable=SC2086
-  line=$(timeout 120 "${NICE[@]}" "$BENCH_OUT/lat_client" --port "$SRV_PORT" --clients "$c" --warmup 1 $args) || true
+  line=$(timeout 120 "${NICE[@]}" "$BENCH_OUT/lat_client" --port "$port" --clients "$c" --warmup 1 $args $path) || true
   s1=$(mhd_sched)
-  stop_server
+  case $kind in
+    ngx_*) stop_pid "$NGX_PID"; s0="0 0"; s1="0 0" ;;
+    wm_*)  stop_pid "$WM_PID"; s0="0 0"; s1="0 0" ;;
+    *)     stop_server; rm -f "$WORK/$kind-$c.jsonl" ;;
+  esac
   RESULT=$(awk -v a="$s0" -v b="$s1" -v l="$line" 'BEGIN { split(a, x, " "); split(b, y, " ");
     printf "%s sched_cpu_ms=%.0f sched_wait_ms=%.0f\n", l, (y[1]-x[1])/1e6, (y[2]-x[2])/1e6 }')
 }
@@ -80,12 +123,20 @@ printf '| %-3s | %7s | %-16s | %7s | %7s | %7s | %7s | %9s | %9s | %11s | %11s |
   run clients case samples p50 p99 max "p50 error" "p99 error" "p50 - floor" "p99 - floor" errors "MHD cpu/wait"
 printf '|-----|---------|------------------|---------|---------|---------|---------|-----------|-----------|-------------|-------------|--------|----------------|\n'
 status=0
+SUMMARY=()
 for run in $(seq "$RUNS"); do
   for c in $CLIENTS; do
     run_case floor "$c"; floor=$RESULT
     run_case delay "$c"; delay=$RESULT
     run_case stream "$c"; stream=$RESULT
-    for l in "$floor" "$delay" "$stream"; do
+    ngx_delay=""; ngx_stream=""; wm_delay=""
+    case " $REFS " in *" nginx "*)
+      run_case ngx_delay "$c"; ngx_delay=$RESULT
+      run_case ngx_stream "$c"; ngx_stream=$RESULT ;;
+    esac
+    [ -n "$WIREMOCK_JAR" ] && { run_case wm_delay "$c"; wm_delay=$RESULT; }
+    for l in "$floor" "$delay" "$stream" "$ngx_delay" "$ngx_stream" "$wm_delay"; do
+      [ -n "$l" ] || continue
       echo "$l" >>"${DELAY_LOG:-/dev/null}"
       [ "$(kv "$l" errors)" = 0 ] || status=1
     done
@@ -93,9 +144,29 @@ for run in $(seq "$RUNS"); do
     row "$floor" "floor (chat)" lat requests "" "" ""
     row "$delay" "delay 100 ms" lat requests 100 "$f50" "$f99"
     row "$stream" "stream gap 200ms" gap gaps 200 "" ""
+    [ -n "$ngx_delay" ] && row "$ngx_delay" "nginx delay 100" lat requests 100 "" ""
+    [ -n "$ngx_stream" ] && row "$ngx_stream" "nginx stream 200" gap gaps 200 "" ""
+    [ -n "$wm_delay" ] && row "$wm_delay" "WireMock delay 100" lat requests 100 "" ""
+    if [ -n "$ngx_delay" ]; then
+      for pair in "delay:$delay:$ngx_delay:lat:100" "stream:$stream:$ngx_stream:gap:200"; do
+        IFS=: read -r what fb ng pre tgt <<<"$pair"
+        v=$(awk -v a="$(kv "$fb" "${pre}_p99")" -v b="$(kv "$ng" "${pre}_p99")" -v t="$tgt" 'BEGIN {
+          ea = a - t; eb = b - t
+          printf "%s %+.2f %+.2f", (ea <= eb ? "yes" : "NO"), ea, eb }')
+        read -r ok ea eb <<<"$v"
+        SUMMARY+=("| $run | $c | $what | $ea | $eb | $ok |")
+        [ "$ok" = yes ] || status=1
+      done
+    fi
   done
 done
+if [ ${#SUMMARY[@]} -gt 0 ]; then
+  echo
+  echo "| run | clients | case | fusebox p99 error | nginx p99 error | goal (fusebox <= nginx) |"
+  echo "|-----|---------|------|-------------------|-----------------|-------------------------|"
+  printf '%s\n' "${SUMMARY[@]}"
+fi
 echo "# ms; error = measured - injected; '- floor' = error minus the floor's latency at the same percentile;"
 echo "# stream: gaps between successive chunks of one answer as received; MHD cpu/wait = the server thread's"
-echo "# CPU time / time runnable but waiting for a CPU during the case."
+echo "# CPU time / time runnable but waiting for a CPU during the case (fusebox rows only)."
 exit $status

@@ -7,6 +7,7 @@
  *
  *   lat_client --port P --clients C --requests R [--think-ms T]
  *              [--spread-ms S] [--warmup W] [--timeout-s 60] [--samples FILE]
+ *              [--path /v1/chat/completions]
  *
  * All clients connect first; client i then sends its first request at
  * i/C * S ms, and each next one T ms after the previous answer ended.
@@ -41,6 +42,7 @@ typedef struct client {
 } client;
 
 static int g_port, g_stream_ticks, g_warmup;
+static const char *g_path = "/v1/chat/completions";
 static double *lat, *gap;
 static size_t nlat, ngap, capgap;
 static long n_err_conn, n_err_status, n_err_proto;
@@ -101,12 +103,12 @@ static int send_req(client *c, long seq) {
                       "\"content\":\"latency %ld\"}],\"max_tokens\":16}",
                       seq);
   int rlen = snprintf(req, sizeof req,
-                      "POST /v1/chat/completions HTTP/1.1\r\n"
+                      "POST %s HTTP/1.1\r\n"
                       "Host: 127.0.0.1:%d\r\n"
                       "Content-Type: application/json\r\n"
                       "Content-Length: %d\r\n"
                       "\r\n%s",
-                      g_port, blen, body);
+                      g_path, g_port, blen, body);
   c->t_sent = now_ms();
   ssize_t w = send(c->fd, req, (size_t)rlen, MSG_NOSIGNAL);
   if (w != rlen) return -1;
@@ -198,6 +200,7 @@ int main(int argc, char **argv) {
   int warmup = arg_int(argc, argv, "--warmup", 0);
   double timeout_ms = arg_int(argc, argv, "--timeout-s", 60) * 1000.0;
   const char *samples = arg_str(argc, argv, "--samples");
+  if (arg_str(argc, argv, "--path")) g_path = arg_str(argc, argv, "--path");
   g_warmup = warmup;
   if (g_port <= 0 || nc <= 0 || nr <= 0 || warmup < 0) {
     fprintf(stderr, "usage: lat_client --port P --clients C --requests R [--think-ms T] "

@@ -53,10 +53,10 @@ bench_nofile() {
 }
 
 # start_server SCENARIO TRACE: starts `fusebox serve` on an ephemeral
-# loopback port; sets SRV_PID and SRV_PORT.
+# loopback port (TRACE "" = no --trace at all); sets SRV_PID and SRV_PORT.
 start_server() {
   local sc=$1 trace=$2 out="$WORK/serve.$RANDOM.out" i
-  "${NICE[@]}" "$FUSEBOX_BIN" serve "$sc" --port 0 --bind 127.0.0.1 --trace "$trace" >"$out" 2>&1 &
+  "${NICE[@]}" "$FUSEBOX_BIN" serve "$sc" --port 0 --bind 127.0.0.1 ${trace:+--trace "$trace"} >"$out" 2>&1 &
   SRV_PID=$!
   SERVER_PIDS+=("$SRV_PID")
   SRV_PORT=
@@ -77,17 +77,18 @@ stop_server() {
   SERVER_PIDS=("${keep[@]}")
 }
 
-# The server's MHD thread (the one that serves every connection): prints
-# "ONCPU_NS RUNQ_WAIT_NS" from /proc/PID/task/TID/schedstat.
+# The server's MHD threads (they serve every connection; one event loop
+# per core since 6478059): prints "ONCPU_NS RUNQ_WAIT_NS" summed over them,
+# from /proc/PID/task/TID/schedstat.
 mhd_sched() {
-  local t
+  local t c=0 w=0 a b
   for t in /proc/"$SRV_PID"/task/*; do
     if grep -q '^MHD' "$t/comm" 2>/dev/null; then
-      awk '{print $1, $2}' "$t/schedstat"
-      return
+      read -r a b _ <"$t/schedstat"
+      c=$((c + a)); w=$((w + b))
     fi
   done
-  echo "0 0"
+  echo "$c $w"
 }
 
 # key=value lookup in a line of client output: kv LINE KEY
@@ -98,4 +99,139 @@ bench_header() {
        "· $(nproc) cores · $(uname -r) · load $(cut -d' ' -f1-3 /proc/loadavg)" \
        "${BENCH_NICE:+· nice $BENCH_NICE}" "$([ "${BENCH_RT:-0}" = 1 ] && echo '· SCHED_FIFO 10')"
   echo "# fusebox: $FUSEBOX_BIN (built $(date -u -r "$FUSEBOX_BIN" "+%Y-%m-%d %H:%M UTC"))"
+}
+
+# ---- references (issue 6): nginx, WireMock, package installs ----
+
+# need CMD PACKAGE: installs the Debian package when the command is missing.
+need() {
+  command -v "$1" >/dev/null && return 0
+  echo "bench: installing $2 (for $1)" >&2
+  apt-get install -y "$2" >/dev/null 2>&1 ||
+    { apt-get update >/dev/null 2>&1 && apt-get install -y "$2" >/dev/null 2>&1; } ||
+    die "cannot install $2; install it and retry"
+}
+
+# A free loopback TCP port (for servers that cannot take port 0), below
+# the ephemeral range (so no client socket of this machine takes it between
+# the check and the bind) and used by no socket at all.
+free_port() {
+  local p lo
+  read -r lo _ </proc/sys/net/ipv4/ip_local_port_range
+  [ "$lo" -gt 11000 ] || lo=61000
+  while :; do
+    p=$((10000 + RANDOM % (lo - 10000)))
+    ss -Htan "( sport = :$p or dport = :$p )" 2>/dev/null | grep -q . || { echo "$p"; return; }
+  done
+}
+
+# wait_port PORT [SECONDS]: until 127.0.0.1:PORT accepts; 1 if never.
+wait_port() {
+  local i
+  for i in $(seq $((${2:-30} * 20))); do
+    (exec 3<>/dev/tcp/127.0.0.1/"$1") 2>/dev/null && return 0
+    sleep 0.05
+  done
+  return 1
+}
+
+# start_nginx NAME SERVER_BLOCK_BODY: Debian nginx (nginx-light plus the
+# echo module, libnginx-mod-http-echo) on a free loopback port, with a
+# config written under $WORK/NAME; the master runs in the foreground (so
+# the EXIT trap stops it); workers = cores; no access log. Sets NGX_PID
+# (the master) and NGX_PORT.
+start_nginx() {
+  local d="$WORK/$1" body=$2
+  need nginx nginx-light
+  [ -f /usr/lib/nginx/modules/ngx_http_echo_module.so ] ||
+    apt-get install -y libnginx-mod-http-echo >/dev/null 2>&1 || die "cannot install libnginx-mod-http-echo"
+  mkdir -p "$d/logs" "$d/tmp"
+  NGX_PORT=$(free_port)
+  cat >"$d/nginx.conf" <<NGXEOF
+load_module /usr/lib/nginx/modules/ngx_http_echo_module.so;
+worker_processes auto;
+worker_rlimit_nofile 65536;
+pid $d/nginx.pid;
+error_log $d/logs/error.log warn;
+events { worker_connections 20000; multi_accept on; }
+http {
+  access_log off;
+  client_body_temp_path $d/tmp/body;
+  proxy_temp_path $d/tmp/proxy;
+  fastcgi_temp_path $d/tmp/fcgi;
+  uwsgi_temp_path $d/tmp/uwsgi;
+  scgi_temp_path $d/tmp/scgi;
+  keepalive_requests 1000000;
+  keepalive_timeout 300s;
+  server {
+    listen 127.0.0.1:$NGX_PORT backlog=4096;
+    $body
+  }
+}
+NGXEOF
+  "${NICE[@]}" nginx -p "$d" -c "$d/nginx.conf" -g 'daemon off;' >"$d/logs/stdout" 2>&1 &
+  NGX_PID=$!
+  SERVER_PIDS+=("$NGX_PID")
+  wait_port "$NGX_PORT" 10 || { cat "$d/logs/error.log" "$d/logs/stdout" >&2; die "nginx did not start"; }
+}
+
+# stop_pid PID: stops a server this shell started (nginx master, WireMock,
+# bare_mhd) and forgets it.
+stop_pid() {
+  local pid=$1 keep=() p
+  kill -TERM "$pid" 2>/dev/null
+  wait "$pid" 2>/dev/null || true
+  for p in "${SERVER_PIDS[@]}"; do [ "$p" != "$pid" ] && keep+=("$p"); done
+  SERVER_PIDS=("${keep[@]}")
+}
+
+# The WireMock standalone jar, from the npm package `wiremock` (it bundles
+# build/wiremock-standalone-VERSION.jar; Maven Central is not reachable
+# here). Sets WIREMOCK_JAR, or leaves it empty when java, npm or the
+# package is unavailable, or NO_WIREMOCK=1 (the benches then skip it).
+WIREMOCK_VERSION=${WIREMOCK_VERSION:-3.13.2}
+wiremock_jar() {
+  WIREMOCK_JAR=
+  [ "${NO_WIREMOCK:-0}" = 1 ] && return 0
+  command -v java >/dev/null || return 0
+  local dir="$BENCH_OUT/wiremock"
+  local jar="$dir/package/build/wiremock-standalone-$WIREMOCK_VERSION.jar"
+  if [ ! -f "$jar" ]; then
+    command -v npm >/dev/null || return 0
+    mkdir -p "$dir"
+    (cd "$dir" && timeout 300 npm pack "wiremock@$WIREMOCK_VERSION" >/dev/null 2>&1 &&
+       tar xzf "wiremock-$WIREMOCK_VERSION.tgz") || return 0
+  fi
+  [ -f "$jar" ] && WIREMOCK_JAR=$jar
+  return 0
+}
+
+# start_wiremock NAME MAPPING_JSON: WireMock standalone on a free loopback
+# port with one stub mapping; tuned: no request journal, no request
+# logging, async responses (a delay does not hold a Jetty thread).
+# Sets WM_PID and WM_PORT.
+start_wiremock() {
+  local d="$WORK/$1"
+  mkdir -p "$d/mappings" "$d/__files"
+  printf '%s\n' "$2" >"$d/mappings/stub.json"
+  WM_PORT=$(free_port)
+  # shellcheck disable=SC2086
+  "${NICE[@]}" java ${WIREMOCK_JAVA_OPTS:-} -jar "$WIREMOCK_JAR" --port "$WM_PORT" \
+    --bind-address 127.0.0.1 --root-dir "$d" --no-request-journal --disable-request-logging \
+    --disable-banner --async-response-enabled true --async-response-threads 64 \
+    --container-threads 64 --jetty-acceptor-threads 2 >"$d/out" 2>&1 &
+  WM_PID=$!
+  SERVER_PIDS+=("$WM_PID")
+  wait_port "$WM_PORT" 60 || { cat "$d/out" >&2; die "WireMock did not start"; }
+}
+
+# tree_rss_kb PID: VmRSS (kB) of a process plus its direct children
+# (nginx: master and workers).
+tree_rss_kb() {
+  local p s=0 v
+  for p in "$1" $(pgrep -P "$1"); do
+    v=$(awk '/^VmRSS:/ {print $2}' /proc/"$p"/status 2>/dev/null)
+    s=$((s + ${v:-0}))
+  done
+  echo "$s"
 }

@@ -368,6 +368,7 @@ static enum MHD_Result play_truncate(sim_conn *c, const sim_step *s) {
 
 static void trace_effect(sim_conn *c, const char *action, const char *key, int count,
                          const char *fp, int found) {
+  if (!sim__trace_on(c->srv->trace)) return;
   cJSON *ev = sim__trace_event("effect", sim__srv_t(c->srv));
   if (ev == NULL) return;
   cJSON_AddNumberToObject(ev, "id", (double)c->id);

@@ -138,6 +138,7 @@ static void parse_body(sim_conn *c) {
 
 static void trace_arrive(sim_conn *c, const char *method, const char *url,
                          const hdr_list *hl) {
+  if (!sim__trace_on(c->srv->trace)) return;
   cJSON *ev = sim__trace_event("arrive", c->t_arrive);
   if (ev == NULL) return;
   cJSON_AddNumberToObject(ev, "id", (double)c->id);
@@ -315,6 +316,7 @@ static const char *how_from_toe(enum MHD_RequestTerminationCode toe) {
 }
 
 static void trace_end(sim_conn *c, enum MHD_RequestTerminationCode toe) {
+  if (!sim__trace_on(c->srv->trace)) return;
   cJSON *ev = sim__trace_event("end", sim__srv_t(c->srv));
   if (ev == NULL) return;
   const char *how = c->how;

@@ -211,6 +211,8 @@ int sim__trace_open(const char *path, FILE *stream, sim_trace **out,
 void sim__trace_emit(sim_trace *tr, cJSON *ev);
 /* Flushes and closes (the file, not a borrowed stream). NULL is a no-op. */
 void sim__trace_close(sim_trace *tr);
+/* 1 when events are written anywhere (callers skip building them if not). */
+int sim__trace_on(const sim_trace *tr);
 /* A new event object {"ev": kind, "t": t_ms}. Owned by the caller. */
 cJSON *sim__trace_event(const char *kind, double t_ms);
 

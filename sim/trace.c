@@ -49,6 +49,9 @@ int sim__trace_open(const char *path, FILE *stream, sim_trace **out,
   return SIM_OK;
 }
 
+/* 1 when events are written anywhere. */
+int sim__trace_on(const sim_trace *tr) { return tr != NULL && tr->f != NULL; }
+
 /* A new event object {"ev": kind, "t": t_ms}. Owned by the caller. */
 cJSON *sim__trace_event(const char *kind, double t_ms) {
   cJSON *ev = cJSON_CreateObject();

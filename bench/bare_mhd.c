@@ -1,0 +1,73 @@
+/*
+ * bare_mhd.c - the bare libmicrohttpd reference for bench/throughput.sh:
+ * answers every request with the same bytes (a body file and its
+ * Content-Type), read the request body and dropped it, no Lua, no trace.
+ * Same daemon flags as sim/server.c start_daemon() (internal polling
+ * thread, epoll, one loop per core up to 8, 32 KiB connection pool), so
+ * the difference to `fusebox serve` is fusebox's own work per request.
+ *
+ *   bare_mhd BODY_FILE CONTENT_TYPE REQUEST_ID
+ *
+ * Listens on 127.0.0.1, an ephemeral port; prints "port N" and serves
+ * until SIGTERM/SIGINT.
+ */
+#include <microhttpd.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <arpa/inet.h>
+
+static char *g_body;
+static size_t g_len;
+static const char *g_ctype, *g_reqid;
+static volatile sig_atomic_t g_stop;
+
+static void on_sig(int s) { (void)s; g_stop = 1; }
+
+static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const char *url,
+                                  const char *method, const char *version,
+                                  const char *upload, size_t *upload_size, void **ctx) {
+  (void)cls; (void)url; (void)method; (void)version; (void)upload;
+  if (*ctx == NULL) { *ctx = (void *)1; return MHD_YES; } /* headers only */
+  if (*upload_size) { *upload_size = 0; return MHD_YES; }  /* drop the body */
+  struct MHD_Response *r =
+      MHD_create_response_from_buffer(g_len, g_body, MHD_RESPMEM_PERSISTENT);
+  MHD_add_response_header(r, "content-type", g_ctype);
+  MHD_add_response_header(r, "x-request-id", g_reqid);
+  enum MHD_Result ret = MHD_queue_response(c, 200, r);
+  MHD_destroy_response(r);
+  return ret;
+}
+
+int main(int argc, char **argv) {
+  if (argc != 4) { fprintf(stderr, "usage: bare_mhd BODY_FILE CONTENT_TYPE REQUEST_ID\n"); return 2; }
+  FILE *f = fopen(argv[1], "rb");
+  if (!f) { perror(argv[1]); return 2; }
+  g_body = malloc(1 << 20);
+  g_len = fread(g_body, 1, 1 << 20, f);
+  fclose(f);
+  g_ctype = argv[2];
+  g_reqid = argv[3];
+  struct sockaddr_in a = {.sin_family = AF_INET, .sin_port = 0};
+  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  long cores = sysconf(_SC_NPROCESSORS_ONLN);
+  unsigned threads = cores > 1 ? (unsigned)(cores > 8 ? 8 : cores) : 1;
+  struct MHD_Daemon *d = MHD_start_daemon(
+      MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_EPOLL | MHD_USE_ERROR_LOG, 0, NULL, NULL,
+      on_request, NULL, MHD_OPTION_SOCK_ADDR, &a, MHD_OPTION_THREAD_POOL_SIZE, threads,
+      MHD_OPTION_CONNECTION_LIMIT, (unsigned)20000, MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)300,
+      MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)(32 * 1024),
+      MHD_OPTION_LISTEN_BACKLOG_SIZE, (unsigned)4096, MHD_OPTION_END);
+  if (!d) { fprintf(stderr, "bare_mhd: cannot start\n"); return 1; }
+  const union MHD_DaemonInfo *i = MHD_get_daemon_info(d, MHD_DAEMON_INFO_BIND_PORT);
+  printf("port %u\n", (unsigned)i->port);
+  fflush(stdout);
+  signal(SIGTERM, on_sig);
+  signal(SIGINT, on_sig);
+  while (!g_stop) pause();
+  MHD_stop_daemon(d);
+  free(g_body);
+  return 0;
+}

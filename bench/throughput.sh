@@ -1,0 +1,148 @@
+#!/usr/bin/env bash
+# bench/throughput.sh - requests/s and p99 latency of `fusebox serve`
+# answering a chat request through a Lua provider *function* (called for
+# every request), beside references serving the same bytes, all in the same
+# run, printed as ratios to nginx (issue 6: goal >= 0.6x nginx).
+#
+# Cases, each on a fresh server, in this order every run:
+#   nginx          Debian nginx-light, `return 200 '<body>'` with the same
+#                  Content-Type and x-request-id as one captured fusebox answer
+#   bare MHD       bench/bare_mhd.c: libmicrohttpd with fusebox's daemon
+#                  flags, the same bytes from memory (no Lua, no trace)
+#   fusebox        no --trace (the trace is optional)
+#   fusebox+trace  --trace to a file (what a CI run pays)
+#   fusebox+null   --trace /dev/null (trace formatting without the disk)
+#   WireMock       standalone jar from the npm package `wiremock`, tuned
+#                  (no journal, no request logging, async), same bytes
+# Load: wrk (Debian) POSTing the same chat request, after a warm-up run.
+#
+#   bash bench/throughput.sh                      # RUNS=2, 50 conns, 2 threads, 10 s
+#   CONNS=50 THREADS=2 DURATION=10 WARMUP=3 RUNS=3 NO_WIREMOCK=1 bash bench/throughput.sh
+#
+# Exit 1 when fusebox (any trace mode) is below GOAL x nginx in a run.
+set -euo pipefail
+source "$(dirname "$0")/lib.sh"
+
+RUNS=${RUNS:-2}
+CONNS=${CONNS:-50}
+THREADS=${THREADS:-2}
+DURATION=${DURATION:-10}
+WARMUP=${WARMUP:-3}
+WM_WARMUP=${WM_WARMUP:-10}   # the JVM needs longer to reach speed
+GOAL=${GOAL:-0.6}
+
+bench_build
+need wrk wrk
+need curl curl
+bench_nofile 4096
+wiremock_jar
+
+BODY='{"model":"gpt-4o-mini","messages":[{"role":"user","content":"hello"}],"max_tokens":16}'
+cat >"$WORK/post.lua" <<EOF
+wrk.method = "POST"
+wrk.body = '$BODY'
+wrk.headers["Content-Type"] = "application/json"
+EOF
+cat >"$WORK/fn.lua" <<'EOF'
+return scenario {
+  name = "bench: throughput",
+  doc = [[A provider function, called for every request.]],
+  provider = function(req) return chat { content = "hello" } end,
+}
+EOF
+
+# One fusebox answer: its body and headers are what every reference serves.
+start_server "$WORK/fn.lua" ""
+curl -s -D "$WORK/resp.hdr" -o "$WORK/resp.body" -X POST -H 'Content-Type: application/json' \
+  --data "$BODY" "http://127.0.0.1:$SRV_PORT/v1/chat/completions" || die "cannot capture a fusebox answer"
+stop_server
+CTYPE=$(awk -F': *' 'tolower($1) == "content-type" {sub(/\r$/, "", $2); print $2}' "$WORK/resp.hdr")
+REQID=$(awk -F': *' 'tolower($1) == "x-request-id" {sub(/\r$/, "", $2); print $2}' "$WORK/resp.hdr")
+[ -n "$CTYPE" ] && [ -s "$WORK/resp.body" ] || die "captured answer has no body or Content-Type"
+grep -q "'" "$WORK/resp.body" && die "captured body has a single quote; cannot embed it in nginx.conf"
+NGX_LOC="location = /v1/chat/completions {
+      default_type $CTYPE;
+      add_header x-request-id $REQID;
+      return 200 '$(cat "$WORK/resp.body")';
+    }"
+WM_MAP=$(awk -v ct="$CTYPE" -v id="$REQID" 'BEGIN { RS = "^$" } {
+  b = $0; gsub(/\\/, "\\\\", b); gsub(/"/, "\\\"", b)
+  printf "{\"request\":{\"method\":\"POST\",\"url\":\"/v1/chat/completions\"},\"response\":{\"status\":200,\"body\":\"%s\",\"headers\":{\"Content-Type\":\"%s\",\"x-request-id\":\"%s\"}}}", b, ct, id }' "$WORK/resp.body")
+
+# wrk_run PORT SECONDS: prints "rps p50_ms p99_ms non2xx sockerr requests".
+wrk_run() {
+  local out
+  out=$("${NICE[@]}" wrk -t"$THREADS" -c"$CONNS" -d"$2"s --timeout 5s --latency -s "$WORK/post.lua" \
+        "http://127.0.0.1:$1/v1/chat/completions" 2>&1) || true
+  echo "$out" >>"${WRK_LOG:-/dev/null}"
+  awk 'function ms(v) { if (v ~ /us$/) return v / 1000; if (v ~ /ms$/) return v + 0; if (v ~ /s$/) return v * 1000; return v }
+    /Requests\/sec:/ { rps = $2 }
+    /^ +50%/ { p50 = ms($2) } /^ +99%/ { p99 = ms($2) }
+    /Non-2xx/ { bad = $NF }
+    /Socket errors:/ { gsub(/,/, ""); se = $4 + $6 + $8 + $10 }
+    / requests in / { n = $1 }
+    END { printf "%s %.3f %.3f %d %d %d\n", rps + 0, p50, p99, bad, se, n }' <<<"$out"
+}
+
+# measure NAME PORT WARMUP: warm-up, then the measured run; sets RES.
+measure() {
+  wrk_run "$2" "$3" >/dev/null
+  RES=$(wrk_run "$2" "$DURATION")
+}
+
+bench_header
+echo "# throughput: wrk -t$THREADS -c$CONNS -d${DURATION}s --latency (POST, same body), warm-up ${WARMUP}s" \
+     "(WireMock ${WM_WARMUP}s); answer: $(wc -c <"$WORK/resp.body") bytes, $CTYPE; $RUNS runs"
+[ -n "$WIREMOCK_JAR" ] && echo "# WireMock: $WIREMOCK_JAR ($(java -version 2>&1 | head -1))" ||
+  echo "# WireMock: not available (no java, npm or package) - skipped"
+printf '| %-3s | %-26s | %10s | %8s | %8s | %8s | %8s | %7s |\n' run server "req/s" "x nginx" "p50 ms" "p99 ms" "non-2xx" "sockerr"
+printf '|-----|----------------------------|------------|----------|----------|----------|----------|---------|\n'
+status=0
+for run in $(seq "$RUNS"); do
+  declare -A R=()
+  start_nginx "ngx-$run" "$NGX_LOC"
+  measure nginx "$NGX_PORT" "$WARMUP"; R[nginx]=$RES
+  stop_pid "$NGX_PID"
+
+  "${NICE[@]}" "$BENCH_OUT/bare_mhd" "$WORK/resp.body" "$CTYPE" "$REQID" >"$WORK/bare.out" 2>&1 &
+  bare=$!; SERVER_PIDS+=("$bare")
+  for _ in $(seq 100); do grep -q '^port' "$WORK/bare.out" && break; sleep 0.05; done
+  measure bare "$(awk '/^port/ {print $2}' "$WORK/bare.out")" "$WARMUP"; R[bare]=$RES
+  stop_pid "$bare"
+
+  for mode in none file null; do
+    case $mode in none) tr="" ;; file) tr="$WORK/tput-$run.jsonl" ;; null) tr=/dev/null ;; esac
+    start_server "$WORK/fn.lua" "$tr"
+    measure "fusebox-$mode" "$SRV_PORT" "$WARMUP"; R[fb_$mode]=$RES
+    stop_server
+    [ "$mode" = file ] && { R[fb_file_bytes]=$(stat -c %s "$tr"); rm -f "$tr"; }
+  done
+
+  if [ -n "$WIREMOCK_JAR" ]; then
+    start_wiremock "wm-$run" "$WM_MAP"
+    measure wiremock "$WM_PORT" "$WM_WARMUP"; R[wm]=$RES
+    stop_pid "$WM_PID"
+  fi
+
+  ngx=$(cut -d' ' -f1 <<<"${R[nginx]}")
+  for k in nginx bare fb_none fb_file fb_null wm; do
+    [ -n "${R[$k]:-}" ] || continue
+    case $k in
+      nginx) lab="nginx (return 200)" ;; bare) lab="bare libmicrohttpd" ;;
+      fb_none) lab="fusebox, no --trace" ;; fb_file) lab="fusebox, --trace FILE" ;;
+      fb_null) lab="fusebox, --trace /dev/null" ;; wm) lab="WireMock $WIREMOCK_VERSION" ;;
+    esac
+    read -r rps p50 p99 bad se n <<<"${R[$k]}"
+    awk -v run="$run" -v lab="$lab" -v rps="$rps" -v ngx="$ngx" -v p50="$p50" -v p99="$p99" -v bad="$bad" -v se="$se" 'BEGIN {
+      printf "| %-3s | %-26s | %10.0f | %7.2fx | %8.2f | %8.2f | %8d | %7d |\n", run, lab, rps, rps / ngx, p50, p99, bad, se }'
+    case $k in fb_*)
+      awk -v r="$rps" -v n="$ngx" -v g="$GOAL" 'BEGIN { exit !(r / n >= g) }' || status=1
+      [ "$bad" = 0 ] && [ "$se" = 0 ] || status=1 ;;
+    esac
+  done
+  echo "#   run $run: trace file written: $(( ${R[fb_file_bytes]:-0} / 1000000 )) MB"
+  unset R
+done
+echo "# x nginx = req/s / nginx's req/s in the same run; goal: every fusebox row >= ${GOAL}x."
+echo "# p50/p99 from wrk --latency (its coordinated-omission-corrected percentiles)."
+exit $status
