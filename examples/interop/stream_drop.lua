@@ -14,6 +14,8 @@ return scenario {
     stream { chunks = { "The answer ", "is ", "forty-two." }, interval = 0.05 },
   },
 
+  client = { call = "stream" },  -- what the built-in clients do (fusebox run, matrix)
+
   expect = {
     no_stream_splice = true,
     max_requests = 2,
