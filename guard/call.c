@@ -87,6 +87,12 @@ static int chat_attempt(guard__call *c, guard__prov *p, const char *body,
   } else if (resp.status > 0) {
     guard__wire_error(resp.body.p, resp.body.len, ans);
   }
+  if (resp.oom || ans->oom) {
+    /* Our memory ran out, not the provider: no kind would be true. */
+    guard__resp_free(&resp);
+    guard__hdrs_free(&h);
+    return GUARD_ENOMEM;
+  }
   f.err_type = ans->err_type[0] ? ans->err_type : NULL;
   f.err_code = ans->err_code[0] ? ans->err_code : NULL;
   f.should_retry = guard__resp_get(&resp, "x-should-retry");
@@ -193,7 +199,10 @@ static int run_chain(guard__call *c, const guard_chat_request *req,
       int healthy = o.kind == GUARD_KIND_OK || o.kind == GUARD_KIND_PERMANENT;
       double after = guard__now(g);
       pthread_mutex_lock(&g->mu);
-      guard__breaker_record(&p->brk, pol, after, healthy, probe);
+      if (rc == GUARD_OK)
+        guard__breaker_record(&p->brk, pol, after, healthy, probe);
+      else
+        guard__breaker_release(&p->brk, probe); /* out of memory: says nothing */
       if (o.kind == GUARD_KIND_OK) guard__rbudget_success(&g->rbudget);
       pthread_mutex_unlock(&g->mu);
       if (rc != GUARD_OK) {

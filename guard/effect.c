@@ -22,7 +22,8 @@
 typedef enum {
   FX_APPLIED,    /* applied; result in *result */
   FX_NOT_APPLIED,
-  FX_UNREADABLE  /* a 2xx body we cannot read */
+  FX_UNREADABLE, /* a 2xx body we cannot read */
+  FX_NOMEM       /* reading it ran out of memory */
 } fx_read;
 
 static int name_ok(const char *s) {
@@ -41,17 +42,18 @@ static int name_ok(const char *s) {
  * text (malloc'ed) when applied. */
 static fx_read read_fx(const char *body, size_t len, char **result) {
   *result = NULL;
-  cJSON *root = body ? cJSON_ParseWithLength(body, len) : NULL;
+  int oom = 0;
+  cJSON *root = guard__json_parse(body, len, &oom);
   if (!cJSON_IsObject(root)) {
     cJSON_Delete(root);
-    return FX_UNREADABLE;
+    return oom ? FX_NOMEM : FX_UNREADABLE;
   }
   const cJSON *ap = cJSON_GetObjectItemCaseSensitive(root, "applied");
   fx_read r = FX_UNREADABLE;
   if (cJSON_IsTrue(ap)) {
     const cJSON *res = cJSON_GetObjectItemCaseSensitive(root, "result");
     *result = res ? cJSON_PrintUnformatted(res) : strdup("null");
-    r = *result ? FX_APPLIED : FX_UNREADABLE;
+    r = *result ? FX_APPLIED : FX_NOMEM;
   } else if (cJSON_IsFalse(ap)) {
     r = FX_NOT_APPLIED;
   }
@@ -115,9 +117,11 @@ static int lookup(fx_call *fx, int attempts_left) {
   guard_tx tx = guard__send(&fx->c, &s, &resp, a);
   fx_read rd = FX_UNREADABLE;
   char *result = NULL;
-  if (tx == GUARD_TX_OK && resp.status == 200)
+  if (tx == GUARD_TX_OK && resp.status == 200 && !resp.oom)
     rd = read_fx(resp.body.p, resp.body.len, &result);
-  if (tx == GUARD_TX_OK && (resp.status == 404 || (resp.status == 200 && rd == FX_NOT_APPLIED))) {
+  if (resp.oom || rd == FX_NOMEM) {
+    rc = GUARD_ENOMEM; /* our memory, not the ledger's answer */
+  } else if (tx == GUARD_TX_OK && (resp.status == 404 || (resp.status == 200 && rd == FX_NOT_APPLIED))) {
     a->kind = GUARD_KIND_OK;
     guard__strlcpy(a->error, "not_applied", sizeof a->error);
   } else if (rd == FX_APPLIED) {
@@ -142,7 +146,7 @@ static int lookup(fx_call *fx, int attempts_left) {
   guard__resp_free(&resp);
   guard__hdrs_free(&h);
   free(url);
-  return GUARD_OK;
+  return rc;
 }
 
 /* One POST. Sets *kind; *unknown when the result cannot be known from it. */
@@ -168,10 +172,14 @@ static int post(fx_call *fx, const char *url, const char *payload, int n,
   guard_tx tx = guard__send(&fx->c, &s, &resp, a);
   *unknown = 0;
   int two = resp.status >= 200 && resp.status <= 299;
-  if (tx == GUARD_TX_OK && two) {
+  if (resp.oom) {
+    rc = GUARD_ENOMEM; /* our memory, not the provider's answer */
+  } else if (tx == GUARD_TX_OK && two) {
     char *result = NULL;
     fx_read rd = read_fx(resp.body.p, resp.body.len, &result);
-    if (rd == FX_APPLIED) {
+    if (rd == FX_NOMEM) {
+      rc = GUARD_ENOMEM;
+    } else if (rd == FX_APPLIED) {
       *kind = GUARD_KIND_OK;
       fx->result = result;
     } else {
@@ -197,6 +205,7 @@ static int post(fx_call *fx, const char *url, const char *payload, int n,
     f.should_retry = guard__resp_get(&resp, "x-should-retry");
     *kind = guard__classify(&f, a->error, sizeof a->error);
     if (g->pol.flags & GUARD_STATUS_ONLY) *kind = guard__classify_by_status(&f, *kind);
+    if (ans.oom) rc = GUARD_ENOMEM;
     guard__answer_free(&ans);
     /* Sent (or maybe sent) and no answer: nobody knows if it was applied. */
     if (tx != GUARD_TX_OK && tx != GUARD_TX_CONNECT) *unknown = 1;
@@ -205,6 +214,11 @@ static int post(fx_call *fx, const char *url, const char *payload, int n,
       *kind = GUARD_KIND_DEADLINE;
       guard__strlcpy(a->error, "deadline", sizeof a->error);
     }
+  }
+  if (rc != GUARD_OK) {
+    guard__resp_free(&resp);
+    guard__hdrs_free(&h);
+    return rc;
   }
   a->kind = *kind;
   if (*unknown) guard__note(a, "result unknown");

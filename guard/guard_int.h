@@ -112,7 +112,14 @@ typedef struct guard__answer {
   char err_type[64];
   char err_code[64];
   guard__body bad;       /* first problem found in a stream event, or OK */
+  int oom;               /* reading it ran out of memory: not the provider's
+                            fault, the call fails GUARD_ENOMEM */
 } guard__answer;
+
+/* cJSON_ParseWithLength that tells a text that is not JSON from cJSON running
+ * out of memory: then it returns NULL and sets *oom (POSIX malloc sets errno
+ * to ENOMEM; nothing else cJSON calls does). */
+struct cJSON *guard__json_parse(const char *text, size_t len, int *oom);
 
 /* Prepares an empty answer for a dialect. */
 void guard__answer_init(guard__answer *a, guard_dialect d, size_t max_text);
@@ -149,6 +156,8 @@ struct guard_http_response {
   size_t stream_bytes;      /* bytes fed to the parser */
   guard__answer *answer;    /* stream events go here (may be NULL) */
   int overflow;             /* a limit refused bytes */
+  int oom;                  /* keeping a header or body byte ran out of
+                               memory: the attempt fails GUARD_ENOMEM */
   char detail[128];
 };
 

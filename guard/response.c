@@ -69,6 +69,7 @@ int guard_resp_header(guard_http_response *r, const char *name, size_t name_len,
   if (n == NULL || v == NULL) {
     free(n);
     free(v);
+    r->oom = 1;
     return GUARD_ENOMEM;
   }
   for (size_t i = 0; i < name_len; i++) {
@@ -113,6 +114,7 @@ int guard_resp_body(guard_http_response *r, const void *data, size_t len) {
     int rc = guard__sse_feed(&r->parser, data, len);
     if (rc == GUARD_ETOOBIG || rc == GUARD_ENOMEM) {
       r->overflow = 1;
+      if (rc == GUARD_ENOMEM) r->oom = 1;
       return GUARD_ETOOBIG;
     }
     return GUARD_OK;
@@ -120,6 +122,7 @@ int guard_resp_body(guard_http_response *r, const void *data, size_t len) {
   int rc = guard__buf_add(&r->body, data, len);
   if (rc != GUARD_OK) {
     r->overflow = 1;
+    if (rc == GUARD_ENOMEM) r->oom = 1;
     return GUARD_ETOOBIG;
   }
   return GUARD_OK;

@@ -7,8 +7,20 @@
 #include "guard/guard_int.h"
 
 #include <cjson/cJSON.h>
+#include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+
+/* Parses JSON text; *oom when cJSON ran out of memory (see guard_int.h). */
+cJSON *guard__json_parse(const char *text, size_t len, int *oom) {
+  if (text == NULL) return NULL;
+  int saved = errno;
+  errno = 0;
+  cJSON *root = cJSON_ParseWithLength(text, len);
+  if (root == NULL && errno == ENOMEM) *oom = 1;
+  errno = saved;
+  return root;
+}
 
 /* Prepares an empty answer for a dialect. */
 void guard__answer_init(guard__answer *a, guard_dialect d, size_t max_text) {
@@ -116,7 +128,9 @@ static int read_error(const cJSON *root, guard__answer *a) {
 }
 
 static int add_text(guard__answer *a, const char *s) {
-  if (guard__buf_adds(&a->text, s) != GUARD_OK) {
+  int rc = guard__buf_adds(&a->text, s);
+  if (rc == GUARD_ENOMEM) a->oom = 1; /* ours, not the answer's */
+  if (rc != GUARD_OK) {
     if (a->bad == GUARD__BODY_OK) a->bad = GUARD__BODY_TOO_LARGE;
     return -1;
   }
@@ -170,7 +184,7 @@ static guard__body parse_anthropic(const cJSON *root, guard__answer *a) {
 
 /* Parses a complete non-stream 2xx body; returns what it was. */
 guard__body guard__wire_parse(const char *body, size_t len, guard__answer *a) {
-  cJSON *root = body ? cJSON_ParseWithLength(body, len) : NULL;
+  cJSON *root = guard__json_parse(body, len, &a->oom);
   if (root == NULL) {
     /* JSON that starts but does not end was cut short. */
     size_t i = 0;
@@ -193,7 +207,7 @@ guard__body guard__wire_parse(const char *body, size_t len, guard__answer *a) {
 
 /* Reads the structured error of an error body; 1 when one was found. */
 int guard__wire_error(const char *body, size_t len, guard__answer *a) {
-  cJSON *root = body ? cJSON_ParseWithLength(body, len) : NULL;
+  cJSON *root = guard__json_parse(body, len, &a->oom);
   int found = cJSON_IsObject(root) && read_error(root, a);
   cJSON_Delete(root);
   return found;
@@ -281,7 +295,7 @@ int guard__wire_stream_event(guard__answer *a, const char *event,
     a->done = 1;
     return 0;
   }
-  cJSON *root = cJSON_ParseWithLength(data, len);
+  cJSON *root = guard__json_parse(data, len, &a->oom);
   if (!cJSON_IsObject(root)) {
     cJSON_Delete(root);
     stream_bad(a, GUARD__BODY_BAD_CHUNK);

@@ -148,7 +148,12 @@ int rpt__get_nonneg(rpt__ctx *c, const char *name, const cJSON *obj,
 static int parse_table(const char *json, const char *what, cJSON **out, char *err) {
   *out = NULL;
   if (json == NULL) return 0;
-  cJSON *t = cJSON_Parse(json);
+  int oom = 0;
+  cJSON *t = rpt__json_parse(json, strlen(json), &oom);
+  if (t == NULL && oom) {
+    snprintf(err, RPT_ERRLEN, "out of memory");
+    return RPT_ENOMEM;
+  }
   if (t == NULL) {
     snprintf(err, RPT_ERRLEN, "%s table is not valid JSON", what);
     return RPT_EEXPECT;

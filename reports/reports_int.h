@@ -253,6 +253,12 @@ void rpt__entry_counts(const rpt__entry *e, int *passed, int *judged);
 /* The duration shown for an entry, in ms. */
 double rpt__entry_time(const rpt__entry *e);
 /*
+ * cJSON_ParseWithLength that tells a text that is not JSON from cJSON running
+ * out of memory: then it returns NULL and sets *oom (POSIX malloc sets errno
+ * to ENOMEM; nothing else cJSON calls does).
+ */
+cJSON *rpt__json_parse(const char *text, size_t len, int *oom);
+/*
  * Opens path for writing ("-" = stdout, not to be closed). Returns the
  * stream or NULL with err set.
  */

@@ -54,10 +54,10 @@ static rpt__entry *push(rpt_run *run) {
   return e;
 }
 
-/* The scaled deadline of a client table, or -1. */
-static double deadline_of(const char *client_json, double scale) {
+/* The scaled deadline of a client table, or -1; *oom when out of memory. */
+static double deadline_of(const char *client_json, double scale, int *oom) {
   if (client_json == NULL) return -1;
-  cJSON *c = cJSON_Parse(client_json);
+  cJSON *c = rpt__json_parse(client_json, strlen(client_json), oom);
   double d = -1;
   const cJSON *v = cJSON_GetObjectItemCaseSensitive(c, "deadline");
   if (cJSON_IsNumber(v) && v->valuedouble > 0) d = v->valuedouble * 1000.0 * scale;
@@ -111,7 +111,7 @@ int rpt_run_add(rpt_run *run, const rpt_input *in, char err[RPT_ERRLEN]) {
   e->j = j;
   e->wall_ms = in->wall_ms;
   e->scale = (in->opts && in->opts->time_scale > 0) ? in->opts->time_scale : tr->time_scale;
-  e->deadline_ms = deadline_of(client, e->scale);
+  e->deadline_ms = deadline_of(client, e->scale, &oom);
   run->n++;
   if (oom) {
     entry_clear(e);

@@ -492,7 +492,12 @@ static int read_all(line_src *src, const char *name, rpt_trace **out, char *err)
                                            : "not a fusebox trace: not a JSON object");
       goto fail;
     }
-    cJSON *o = cJSON_ParseWithLength(line, len);
+    int oom = 0;
+    cJSON *o = rpt__json_parse(line, len, &oom);
+    if (oom) {
+      rc = fail(&r, RPT_ENOMEM, "out of memory");
+      goto fail;
+    }
     if (o == NULL || !cJSON_IsObject(o)) {
       cJSON_Delete(o);
       bad_line = r.lineno;

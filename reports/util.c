@@ -332,6 +332,17 @@ const char *rpt__fmt_ms(double ms, char *out, size_t outlen) {
   return out;
 }
 
+/* Parses JSON text; *oom when cJSON ran out of memory (see reports_int.h). */
+cJSON *rpt__json_parse(const char *text, size_t len, int *oom) {
+  if (text == NULL) return NULL;
+  int saved = errno;
+  errno = 0;
+  cJSON *o = cJSON_ParseWithLength(text, len);
+  if (o == NULL && errno == ENOMEM) *oom = 1;
+  errno = saved;
+  return o;
+}
+
 /*
  * Opens path for writing ("-" = stdout, not to be closed). Returns the
  * stream or NULL with err set.

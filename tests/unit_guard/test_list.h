@@ -16,4 +16,5 @@
   X(result_json)                                                               \
   X(limits)                                                                    \
   X(transport_curl)                                                            \
-  X(sdk_flags)
+  X(sdk_flags)                                                                 \
+  X(alloc_fail)

@@ -17,4 +17,5 @@
   X(writer_term)             \
   X(writer_json)             \
   X(writer_junit)            \
-  X(writer_html)
+  X(writer_html)             \
+  X(alloc_fail)

@@ -1,0 +1,118 @@
+#!/usr/bin/env bash
+# Builds the libFuzzer targets fuzz/fuzz_*.c into fuzz/build/ (or $FUZZ_BUILD)
+# with clang and -fsanitize=fuzzer,address,undefined. The library sources a
+# target needs are compiled directly (not through CMake) with the same
+# sanitizers, so coverage reaches into guard/, sim/ and reports/.
+#
+#   bash fuzz/build.sh            build every target
+#   bash fuzz/build.sh sse wire   build only these
+#
+# Objects are rebuilt when their source or any header of the tree is newer.
+set -euo pipefail
+here="$(cd "$(dirname "$0")" && pwd)"
+root="$(cd "$here/.." && pwd)"
+out="${FUZZ_BUILD:-$here/build}"
+CC="${CC_FUZZ:-clang}"
+JOBS="${JOBS:-$(nproc)}"
+
+if ! command -v "$CC" >/dev/null; then
+  echo "fuzz/build.sh: $CC not found (apt-get install -y clang)" >&2
+  exit 2
+fi
+# libFuzzer ships with clang's runtime; check it links before compiling.
+probe="$(mktemp -d)"
+trap 'rm -rf "$probe"' EXIT
+printf 'int LLVMFuzzerTestOneInput(const char *d, unsigned long n) { return 0; }\n' \
+  >"$probe/p.c"
+if ! "$CC" -fsanitize=fuzzer,address,undefined "$probe/p.c" -o "$probe/p" 2>"$probe/err"; then
+  cat "$probe/err" >&2
+  echo "fuzz/build.sh: no libFuzzer runtime (apt-get install -y libclang-rt-14-dev)" >&2
+  exit 2
+fi
+
+PKGS="libcjson libcurl lua5.4"
+CFLAGS=(-std=gnu11 -g -O1 -fno-omit-frame-pointer
+        -fsanitize=fuzzer-no-link,address,undefined -fno-sanitize-recover=undefined
+        -I"$root" $(pkg-config --cflags $PKGS)
+        # Smaller Lua budgets than the server's, so an input that loops or
+        # allocates without end costs milliseconds, not seconds.
+        -DFUSEBOX_LUA_INSN_MAX=1000000L '-DFUSEBOX_LUA_MEM_MAX=((size_t)16 << 20)')
+LIB_WARN=(-Wall -Wextra -Wno-unused-parameter)
+OWN_WARN=(-Wall -Wextra -Werror -Wno-unused-parameter)
+LIBS=(-fsanitize=fuzzer,address,undefined $(pkg-config --libs $PKGS) -lpthread -lm)
+
+# What each target links, beyond its own fuzz_NAME.c.
+GUARD=("$root"/guard/*.c)
+REPORTS=("$root"/reports/*.c)
+SIM_LUA=("$root"/sim/lua_*.c "$root"/sim/step.c "$root"/sim/dialect.c
+         "$root"/sim/keying.c "$root"/sim/errors.c "$root"/sim/ratelimit.c
+         "$root"/sim/trace.c)
+declare -A SRC
+SRC[scenario]="${SIM_LUA[*]} ${REPORTS[*]}"
+SRC[request]="${SIM_LUA[*]}"
+SRC[sse]="${GUARD[*]}"
+SRC[wire]="${GUARD[*]}"
+SRC[trace]="${REPORTS[*]}"
+if [ -f "$root/sim/import.c" ]; then
+  SRC[import]="$(echo "$root"/sim/import*.c) ${SIM_LUA[*]}"
+fi
+
+targets=("$@")
+if [ ${#targets[@]} -eq 0 ]; then
+  for f in "$here"/fuzz_*.c; do
+    t="$(basename "$f" .c)"
+    t="${t#fuzz_}"
+    [ -n "${SRC[$t]:-}" ] && targets+=("$t")
+  done
+fi
+
+mkdir -p "$out/obj"
+newest_header="$(find "$root/guard" "$root/sim" "$root/reports" "$here" \
+                   -maxdepth 1 -name '*.h' -printf '%T@\n' | sort -n | tail -1)"
+
+obj_of() { echo "$out/obj/$(echo "${1#$root/}" | tr / _ | sed 's/\.c$/.o/')"; }
+
+# Compiles src into out/obj unless the object is newer than it and every header.
+compile() {
+  local src="$1" obj warn
+  obj="$(obj_of "$src")"
+  if [ -f "$obj" ]; then
+    local o s
+    o="$(stat -c %Y "$obj")"
+    s="$(stat -c %Y "$src")"
+    if [ "$o" -ge "$s" ] && [ "$o" -ge "${newest_header%.*}" ]; then
+      return 0
+    fi
+  fi
+  case "$src" in "$here"/*) warn=("${OWN_WARN[@]}") ;; *) warn=("${LIB_WARN[@]}") ;; esac
+  "$CC" "${CFLAGS[@]}" "${warn[@]}" -c "$src" -o "$obj"
+}
+
+all_src=()
+for t in "${targets[@]}"; do
+  if [ -z "${SRC[$t]:-}" ] || [ ! -f "$here/fuzz_$t.c" ]; then
+    echo "fuzz/build.sh: unknown target '$t'" >&2
+    exit 2
+  fi
+  all_src+=("$here/fuzz_$t.c" ${SRC[$t]})
+done
+# Compile every distinct source once, JOBS at a time.
+failed=0
+pids=()
+while read -r src; do
+  while [ "$(jobs -rp | wc -l)" -ge "$JOBS" ]; do wait -n || true; done
+  compile "$src" &
+  pids+=($!)
+done < <(printf '%s\n' "${all_src[@]}" | sort -u)
+for p in "${pids[@]}"; do wait "$p" || failed=1; done
+if [ "$failed" -ne 0 ]; then
+  echo "fuzz/build.sh: compilation failed" >&2
+  exit 1
+fi
+
+for t in "${targets[@]}"; do
+  objs=()
+  for s in "$here/fuzz_$t.c" ${SRC[$t]}; do objs+=("$(obj_of "$s")"); done
+  "$CC" "${objs[@]}" "${LIBS[@]}" -o "$out/fuzz_$t"
+  echo "built $out/fuzz_$t"
+done

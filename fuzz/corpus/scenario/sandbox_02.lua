@@ -1,0 +1,2 @@
+os.getenv('HOME')
+return scenario { name = 'ok', provider = { chat{} } }

@@ -1,0 +1,2 @@
+require('os')
+return scenario { name = 'ok', provider = { chat{} } }

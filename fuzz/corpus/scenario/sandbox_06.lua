@@ -1,0 +1,2 @@
+loadfile('/etc/passwd')
+return scenario { name = 'ok', provider = { chat{} } }

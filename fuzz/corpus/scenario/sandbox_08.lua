@@ -1,0 +1,2 @@
+debug.getregistry()
+return scenario { name = 'ok', provider = { chat{} } }

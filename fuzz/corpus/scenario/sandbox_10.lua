@@ -1,0 +1,2 @@
+coroutine.wrap(function() end)
+return scenario { name = 'ok', provider = { chat{} } }

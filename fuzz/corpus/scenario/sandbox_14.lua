@@ -1,0 +1,2 @@
+load('os.execute(1)')()
+return scenario { name = 'ok', provider = { chat{} } }

@@ -1,0 +1,2 @@
+while true do end
+return scenario { name = 'ok', provider = { chat{} } }

@@ -1,0 +1,4 @@
+while true do
+ pcall(function() while true do end end)
+end
+return scenario { name = 'ok', provider = { chat{} } }

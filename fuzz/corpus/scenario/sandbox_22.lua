@@ -1,0 +1,2 @@
+string.gsub(string.rep('a', 100), '.', function() while true do end end)
+return scenario { name = 'ok', provider = { chat{} } }

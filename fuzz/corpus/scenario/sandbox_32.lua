@@ -1,0 +1,3 @@
+local s = 'x'
+while true do s = s .. s end
+return scenario { name = 'ok', provider = { chat{} } }
