@@ -55,6 +55,16 @@ static double get_num(const cJSON *o, const char *k, double dflt) {
   return cJSON_IsNumber(it) && isfinite(it->valuedouble) ? it->valuedouble : dflt;
 }
 
+/* A trace number as a whole number in [lo, hi]: a hostile trace may hold
+   1e300 or NaN where a count belongs, and casting those is undefined. */
+static long clamp_whole(double v, long lo, long hi) {
+  if (!(v >= (double)lo)) return lo; /* NaN too */
+  if (v >= (double)hi) return hi;
+  return (long)v;
+}
+
+#define ID(v) clamp_whole((v), -1000000000000L, 1000000000000L)
+
 static size_t slot_of(const trace_rd *rd, long id) {
   uint64_t h = (uint64_t)id * 11400714819323198485ULL;
   return (size_t)(h >> 20) & (rd->nslots - 1);
@@ -93,8 +103,8 @@ static char *dup_opt(const char *s, int *nomem) {
 static int on_arrive(trace_rd *rd, int line, const cJSON *ev) {
   const cJSON *id = get(ev, "id");
   if (!cJSON_IsNumber(id)) return imp__fail(rd->lg, line, "arrive without an 'id'");
-  if (find(rd, (long)id->valuedouble) != NULL)
-    return imp__fail(rd->lg, line, "arrival id %ld appears twice", (long)id->valuedouble);
+  if (find(rd, ID(id->valuedouble)) != NULL)
+    return imp__fail(rd->lg, line, "arrival id %ld appears twice", ID(id->valuedouble));
   if (rd->n >= IMP_MAX_ATTEMPTS)
     return imp__fail(rd->lg, line, "more than %d arrivals: import a shorter trace",
                      IMP_MAX_ATTEMPTS);
@@ -109,7 +119,7 @@ static int on_arrive(trace_rd *rd, int line, const cJSON *ev) {
   arrival *a = &rd->v[rd->n];
   memset(a, 0, sizeof *a);
   int nomem = 0;
-  a->id = (long)id->valuedouble;
+  a->id = ID(id->valuedouble);
   a->line = line;
   a->t = get_num(ev, "t", 0);
   a->key = dup_opt(get_str(ev, "key"), &nomem);
@@ -164,7 +174,7 @@ static int on_effect(trace_rd *rd, const cJSON *ev) {
       get_num(ev, "count", 1) > 1)
     rd->lg->idem_ignored = 1;
   const cJSON *id = get(ev, "id");
-  arrival *a = cJSON_IsNumber(id) ? find(rd, (long)id->valuedouble) : NULL;
+  arrival *a = cJSON_IsNumber(id) ? find(rd, ID(id->valuedouble)) : NULL;
   if (a != NULL && a->action == NULL) {
     a->action = strdup(action);
     if (a->action == NULL) return SIM_ENOMEM;
@@ -204,7 +214,7 @@ static int add_attempt(trace_rd *rd, arrival *a, const cJSON *ev, int line) {
     goto done;
   }
   const char *text = ev ? get_str(ev, "text") : NULL;
-  int chunks = (int)get_num(ev, "chunks", 0);
+  int chunks = (int)clamp_whole(get_num(ev, "chunks", 0), 0, 1000000);
   if (chunks < 0) chunks = 0;
   if (chunks > IMP_MAX_CHUNKS) chunks = IMP_MAX_CHUNKS;
   int stalled = cJSON_IsTrue(get(ev, "stalled"));
@@ -228,7 +238,7 @@ static int add_attempt(trace_rd *rd, arrival *a, const cJSON *ev, int line) {
   } else if (strcmp(how, "early_close") == 0 || strcmp(step, "truncate") == 0) {
     r.truncated = 1;
     r.early_close = strcmp(how, "early_close") == 0;
-    r.at = (long)get_num(ev, "bytes", 0);
+    r.at = clamp_whole(get_num(ev, "bytes", 0), 0, 1L << 30);
     if (r.status == 0) r.status = 200;
   } else if (is_stream) {
     r.status = 200;
@@ -251,11 +261,11 @@ static int add_attempt(trace_rd *rd, arrival *a, const cJSON *ev, int line) {
   if (r.outcome == IMP_ANSWER && r.status == 0) r.status = 200;
   if (!r.stream && !r.truncated && r.status < 300 && r.status >= 200 && !r.is_garbage &&
       strcmp(step, "effect") != 0) {
-    if (tin >= 0) r.usage_in = (int)tin;
-    if (tout >= 0) r.usage_out = (int)tout;
+    if (tin >= 0) r.usage_in = (int)clamp_whole(tin, 0, 1000000000L);
+    if (tout >= 0) r.usage_out = (int)clamp_whole(tout, 0, 1000000000L);
   } else if (r.stream) {
-    if (tin >= 0) r.usage_in = (int)tin;
-    if (tout >= 0) r.usage_out = (int)tout;
+    if (tin >= 0) r.usage_in = (int)clamp_whole(tin, 0, 1000000000L);
+    if (tout >= 0) r.usage_out = (int)clamp_whole(tout, 0, 1000000000L);
   }
 
   /* An HTTP-date Retry-After. Without retry-after-ms, retry_after_ms is
@@ -345,10 +355,10 @@ int imp__read_trace(imp_log *lg, const char *text, size_t len) {
       rc = on_effect(&rd, ev);
     } else if (strcmp(kind, "end") == 0) {
       const cJSON *id = get(ev, "id");
-      arrival *a = cJSON_IsNumber(id) ? find(&rd, (long)id->valuedouble) : NULL;
+      arrival *a = cJSON_IsNumber(id) ? find(&rd, ID(id->valuedouble)) : NULL;
       if (a == NULL)
         rc = imp__fail(lg, it.line, "end of arrival %ld, which never arrived",
-                       cJSON_IsNumber(id) ? (long)id->valuedouble : -1L);
+                       cJSON_IsNumber(id) ? ID(id->valuedouble) : -1L);
       else if (a->ended)
         rc = imp__fail(lg, it.line, "arrival %ld ends twice", a->id);
       else

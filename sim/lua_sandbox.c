@@ -31,6 +31,9 @@ _Static_assert(sizeof(((sim_lua_sandbox *)0)->short_src) >= LUA_IDSIZE,
 /* Instructions between two hook calls while under budget. */
 #define SB_HOOK_STEP 1000
 
+/* Bytes allocated that cost as much as one instruction (see sb_alloc). */
+#define SB_BYTES_PER_INSN 32
+
 /* Registry key of the original math.randomseed. */
 #define SB_RANDOMSEED "fusebox.randomseed"
 
@@ -59,6 +62,11 @@ static void *sb_alloc(void *ud, void *ptr, size_t osize, size_t nsize) {
   void *p = realloc(ptr, nsize);
   if (p == NULL) return NULL;
   sb->mem_used = sb->mem_used - old + nsize;
+  /* Work done in C (string.rep, .., table.concat) is out of the hook's
+     reach, but it allocates: growing memory is charged as instructions, so
+     a loop of big copies that stays under the memory limit still stops. The
+     next hook call raises once the budget is gone. */
+  if (nsize > old) sb->insn_used += (long)((nsize - old) / SB_BYTES_PER_INSN);
   return p;
 }
 

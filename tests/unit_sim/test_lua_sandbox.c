@@ -49,6 +49,9 @@ static const struct {
   {"for i = 1, 1e6 do string.gsub(string.rep('a', 5000), '(a*)b', '') end", 1, "instruction limit exceeded"},
   {"local s = string.rep('(', 3000)\nfor i = 1, 1e6 do s:match('%b()') end", 2, "instruction limit exceeded"},
   {"for i = 1, 1e7 do ('x'):rep(1000):find('y', 1, true) end", 1, "instruction limit exceeded"},
+  /* Big copies in C under the memory limit: growing memory is charged. */
+  {"local n = 0\nfor i = 1, 1e9 do n = n + #string.rep('x', 1e6) end", 2, "instruction limit exceeded"},
+  {"local s = string.rep('x', 1e6)\nfor i = 1, 1e9 do local t = s .. s end", 2, "instruction limit exceeded"},
   {"local t = {}\nfor i = 1, 1e9 do t[i] = string.rep('x', 1000) .. i end", 2, "memory limit exceeded"},
   {"local s = string.rep('x', 1 << 28)", 0, "memory limit exceeded"},
   {"local s = 'x'\nwhile true do s = s .. s end", 0, "memory limit exceeded"},
