@@ -9,7 +9,8 @@
 #   bash fuzz/run.sh 10              every target, 10 s each (CI)
 #   bash fuzz/run.sh 600 sse wire    these targets, 10 minutes each
 #
-# Seeds: fuzz/corpus/NAME and fuzz/regressions/NAME (read only). New inputs go
+# Seeds: fuzz/corpus/NAME, fuzz/regressions/NAME and, for scenario, the
+# standard library in scenarios/ (read only). New inputs go
 # to fuzz/build/corpus/NAME, crash artifacts to fuzz/build/artifacts/NAME/,
 # the log to fuzz/build/logs/NAME.log. Extra libFuzzer flags: $FUZZ_FLAGS.
 # FUZZ_NO_BUILD=1 skips the build (for several runs at once on one build).
@@ -79,6 +80,8 @@ for t in "${targets[@]}"; do
   # Failing regressions would only stop the fuzzing at once: leave them out.
   seeds=("$here/corpus/$t")
   [ "$regfail" -eq 0 ] && seeds+=("$here/regressions/$t")
+  # The standard scenario library seeds the scenario target as it is, not as copies.
+  [ "$t" = scenario ] && seeds+=("$here/../scenarios")
 
   dict=()
   [ -f "$here/dict/$t.dict" ] && dict=(-dict="$here/dict/$t.dict")
