@@ -11,9 +11,9 @@
 #include <unistd.h>
 
 #include "reports/reports.h"
-#include "sim/cli/cli.h"
-#include "sim/cli/exec.h"
-#include "sim/cli/run.h"
+#include "cli/cli.h"
+#include "cli/exec.h"
+#include "cli/run.h"
 
 #define MAX_CLIENTS 16
 

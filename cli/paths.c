@@ -9,7 +9,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
-#include "sim/cli/cli.h"
+#include "cli/cli.h"
 
 #define MAX_SCENARIOS 10000
 

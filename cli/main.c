@@ -4,7 +4,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "sim/cli/cli.h"
+#include "cli/cli.h"
 
 static const char USAGE[] =
     "fusebox " FUSEBOX_VERSION " - a fault-injection harness for LLM API clients\n"

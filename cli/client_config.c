@@ -10,7 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "sim/cli/run.h"
+#include "cli/run.h"
 
 static const char *const WORKLOAD_KEYS[] = {
     "call", "dialect", "requests", "concurrency", "spread", "prompt", "max_tokens",

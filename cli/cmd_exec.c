@@ -13,8 +13,8 @@
 #include <cjson/cJSON.h>
 
 #include "reports/reports.h"
-#include "sim/cli/cli.h"
-#include "sim/cli/exec.h"
+#include "cli/cli.h"
+#include "cli/exec.h"
 
 static const char USAGE[] =
     "usage: fusebox exec [options] SCENARIO|FOLDER... -- CMD [ARGS...]\n"

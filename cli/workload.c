@@ -11,7 +11,7 @@
 #include <string.h>
 #include <time.h>
 
-#include "sim/cli/run.h"
+#include "cli/run.h"
 
 typedef struct play_ctx {
   guard *g;

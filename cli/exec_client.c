@@ -16,7 +16,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "sim/cli/exec.h"
+#include "cli/exec.h"
 
 #define MAX_TEXT (64 * 1024) /* stdout kept as the answer text */
 

@@ -34,7 +34,7 @@
 #include <curl/curl.h>
 #include <microhttpd.h>
 
-#include "sim/cli/cli.h"
+#include "cli/cli.h"
 #include "sim/sim.h"
 
 #define MAX_REQ_BODY ((size_t)32 << 20) /* bytes of one request forwarded */

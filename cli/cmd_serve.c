@@ -6,7 +6,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "sim/cli/cli.h"
+#include "cli/cli.h"
 #include "sim/sim.h"
 
 static const char USAGE[] =

@@ -10,7 +10,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "sim/cli/cli.h"
+#include "cli/cli.h"
 #include "sim/sim.h"
 
 static const char USAGE[] =

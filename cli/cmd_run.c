@@ -16,8 +16,8 @@
 #include <unistd.h>
 
 #include "reports/reports.h"
-#include "sim/cli/cli.h"
-#include "sim/cli/run.h"
+#include "cli/cli.h"
+#include "cli/run.h"
 
 #define DEFAULT_TIME_SCALE 0.2
 

@@ -6,8 +6,8 @@
 #include <string.h>
 
 #include "reports/reports.h"
-#include "sim/cli/cli.h"
-#include "sim/cli/run.h"
+#include "cli/cli.h"
+#include "cli/run.h"
 #include "sim/sim.h"
 
 static int wants_help(int argc, char **argv, const char *usage) {
