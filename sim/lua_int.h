@@ -5,7 +5,8 @@
  * it names lua_State by its struct tag so that it needs no Lua header.
  *
  *   lua_sandbox.c   the state: allocator budget, instruction hook, the safe
- *                   libraries, the one pcall wrapper and its messages
+ *                   libraries, the one pcall wrapper and its messages;
+ *                   it calls no other lua_*.c file
  *   lua_steps.c     the step constructors and Lua step -> sim_step
  *   lua_json.c      Lua tables <-> JSON text
  *   lua_scenario.c  scenario{...}, loading, the sim__scenario_* functions
@@ -63,10 +64,11 @@ typedef struct sim_lua_sandbox {
 } sim_lua_sandbox;
 
 /*
- * Opens a sandboxed state for the scenario at `path` (borrowed; must outlive
- * the sandbox): the allocator budget, the safe libraries, the step
- * constructors, scenario{} and math.random seeded with `seed`. Returns 0, or
- * SIM_ENOMEM with a message in err.
+ * Opens a sandboxed state for the file at `path` (borrowed; must outlive
+ * the sandbox): the allocator budget, the safe libraries and math.random
+ * seeded with `seed`. The step constructors and scenario{} are the
+ * scenario loader's to add (lua_scenario.c). Returns 0, or SIM_ENOMEM with
+ * a message in err.
  */
 int sim__lua_open(sim_lua_sandbox *sb, const char *path, uint64_t seed,
                   char err[SIM_ERRLEN]);

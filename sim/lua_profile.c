@@ -90,7 +90,7 @@ int sim_profile_load(const char *path, char **json, char err[SIM_ERRLEN]) {
   }
   char name[512];
   snprintf(name, sizeof name, "@%s", path);
-  sim_lua_sandbox sb;
+  sim_lua_sandbox sb = {0};
   int rc = sim__lua_open(&sb, path, 1, err);
   if (rc != SIM_OK) {
     free(buf);

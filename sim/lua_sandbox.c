@@ -413,8 +413,6 @@ static int sb_setup(lua_State *L) {
   lua_setfield(L, LUA_REGISTRYINDEX, SB_RANDOMSEED);
   lua_pop(L, 1);
 
-  sim__lua_open_steps(L);
-  sim__lua_open_scenario(L);
   sim__lua_seed(L, seed);
   return 0;
 }

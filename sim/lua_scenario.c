@@ -366,6 +366,14 @@ static int scenario_tostring(lua_State *L) {
   return 1;
 }
 
+/* Defines the step constructors and scenario{} in a fresh sandbox
+   (protected; the sandbox itself knows nothing of scenarios). */
+static int open_engine(lua_State *L) {
+  sim__lua_open_steps(L);
+  sim__lua_open_scenario(L);
+  return 0;
+}
+
 /* Defines scenario{} and the scenario metatable. */
 void sim__lua_open_scenario(lua_State *L) {
   luaL_newmetatable(L, SIM_LUA_SCENARIO_MT);
@@ -597,6 +605,9 @@ int sim__scenario_load(const char *path, uint64_t seed, sim_scenario **out,
   if (rc != 0) goto fail;
 
   lua_State *L = sc->sb.L;
+  lua_pushcfunction(L, open_engine);
+  rc = sim__lua_call(&sc->sb, 0, 0, SIM_ENOMEM, err);
+  if (rc != 0) goto fail;
   load_ctx ctx = {sc, buf, len};
   lua_pushcfunction(L, load_chunk);
   lua_pushlightuserdata(L, &ctx);

@@ -9,6 +9,7 @@
 #include <string.h>
 #include <sys/socket.h>
 
+#include "sim/play_int.h"
 #include "sim/server_int.h"
 
 #define DEFAULT_TEXT "Hello from fusebox. This answer came from a fake provider."

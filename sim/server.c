@@ -14,49 +14,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "sim/play_int.h"
 #include "sim/server_int.h"
-
-/* Milliseconds since the session started. */
-double sim__srv_t(const sim_server *srv) { return sim__now_ms() - srv->t0; }
-
-static void on_wake(void *arg, int reason) {
-  sim_conn *c = arg;
-  c->wake = reason;
-  MHD_resume_connection(c->mc);
-}
-
-/* Suspends c until due_ms (< 0: until the peer hangs up or shutdown). */
-void sim__conn_wait(sim_conn *c, double due_ms) {
-  const union MHD_ConnectionInfo *ci =
-      MHD_get_connection_info(c->mc, MHD_CONNECTION_INFO_CONNECTION_FD);
-  int fd = ci ? ci->connect_fd : -1;
-  c->wake = 0;
-  /* Suspend before registering, so a resume can never come first. */
-  MHD_suspend_connection(c->mc);
-  if (sim__waiter_add(c->srv->waiter, &c->wait, due_ms, fd, on_wake, c) != SIM_OK) {
-    c->wake = SIM_WAKE_SHUTDOWN;
-    MHD_resume_connection(c->mc);
-  }
-}
-
-/* Appends answer text for the trace, bounded by SIM_MAX_TEXT. */
-void sim__conn_add_text(sim_conn *c, const char *s) {
-  size_t len = strlen(s);
-  if (c->text_len + len > SIM_MAX_TEXT) len = SIM_MAX_TEXT - c->text_len;
-  if (c->text == NULL || c->text_len + len > c->text_cap) {
-    size_t cap = c->text_len + len;
-    if (cap < 64) cap = 64;
-    if (cap < c->text_cap * 2) cap = c->text_cap * 2;
-    if (cap > SIM_MAX_TEXT) cap = SIM_MAX_TEXT;
-    char *nt = realloc(c->text, cap + 1);
-    if (nt == NULL) return;
-    c->text = nt;
-    c->text_cap = cap;
-  }
-  memcpy(c->text + c->text_len, s, len);
-  c->text_len += len;
-  c->text[c->text_len] = '\0';
-}
 
 /* ------------------------------------------------------------- routing */
 

@@ -80,16 +80,13 @@ typedef struct sim_conn {
   size_t text_len, text_cap;
 } sim_conn;
 
-/* server.c */
+/* conn.c: used by server.c and play.c alike. */
+/* Milliseconds since the session started. */
 double sim__srv_t(const sim_server *srv);
-/* Suspends c until due_ms (< 0: until hang-up) and returns 0; the socket
-   is watched for hang-up meanwhile. */
+/* Suspends c until due_ms (< 0: until hang-up); the socket is watched for
+   hang-up meanwhile. Why the wait ended is in c->wake when c resumes. */
 void sim__conn_wait(sim_conn *c, double due_ms);
+/* Appends answer text for the trace, bounded by SIM_MAX_TEXT. */
 void sim__conn_add_text(sim_conn *c, const char *s);
-
-/* play.c: plays c->cur; returns what the access handler returns. */
-enum MHD_Result sim__play(sim_conn *c);
-/* Releases a stream player; NULL is a no-op. */
-void sim__player_free(sim_player *p);
 
 #endif

@@ -176,7 +176,6 @@ const char *sim__scenario_ratelimit_json(const sim_scenario *sc);
 int sim__scenario_decide(sim_scenario *sc, int provider, const sim_req *req,
                          sim_step **out, char err[SIM_ERRLEN]);
 
-#endif
 
 /* ====================================================================
  * Server internals (server.c, respond.c, stream.c, waiter.c, trace.c,
@@ -299,3 +298,5 @@ int sim__ledger_post(sim_ledger *lg, const char *key, const char *name,
                      char **result);
 /* 1 if key was applied (with *result owned by the caller), else 0. */
 int sim__ledger_lookup(sim_ledger *lg, const char *key, char **result);
+
+#endif
