@@ -6,8 +6,8 @@
  *
  * The flow: a reader (import_jsonl.c, import_har.c, import_trace.c) turns
  * each attempt of its input into an imp_resp (what the provider did) and
- * hands it to imp__add, which renders it as one step of Lua text at once;
- * import.c then groups the steps by provider and logical request and
+ * hands it to imp__add (import_step.c), which renders it as one step of
+ * Lua text at once (literals: import_lua.c); import.c then groups the steps by provider and logical request and
  * writes the scenario.
  */
 #ifndef FUSEBOX_SIM_IMPORT_INT_H

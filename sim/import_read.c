@@ -1,0 +1,217 @@
+/*
+ * import_read.c - helpers the readers of every import format share: error messages with
+ * the input line, line iteration, ISO-8601 and HTTP dates, and the rules that
+ * keep credentials out of a scenario (imp__header_dropped, imp__scrub).
+ */
+#define _GNU_SOURCE /* strcasestr, timegm */
+#include <ctype.h>
+#include <errno.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <time.h>
+
+#include "sim/import_int.h"
+
+/* ============================================================ helpers */
+
+/* Writes "source:line: message" into lg->err; returns SIM_EINVAL. */
+int imp__fail(imp_log *lg, int line, const char *fmt, ...) {
+  char msg[160];
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(msg, sizeof msg, fmt, ap);
+  va_end(ap);
+  if (line > 0)
+    snprintf(lg->err, SIM_ERRLEN, "%.80s:%d: %s", lg->source, line, msg);
+  else
+    snprintf(lg->err, SIM_ERRLEN, "%.80s: %s", lg->source, msg);
+  return SIM_EINVAL;
+}
+
+/* Returns the next line of the text (without "\n" or "\r\n"). */
+int imp__next_line(imp_lines *it, const char **s, size_t *n) {
+  if (it->off >= it->len) return 0;
+  const char *start = it->text + it->off;
+  const char *nl = memchr(start, '\n', it->len - it->off);
+  size_t len = nl ? (size_t)(nl - start) : it->len - it->off;
+  it->off += len + (nl ? 1 : 0);
+  it->line++;
+  if (len > 0 && start[len - 1] == '\r') len--;
+  *s = start;
+  *n = len;
+  return 1;
+}
+
+static int two_digits(const char *s, int *out) {
+  if (!isdigit((unsigned char)s[0]) || !isdigit((unsigned char)s[1])) return -1;
+  *out = (s[0] - '0') * 10 + (s[1] - '0');
+  return 0;
+}
+
+/* Parses an ISO-8601 date-time into epoch milliseconds. */
+int imp__parse_iso8601(const char *s, double *epoch_ms) {
+  int Y, M, D, h, m, sec;
+  if (strlen(s) < 19) return -1;
+  for (int i = 0; i < 4; i++)
+    if (!isdigit((unsigned char)s[i])) return -1;
+  Y = atoi(s);
+  if (s[4] != '-' || two_digits(s + 5, &M) || s[7] != '-' || two_digits(s + 8, &D) ||
+      (s[10] != 'T' && s[10] != 't' && s[10] != ' ') || two_digits(s + 11, &h) ||
+      s[13] != ':' || two_digits(s + 14, &m) || s[16] != ':' || two_digits(s + 17, &sec))
+    return -1;
+  if (M < 1 || M > 12 || D < 1 || D > 31 || h > 23 || m > 59 || sec > 60) return -1;
+  const char *p = s + 19;
+  double frac = 0;
+  if (*p == '.' || *p == ',') {
+    double scale = 0.1;
+    p++;
+    if (!isdigit((unsigned char)*p)) return -1;
+    while (isdigit((unsigned char)*p)) {
+      frac += (*p - '0') * scale;
+      scale /= 10;
+      p++;
+    }
+  }
+  long off = 0;
+  if (*p == 'Z' || *p == 'z') {
+    p++;
+  } else if (*p == '+' || *p == '-') {
+    int oh, om = 0;
+    int sign = *p == '-' ? -1 : 1;
+    if (two_digits(p + 1, &oh)) return -1;
+    p += 3;
+    if (*p == ':') p++;
+    if (isdigit((unsigned char)*p)) {
+      if (two_digits(p, &om)) return -1;
+      p += 2;
+    }
+    off = sign * (oh * 3600L + om * 60L);
+  }
+  if (*p != '\0') return -1;
+  struct tm tm = {0};
+  tm.tm_year = Y - 1900;
+  tm.tm_mon = M - 1;
+  tm.tm_mday = D;
+  tm.tm_hour = h;
+  tm.tm_min = m;
+  tm.tm_sec = sec;
+  time_t t = timegm(&tm);
+  if (t == (time_t)-1) return -1;
+  *epoch_ms = ((double)t - (double)off + frac) * 1000.0;
+  return 0;
+}
+
+/* Parses an IMF-fixdate into epoch seconds. */
+int imp__parse_http_date(const char *s, double *epoch_s) {
+  static const char *const months[] = {"Jan", "Feb", "Mar", "Apr", "May", "Jun",
+                                       "Jul", "Aug", "Sep", "Oct", "Nov", "Dec"};
+  char wd[4], mon[4];
+  int d, y, h, m, sec, used = 0;
+  while (isspace((unsigned char)*s)) s++;
+  if (sscanf(s, "%3[A-Za-z], %2d %3[A-Za-z] %4d %2d:%2d:%2d GMT%n", wd, &d, mon, &y, &h,
+             &m, &sec, &used) != 7 || used == 0)
+    return -1;
+  for (const char *p = s + used; *p; p++)
+    if (!isspace((unsigned char)*p)) return -1;
+  int mi = -1;
+  for (int i = 0; i < 12; i++)
+    if (strcasecmp(mon, months[i]) == 0) mi = i;
+  if (mi < 0 || d < 1 || d > 31 || h > 23 || m > 59 || sec > 60) return -1;
+  struct tm tm = {0};
+  tm.tm_year = y - 1900;
+  tm.tm_mon = mi;
+  tm.tm_mday = d;
+  tm.tm_hour = h;
+  tm.tm_min = m;
+  tm.tm_sec = sec;
+  time_t t = timegm(&tm);
+  if (t == (time_t)-1) return -1;
+  *epoch_s = (double)t;
+  return 0;
+}
+
+/* 1 if s is digits with at most one decimal point, written back by the
+   server exactly as it is ("%lld" for integers, "%g" otherwise). */
+int imp__plain_number(const char *s) {
+  size_t n = strlen(s), digits = 0;
+  int dot = 0;
+  if (n == 0 || n > 15) return 0;
+  for (size_t i = 0; i < n; i++) {
+    if (isdigit((unsigned char)s[i])) digits++;
+    else if (s[i] == '.' && !dot) dot = 1;
+    else return 0;
+  }
+  if (digits == 0 || s[0] == '.' || s[n - 1] == '.') return 0;
+  if (n > 1 && s[0] == '0' && s[1] != '.') return 0;
+  double v = strtod(s, NULL);
+  char back[32];
+  if (v == floor(v)) snprintf(back, sizeof back, "%lld", (long long)v);
+  else snprintf(back, sizeof back, "%g", v);
+  return strcmp(back, s) == 0;
+}
+
+/* 1 if a response header must never be written into a scenario. */
+int imp__header_dropped(const char *name) {
+  static const char *const drop[] = {
+      /* credentials and account identifiers */
+      "authorization", "proxy-authorization", "x-api-key", "api-key", "cookie",
+      "set-cookie", "set-cookie2", "openai-organization", "anthropic-organization-id",
+      "openai-project",
+      /* set by the fake server itself, or wrong once the body is replayed */
+      "content-length", "transfer-encoding", "connection", "keep-alive",
+      "proxy-connection", "upgrade", "te", "trailer", "content-type",
+      "content-encoding", "date", "x-request-id", "request-id", NULL};
+  for (int i = 0; drop[i] != NULL; i++)
+    if (strcasecmp(name, drop[i]) == 0) return 1;
+  return strcasestr(name, "api-key") != NULL || strcasestr(name, "secret") != NULL ||
+         strcasestr(name, "cookie") != NULL || strcasestr(name, "authorization") != NULL;
+}
+
+static int key_char(char c) {
+  return isalnum((unsigned char)c) || c == '-' || c == '_' || c == '*' || c == '.';
+}
+
+/* Replaces "sk-..." API keys and "Bearer ..." tokens in free text. */
+char *imp__scrub(const char *s, size_t n) {
+  imp_buf b;
+  imp__buf_init(&b, n + 64 + n / 2);
+  size_t i = 0;
+  while (i < n) {
+    size_t skip = 0;
+    const char *repl = NULL;
+    if (i + 3 <= n && memcmp(s + i, "sk-", 3) == 0 &&
+        (i == 0 || !isalnum((unsigned char)s[i - 1]))) {
+      size_t j = i + 3;
+      while (j < n && key_char(s[j])) j++;
+      if (j - i - 3 >= 8) {
+        skip = j - i;
+        repl = "sk-[redacted]";
+      }
+    } else if (i + 7 <= n && strncasecmp(s + i, "bearer ", 7) == 0) {
+      size_t j = i + 7;
+      while (j < n && (key_char(s[j]) || s[j] == '/' || s[j] == '+' || s[j] == '=')) j++;
+      if (j - i - 7 >= 8) {
+        skip = j - i;
+        repl = "Bearer [redacted]";
+      }
+    }
+    if (repl != NULL) {
+      imp__buf_puts(&b, repl);
+      i += skip;
+    } else {
+      imp__buf_put(&b, s + i, 1);
+      i++;
+    }
+  }
+  if (b.nomem || b.over) {
+    imp__buf_free(&b);
+    return NULL;
+  }
+  return imp__buf_take(&b);
+}
+

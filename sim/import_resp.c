@@ -1,0 +1,142 @@
+/*
+ * import_resp.c - the response model of `fusebox import`: what the provider did with one
+ * attempt (status, headers, error fields, stream chunks), as the readers
+ * fill it in.
+ */
+#define _GNU_SOURCE /* strcasestr, timegm */
+#include <ctype.h>
+#include <errno.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <time.h>
+
+#include "sim/import_int.h"
+
+/* ============================================================ responses */
+
+/* A response with nothing known yet: no usage, an applied effect. */
+void imp__resp_init(imp_resp *r) {
+  memset(r, 0, sizeof *r);
+  r->usage_in = r->usage_out = -1;
+  r->effect_apply = 1;
+}
+
+/* Releases everything r owns and starts it again empty. */
+void imp__resp_clear(imp_resp *r) {
+  for (int i = 0; i < r->nh; i++) {
+    free(r->hname[i]);
+    free(r->hvalue[i]);
+  }
+  free(r->hname);
+  free(r->hvalue);
+  for (int i = 0; i < r->nchunks; i++) free(r->chunks[i]);
+  free(r->chunks);
+  free(r->code);
+  free(r->type);
+  free(r->message);
+  free(r->content);
+  free(r->garbage);
+  imp__resp_init(r);
+}
+
+/* Adds a header; a repeated name is joined with ", ". */
+int imp__resp_header(imp_resp *r, const char *name, const char *value) {
+  if (name == NULL || value == NULL || name[0] == '\0') return SIM_OK;
+  char *lname = strdup(name);
+  if (lname == NULL) return SIM_ENOMEM;
+  for (char *p = lname; *p; p++) *p = (char)tolower((unsigned char)*p);
+  for (int i = 0; i < r->nh; i++) {
+    if (strcmp(r->hname[i], lname) == 0) {
+      free(lname);
+      size_t a = strlen(r->hvalue[i]), b = strlen(value);
+      if (a + b + 2 > IMP_MAX_HEADER_VALUE) return SIM_OK;
+      char *v = malloc(a + b + 3);
+      if (v == NULL) return SIM_ENOMEM;
+      memcpy(v, r->hvalue[i], a);
+      memcpy(v + a, ", ", 2);
+      memcpy(v + a + 2, value, b + 1);
+      free(r->hvalue[i]);
+      r->hvalue[i] = v;
+      return SIM_OK;
+    }
+  }
+  if (r->nh >= 4 * IMP_MAX_HEADERS) { /* many are dropped later */
+    free(lname);
+    return SIM_OK;
+  }
+  if (r->nh == r->caph) {
+    int cap = r->caph ? r->caph * 2 : 8;
+    char **n1 = realloc(r->hname, (size_t)cap * sizeof *n1);
+    if (n1 == NULL) {
+      free(lname);
+      return SIM_ENOMEM;
+    }
+    r->hname = n1;
+    char **n2 = realloc(r->hvalue, (size_t)cap * sizeof *n2);
+    if (n2 == NULL) {
+      free(lname);
+      return SIM_ENOMEM;
+    }
+    r->hvalue = n2;
+    r->caph = cap;
+  }
+  char *v = strdup(value);
+  if (v == NULL) {
+    free(lname);
+    return SIM_ENOMEM;
+  }
+  r->hname[r->nh] = lname;
+  r->hvalue[r->nh] = v;
+  r->nh++;
+  return SIM_OK;
+}
+
+/* The value of a header (name in lower case), borrowed; NULL if absent. */
+const char *imp__resp_get_header(const imp_resp *r, const char *name) {
+  for (int i = 0; i < r->nh; i++)
+    if (strcmp(r->hname[i], name) == 0) return r->hvalue[i];
+  return NULL;
+}
+
+/* Appends a copy of a stream chunk (at most IMP_MAX_CHUNKS are kept, each
+   at most IMP_MAX_TEXT bytes). Returns SIM_OK or SIM_ENOMEM. */
+int imp__resp_chunk(imp_resp *r, const char *s, size_t n) {
+  if (r->nchunks >= IMP_MAX_CHUNKS) return SIM_OK;
+  if (r->nchunks == r->capchunks) {
+    int cap = r->capchunks ? r->capchunks * 2 : 16;
+    char **c = realloc(r->chunks, (size_t)cap * sizeof *c);
+    if (c == NULL) return SIM_ENOMEM;
+    r->chunks = c;
+    r->capchunks = cap;
+  }
+  if (n > IMP_MAX_TEXT) n = IMP_MAX_TEXT;
+  char *p = malloc(n + 1);
+  if (p == NULL) return SIM_ENOMEM;
+  memcpy(p, s, n);
+  p[n] = '\0';
+  r->chunks[r->nchunks++] = p;
+  return SIM_OK;
+}
+
+/* Retry-After as an HTTP-date, made relative to when the response was sent. */
+void imp__resp_ra_date(imp_resp *r, double ref_epoch_ms) {
+  const char *ra = imp__resp_get_header(r, "retry-after");
+  double when;
+  if (ra == NULL || imp__parse_http_date(ra, &when) != 0) return;
+  const char *date = imp__resp_get_header(r, "date");
+  double ref_s;
+  if (date == NULL || imp__parse_http_date(date, &ref_s) != 0) {
+    if (ref_epoch_ms <= 0) return;
+    ref_s = ref_epoch_ms / 1000.0;
+  }
+  double delta = floor(when - ref_s + 0.5);
+  if (delta < 0 || delta > IMP_MAX_DATE_AHEAD) return; /* an odd date: kept as sent */
+  r->has_ra_date = 1;
+  r->ra_date_s = delta;
+}
+
