@@ -12,7 +12,9 @@
 #include <unistd.h>
 
 e2e_server *e2e_start(const char *lua, double time_scale) {
+  CU_ASSERT_PTR_NOT_NULL_FATAL(lua);
   e2e_server *s = calloc(1, sizeof *s);
+  CU_ASSERT_PTR_NOT_NULL_FATAL(s);
   snprintf(s->scenario_path, sizeof s->scenario_path, "/tmp/fbx-e2e-XXXXXX.lua");
   int fd = mkstemps(s->scenario_path, 4);
   CU_ASSERT_FATAL(fd >= 0);
@@ -40,7 +42,7 @@ e2e_server *e2e_start(const char *lua, double time_scale) {
 }
 
 void e2e_stop(e2e_server *s) {
-  if (s->srv == NULL) return;
+  if (s == NULL || s->srv == NULL) return;
   sim_server_free(s->srv);
   s->srv = NULL;
   s->trace = cJSON_CreateArray();
@@ -87,9 +89,17 @@ static size_t on_data(char *ptr, size_t size, size_t nmemb, void *ud) {
 void e2e_request(e2e_server *s, const char *method, const char *path, const char *body,
                  const char *const *extra_headers, long timeout_ms, e2e_resp *out) {
   memset(out, 0, sizeof *out);
+  out->rc = CURLE_FAILED_INIT;
+  CU_ASSERT_PTR_NOT_NULL(s); /* a server that did not start: no request */
+  if (s == NULL) {
+    out->headers = strdup("");
+    out->body = strdup("");
+    return;
+  }
   char url[256];
   snprintf(url, sizeof url, "http://127.0.0.1:%d%s", s->port, path);
   CURL *h = curl_easy_init();
+  CU_ASSERT_PTR_NOT_NULL_FATAL(h);
   buf hb = {0}, bb = {0};
   struct curl_slist *hl = curl_slist_append(NULL, "Content-Type: application/json");
   hl = curl_slist_append(hl, "Authorization: Bearer sk-test-SECRET-123");
@@ -133,6 +143,7 @@ void e2e_resp_clear(e2e_resp *r) {
 
 const char *e2e_header(const e2e_resp *r, const char *name) {
   static char val[512];
+  if (r == NULL || name == NULL) return NULL;
   size_t nlen = strlen(name);
   const char *p = r->headers;
   while (p && *p) {
@@ -153,6 +164,7 @@ const char *e2e_header(const e2e_resp *r, const char *name) {
 
 cJSON *e2e_event(const e2e_server *s, const char *ev, int nth) {
   cJSON *e;
+  if (s == NULL || ev == NULL) return NULL;
   cJSON_ArrayForEach(e, s->trace) {
     cJSON *k = cJSON_GetObjectItem(e, "ev");
     if (cJSON_IsString(k) && strcmp(k->valuestring, ev) == 0 && nth-- == 0) return e;
@@ -179,6 +191,7 @@ double e2e_num(const cJSON *ev, const char *field) {
 int e2e_wait_trace(e2e_server *s, const char *ev, int n, long timeout_ms) {
   char needle[64];
   snprintf(needle, sizeof needle, "\"ev\":\"%s\"", ev);
+  if (s == NULL) return 0;
   for (long waited = 0; waited <= timeout_ms; waited += 10) {
     FILE *f = fopen(s->trace_path, "r");
     int count = 0;

@@ -42,7 +42,10 @@ void e2e_request(e2e_server *s, const char *method, const char *path, const char
 void e2e_chat(e2e_server *s, const char *path, int stream, long timeout_ms, e2e_resp *out);
 void e2e_resp_clear(e2e_resp *r);
 
-/* The value of a response header (name lower-case), or NULL. Static buffer. */
+/* The value of a response header (name lower-case), or NULL. Static buffer.
+   Every helper here takes NULL (a server that did not start, an event not
+   in the trace) and gives NULL or -1 back; the string assertions fail on
+   NULL (tests/test_check.h) rather than crash the runner. */
 const char *e2e_header(const e2e_resp *r, const char *name);
 
 /* The nth (from 0) trace event of kind ev, or NULL. */

@@ -270,7 +270,7 @@ static void test_effect_commit_then_drop(void) {
   match_trace(s, r);
   int applied = 0;
   for (int i = 0; i < e2e_count(s, "effect"); i++)
-    applied += strcmp(e2e_str(e2e_event(s, "effect", i), "action"), "applied") == 0;
+    applied += t__streq(e2e_str(e2e_event(s, "effect", i), "action"), "applied", 0, 0);
   CU_ASSERT_EQUAL(applied, 1);
   CU_ASSERT_STRING_EQUAL(e2e_str(e2e_event(s, "arrive", 0), "key"), "idem:op-7");
   guard_result_free(r);

@@ -269,7 +269,7 @@ static void test_stream_openai(void) {
   e2e_resp r;
   e2e_chat(s, CHAT, 1, 2000, &r);
   CU_ASSERT_EQUAL(r.rc, CURLE_OK);
-  CU_ASSERT(strstr(e2e_header(&r, "content-type"), "text/event-stream") != NULL);
+  CU_ASSERT(t_has(e2e_header(&r, "content-type"), "text/event-stream"));
   CU_ASSERT_EQUAL(count_sub(r.body, "\"content\":\""), 4); /* role chunk + 3 */
   CU_ASSERT(strstr(r.body, "data: [DONE]\n\n") != NULL);
   CU_ASSERT(strstr(r.body, "\"finish_reason\":\"stop\"") != NULL);

@@ -99,6 +99,12 @@ int rt_status(const rpt_judgement *j, const char *name) {
   return v ? (int)v->status : -1;
 }
 
+/* The evidence of the named verdict, or "". */
+const char *rt_evidence(const rpt_judgement *j, const char *name) {
+  const rpt_verdict *v = rpt_judgement_find(j, name);
+  return v && v->evidence ? v->evidence : "";
+}
+
 static int status_of(const char *word) {
   if (strcmp(word, "pass") == 0) return RPT_PASS;
   if (strcmp(word, "fail") == 0) return RPT_FAIL;

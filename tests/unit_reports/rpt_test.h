@@ -42,6 +42,9 @@ rpt_judgement *rt_judge_text(const char *trace, const char *expect, const char *
                              int *rc, char err[RPT_ERRLEN]);
 /* The status of the named verdict, or -1 when absent. */
 int rt_status(const rpt_judgement *j, const char *name);
+/* The evidence of the named verdict, or "" when there is none (never NULL,
+   so a missing verdict fails the assertion instead of crashing). */
+const char *rt_evidence(const rpt_judgement *j, const char *name);
 /* 1 when haystack contains needle. */
 int rt_has(const char *haystack, const char *needle);
 

@@ -233,7 +233,7 @@ static void test_groups_and_ends(void) {
   rpt_judgement *j = rt_judge_text(t, "{\"attempts\":{\"min\":1,\"max\":2}}", NULL, &rc, err);
   CU_ASSERT_EQUAL(rc, 0);
   CU_ASSERT_EQUAL(rt_status(j, "attempts"), RPT_PASS);
-  CU_ASSERT(rt_has(rpt_judgement_find(j, "attempts")->evidence, "2 requests, 1 to 2 attempts"));
+  CU_ASSERT(rt_has(rt_evidence(j, "attempts"), "2 requests, 1 to 2 attempts"));
   rpt_judgement_free(j);
   /* A second end for the same arrival is an error. */
   const char *t2 =

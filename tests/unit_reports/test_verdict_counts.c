@@ -49,7 +49,7 @@ static void test_herd_same_instant(void) {
   rpt_judgement *j = rt_judge_text(tr, "{\"herd\":{\"window\":0.001,\"max\":19}}", NULL, &rc, err);
   CU_ASSERT_EQUAL(rc, 0);
   CU_ASSERT_EQUAL(rt_status(j, "herd"), RPT_FAIL);
-  CU_ASSERT(rt_has(rpt_judgement_find(j, "herd")->evidence, "peak 20 arrivals"));
+  CU_ASSERT(rt_has(rt_evidence(j, "herd"), "peak 20 arrivals"));
   rpt_judgement_free(j);
   j = rt_judge_text(tr, "{\"herd\":{\"window\":0.001,\"max\":20}}", NULL, &rc, err);
   CU_ASSERT_EQUAL(rt_status(j, "herd"), RPT_PASS);

@@ -32,7 +32,7 @@ static void test_ra_tolerance_option(void) {
   rpt_opts tight = {.tol_ms = 1, .slack_ms = -1};
   j = judge_data("ra_scaled_pass.jsonl", &tight);
   CU_ASSERT_EQUAL(rt_status(j, "retry_after_honoured"), RPT_FAIL);
-  CU_ASSERT(rt_has(rpt_judgement_find(j, "retry_after_honoured")->evidence, "tolerance 0.1 ms"));
+  CU_ASSERT(rt_has(rt_evidence(j, "retry_after_honoured"), "tolerance 0.1 ms"));
   rpt_judgement_free(j);
 }
 
@@ -72,7 +72,7 @@ static void test_backoff_jitter_noise(void) {
   rpt_judgement *j = rt_judge_text(tr, "{\"backoff\":{\"jitter\":true}}", NULL, &rc, err);
   CU_ASSERT_EQUAL(rc, 0);
   CU_ASSERT_EQUAL(rt_status(j, "backoff"), RPT_FAIL);
-  CU_ASSERT(rt_has(rpt_judgement_find(j, "backoff")->evidence, "no jitter at retry 1 across 8"));
+  CU_ASSERT(rt_has(rt_evidence(j, "backoff"), "no jitter at retry 1 across 8"));
   rpt_judgement_free(j);
   backoff_herd(tr, sizeof tr, spread);
   j = rt_judge_text(tr, "{\"backoff\":{\"jitter\":true}}", NULL, &rc, err);
@@ -115,7 +115,7 @@ static void test_backoff_fallback_not_a_gap(void) {
   int rc;
   rpt_judgement *j = rt_judge_text(tr, "{\"backoff\":{\"min_gap\":0.5}}", NULL, &rc, err);
   CU_ASSERT_EQUAL(rt_status(j, "backoff"), RPT_FAIL);
-  CU_ASSERT(rt_has(rpt_judgement_find(j, "backoff")->evidence, "no retry in the trace"));
+  CU_ASSERT(rt_has(rt_evidence(j, "backoff"), "no retry in the trace"));
   rpt_judgement_free(j);
 }
 
