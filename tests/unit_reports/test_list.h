@@ -12,6 +12,7 @@
   X(verdict_side_effects)    \
   X(verdict_stream_splice)   \
   X(verdict_cost)            \
+  X(verdict_profile)         \
   X(expect)                  \
   X(run)                     \
   X(writer_term)             \

@@ -1,8 +1,9 @@
 /*
  * test_verdict_counts.c - `attempts`, `max_requests`, `no_retry_after` and
  * `herd`: each a pass case and a fail case on hand-written traces
- * (tests/data/traces/{attempts,max_requests,nra,herd}_*.jsonl), plus edge
- * cases inline.
+ * (tests/data/traces/{attempts,max_requests,nra,herd}_*.jsonl), a pair at
+ * every numeric boundary (*_boundary_*: at the limit passes, one past it
+ * fails), plus edge cases inline.
  */
 #include <CUnit/CUnit.h>
 #include <stdio.h>

@@ -1,8 +1,10 @@
 /*
  * test_verdict_timing.c - `retry_after_honoured`, `backoff` and
  * `within_deadline`: pass and fail cases on hand-written traces
- * (tests/data/traces/{ra,backoff,deadline}_*.jsonl), time scale and
- * tolerance options, and jitter that is only noise.
+ * (tests/data/traces/{ra,backoff,deadline}_*.jsonl), with a pair at every
+ * numeric boundary (at the threshold passes, 1 ms past it fails: growth,
+ * shrink, min_gap, max_gap, jitter, Retry-After, deadline, scaled and not),
+ * time scale and tolerance options, and jitter that is only noise.
  */
 #include <CUnit/CUnit.h>
 #include <stdio.h>
