@@ -5,16 +5,12 @@
 # both times (statuses, curl errors, Retry-After and other headers, bodies'
 # sizes and texts, latencies within tolerance), the two traces must record
 # the same attempts, and importing the second trace gives the same steps.
-set -uo pipefail
-src=${FUSEBOX_SRC:-$(cd "$(dirname "$0")/../.." && pwd)}
-bin=${FUSEBOX_BIN:-$src/build/fusebox}
-tmp=$(mktemp -d)
+. "$(dirname "$0")/lib.sh"
 pid=
-cleanup() { [ -n "$pid" ] && kill -9 "$pid" 2>/dev/null; rm -rf "$tmp"; }
-trap cleanup EXIT
-pass=0 fail=0
-ok() { pass=$((pass + 1)); }
-bad() { fail=$((fail + 1)); echo "FAIL: $*"; }
+at_exit '[ -n "$pid" ] && kill -9 "$pid"'
+need_fusebox
+need_cmd curl awk
+need_python json
 
 # serve SCENARIO TRACE: starts fusebox serve, sets $pid and $port.
 serve() {
@@ -147,5 +143,4 @@ steps() { grep -v -e '^ *--' -e '^ *name = ' -e '^ *doc = ' -e '^Each logical' -
             | sed -e 's/interval = [0-9.]*/interval = I/' -e 's/retry_after_date = [123] /retry_after_date = D /'; }
 if diff -u <(steps "$tmp/imp.lua") <(steps "$tmp/imp2.lua") > "$tmp/diff"; then ok; else bad "re-import differs:"; cat "$tmp/diff"; fi
 
-echo "$pass passed, $fail failed"
-[ $fail = 0 ]
+finish

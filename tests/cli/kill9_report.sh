@@ -2,16 +2,12 @@
 # Nothing lost: kill -9 of fusebox serve mid-run leaves a trace whose every
 # line parses, and fusebox report judges what completed and says the trace is
 # incomplete. A trace path that cannot be written is an error at start.
-set -uo pipefail
-src=${FUSEBOX_SRC:-$(cd "$(dirname "$0")/../.." && pwd)}
-bin=${FUSEBOX_BIN:-$src/build/fusebox}
-tmp=$(mktemp -d)
+. "$(dirname "$0")/lib.sh"
 pid=
-cleanup() { [ -n "$pid" ] && kill -9 "$pid" 2>/dev/null; rm -rf "$tmp"; }
-trap cleanup EXIT
-pass=0 fail=0
-ok() { pass=$((pass + 1)); }
-bad() { fail=$((fail + 1)); echo "FAIL: $*"; }
+at_exit '[ -n "$pid" ] && kill -9 "$pid"'
+need_fusebox
+need_cmd curl awk
+need_python json
 
 cat > "$tmp/s.lua" <<'LUA'
 return scenario {
@@ -51,5 +47,4 @@ echo "hello" > "$tmp/junk.jsonl"
 "$bin" serve "$tmp/s.lua" --trace /nonexistent-dir/t.jsonl > /dev/null 2> "$tmp/err"; rc=$?
 [ $rc = 2 ] && grep -q "cannot write trace" "$tmp/err" && ok || bad "unwritable trace: exit $rc, $(cat "$tmp/err")"
 
-echo "$pass passed, $fail failed"
-[ $fail = 0 ]
+finish

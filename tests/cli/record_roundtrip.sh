@@ -5,16 +5,11 @@
 # date); on SIGINT the recorder writes a scenario, and serving that scenario
 # gives the client the same statuses, headers and texts again. API keys
 # reach neither the scenario nor the raw log.
-set -uo pipefail
-src=${FUSEBOX_SRC:-$(cd "$(dirname "$0")/../.." && pwd)}
-bin=${FUSEBOX_BIN:-$src/build/fusebox}
-tmp=$(mktemp -d)
+. "$(dirname "$0")/lib.sh"
 pids=()
-cleanup() { for p in "${pids[@]}"; do kill -9 "$p" 2>/dev/null; done; rm -rf "$tmp"; }
-trap cleanup EXIT
-pass=0 fail=0
-ok() { pass=$((pass + 1)); }
-bad() { fail=$((fail + 1)); echo "FAIL: $*"; }
+at_exit 'for p in "${pids[@]+"${pids[@]}"}"; do kill -9 "$p"; done'
+need_fusebox
+need_cmd curl awk
 
 # start NAME CMD...: runs CMD in the background, waits for its "port N"
 # line; sets $pid and $port.
@@ -109,5 +104,4 @@ paste "$tmp/times1" "$tmp/times" | awk '{ d = $3 - $6; if (d < 0) d = -d; if (d 
 "$bin" record "$tmp/x.lua" 2> /dev/null; [ $? = 2 ] && ok || bad "record without --upstream should exit 2"
 "$bin" record --upstream ftp://x "$tmp/x.lua" 2> /dev/null; [ $? = 2 ] && ok || bad "record with a bad URL should exit 2"
 
-echo "$pass passed, $fail failed"
-[ $fail = 0 ]
+finish

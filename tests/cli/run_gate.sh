@@ -4,12 +4,11 @@
 # verdicts) pinned in tests/cli/gate/<client>.txt. A verdict that silently
 # stops failing, or a new failure, changes the list and fails this test.
 #   UPDATE=1 bash tests/cli/run_gate.sh   rewrites the pinned lists.
-set -euo pipefail
-src=${FUSEBOX_SRC:-$(cd "$(dirname "$0")/../.." && pwd)}
-bin=${FUSEBOX_BIN:-$src/build/fusebox}
+. "$(dirname "$0")/lib.sh"
+need_fusebox
+need_python json xml.dom.minidom
+set -e
 cd "$src"
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
 status=0
 
 set +e

@@ -2,16 +2,12 @@
 # fusebox serve, driven by the real curl binary as a user would: port 0 picks
 # a free port and prints it, faults reach curl as the scenario says, SIGINT
 # stops the server with the trace complete; check and list behave.
-set -uo pipefail
-src=${FUSEBOX_SRC:-$(cd "$(dirname "$0")/../.." && pwd)}
-bin=${FUSEBOX_BIN:-$src/build/fusebox}
-tmp=$(mktemp -d)
+. "$(dirname "$0")/lib.sh"
 pid=
-cleanup() { [ -n "$pid" ] && kill "$pid" 2>/dev/null; rm -rf "$tmp"; }
-trap cleanup EXIT
-pass=0 fail=0
-ok() { pass=$((pass + 1)); }
-bad() { fail=$((fail + 1)); echo "FAIL: $*"; }
+at_exit '[ -n "$pid" ] && kill "$pid"'
+need_fusebox
+need_cmd curl awk
+need_python json
 
 cat > "$tmp/s.lua" <<'LUA'
 return scenario {
@@ -58,5 +54,4 @@ printf 'return scenario {\n  name = "x",\n  provider = { chat { colour = 1 } },\
 "$bin" bogus 2>/dev/null; [ $? = 2 ] && ok || bad "unknown command should exit 2"
 "$bin" serve --help | grep -q -- "--port" && ok || bad "serve --help"
 
-echo "$pass passed, $fail failed"
-[ $fail = 0 ]
+finish
