@@ -5,6 +5,7 @@
 #include <unistd.h>
 
 char *tl_write(const char *text) {
+  if (text == NULL) return NULL;
   char tmpl[] = "/tmp/fusebox_lua_XXXXXX.lua";
   int fd = mkstemps(tmpl, 4);
   if (fd < 0) return NULL;
@@ -38,6 +39,7 @@ int tl_load(const char *text, sim_scenario **sc, char **path,
 
 char *tl_provider_text(const char *provider) {
   const char *fmt = "return scenario {\n  name = \"t\",\n  provider = %s,\n}\n";
+  if (provider == NULL) return NULL;
   size_t n = strlen(fmt) + strlen(provider) + 1;
   char *s = malloc(n);
   if (s != NULL) snprintf(s, n, fmt, provider);
@@ -46,6 +48,10 @@ char *tl_provider_text(const char *provider) {
 
 int tl_err_is(const char *err, const char *path, int line, const char *msg) {
   char want[SIM_ERRLEN * 2];
+  if (err == NULL || path == NULL || msg == NULL) {
+    fprintf(stderr, "\n  tl_err_is: %s is NULL\n", err == NULL ? "the error" : "path or msg");
+    return 0;
+  }
   if (line > 0)
     snprintf(want, sizeof want, "%s:%d: %s", path, line, msg);
   else
