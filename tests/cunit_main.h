@@ -98,8 +98,10 @@ static int fusebox_run_here(const char *filter, int exact) {
 }
 
 /* Every suite in a child process of its own; a crash is reported, the rest
-   still run. */
-static int fusebox_run_isolated(void) {
+   still run. A child returns its suite's result from here (*child = 1), so
+   that it leaves through main like `runner NAME` does (the runner's own
+   clean-up and the leak checker run). */
+static int fusebox_run_isolated(int *child) {
   int failed = 0, crashed = 0;
   for (int i = 0; i < FUSEBOX_NSUITES; i++) {
     fflush(stdout);
@@ -109,7 +111,10 @@ static int fusebox_run_isolated(void) {
       perror("fork");
       return 2;
     }
-    if (pid == 0) _exit(fusebox_run_here(fusebox_suites[i].name, 1));
+    if (pid == 0) {
+      *child = 1;
+      return fusebox_run_here(fusebox_suites[i].name, 1);
+    }
     int st = 0;
     while (waitpid(pid, &st, 0) < 0) {
     }
@@ -135,7 +140,8 @@ int main(int argc, char **argv) {
   }
   if (filter == NULL) {
     const char *nofork = getenv("FUSEBOX_TEST_NOFORK");
-    if (nofork == NULL || strcmp(nofork, "1") != 0) return fusebox_run_isolated();
+    int child = 0;
+    if (nofork == NULL || strcmp(nofork, "1") != 0) return fusebox_run_isolated(&child);
     return fusebox_run_here(NULL, 0);
   }
   int exact = 0, any = 0;
