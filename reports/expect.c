@@ -26,6 +26,7 @@ static const struct {
     {"no_stream_splice", rpt__v_no_stream_splice},
     {"cost", rpt__v_cost},
     {"profile", rpt__v_profile},
+    {"exercised", rpt__v_exercised}, /* a declaration: judged with `served` below */
 };
 #define NFAMILIES ((int)(sizeof families / sizeof families[0]))
 
@@ -255,6 +256,7 @@ int rpt_judge(const rpt_trace *tr, const char *expect_json, const char *client_j
                 .client = client, .j = j, .err = err};
   rc = scenario_errors(&c);
   if (rc == 0) rc = run_families(&c, expect);
+  if (rc == 0) rc = rpt__scenario_verdicts(&c, expect);
   if (rc == 0 && j->oom) rc = RPT_ENOMEM;
   if (rc) {
     rpt_judgement_free(j);

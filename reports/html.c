@@ -65,8 +65,10 @@ static const char css[] =
     "font-size:13px;margin-right:6px}"
     ".v-pass:before{content:'\\2713  ';color:#2e9e44;font-weight:700}"
     ".v-fail:before{content:'\\2717  ';color:#d03030;font-weight:700}"
-    ".v-skip:before{content:'\\2013  ';color:#999;font-weight:700}"
-    ".v-skip{color:#777}.v-fail{color:#8b1a1a}"
+    ".v-na:before{content:'n/a  ';color:#a07000;font-weight:700}"
+    ".v-na{color:#777}.v-fail{color:#8b1a1a}"
+    "section.na{border-left:5px solid #d0a000}.badge.na{background:#b08800}"
+    ".headline{background:#fbe0dd;border:1px solid #d03030;padding:8px 12px;font-weight:700}"
     ".legend span{display:inline-block;margin-right:12px;font-size:12px;color:#444}"
     ".legend i{display:inline-block;width:14px;height:10px;margin-right:4px;border-radius:2px;"
     "vertical-align:-1px}"
@@ -322,11 +324,16 @@ static void calls_table(FILE *f, const rpt_trace *tr) {
   fputs("</table></details>\n", f);
 }
 
+/* The CSS class of a scenario status word ("n/a" is "na"). */
+static const char *st_class(const char *st) { return strcmp(st, "n/a") == 0 ? "na" : st; }
+
 static void scenario_section(FILE *f, const rpt__entry *e, int idx) {
   const char *st = rpt__entry_status(e);
   char tb[32];
-  fprintf(f, "<section id=\"s%d\" class=\"%s\">\n<h2><span class=\"badge %s\">%s</span>", idx, st,
-          st, strcmp(st, "pass") == 0 ? "PASS" : strcmp(st, "fail") == 0 ? "FAIL" : "ERROR");
+  fprintf(f, "<section id=\"s%d\" class=\"%s\">\n<h2><span class=\"badge %s\">%s</span>", idx,
+          st_class(st), st_class(st),
+          strcmp(st, "pass") == 0 ? "PASS" : strcmp(st, "fail") == 0 ? "FAIL"
+          : strcmp(st, "n/a") == 0 ? "N/A" : "ERROR");
   text(f, e->name);
   if (e->client) {
     fputs(" <small>[", f);
@@ -340,8 +347,10 @@ static void scenario_section(FILE *f, const rpt__entry *e, int idx) {
   }
   fprintf(f, "%s", rpt__fmt_ms(rpt__entry_time(e), tb, sizeof tb));
   if (e->trace) {
-    fprintf(f, " · %d attempt%s · time scale %g", e->trace->narr, e->trace->narr == 1 ? "" : "s",
-            e->scale);
+    int att = rpt__entry_attempts(e), killed, code = rpt__entry_exit(e, &killed);
+    fprintf(f, " · %d attempt%s · time scale %g", att, att == 1 ? "" : "s", e->scale);
+    if (killed) fputs(" · killed by --timeout", f);
+    else if (code >= 0) fprintf(f, " · exit %d", code);
     if (e->deadline_ms > 0) fprintf(f, " · deadline %s", rpt__fmt_ms(e->deadline_ms, tb, sizeof tb));
   }
   if (e->trace_path) {
@@ -364,7 +373,7 @@ static void scenario_section(FILE *f, const rpt__entry *e, int idx) {
   for (int i = 0; e->j && i < e->j->n; i++) {
     const rpt_verdict *v = &e->j->v[i];
     fprintf(f, "<li class=\"v-%s\"><b>",
-            v->status == RPT_PASS ? "pass" : v->status == RPT_FAIL ? "fail" : "skip");
+            v->status == RPT_PASS ? "pass" : v->status == RPT_FAIL ? "fail" : "na");
     text(f, v->name);
     fputs("</b>", f);
     text(f, v->evidence);
@@ -392,12 +401,19 @@ int rpt_run_write_html(const rpt_run *run, const char *path, char err[RPT_ERRLEN
         f);
   fputs(css, f);
   fputs("</style>\n</head>\n<body>\n<h1>fusebox report</h1>\n", f);
+  char head[RPT_ERRLEN * 2];
+  if (rpt_run_headline(run, head, sizeof head)) {
+    fputs("<p class=\"headline\">", f);
+    text(f, head);
+    fputs("</p>\n", f);
+  }
   fprintf(f, "<p class=\"summary\"><b>%d scenario%s</b>: %d passed, %d failed", s.scenarios,
           s.scenarios == 1 ? "" : "s", s.passed, s.failed);
   if (s.errors) fprintf(f, ", %d error%s", s.errors, s.errors == 1 ? "" : "s");
+  if (s.not_applicable) fprintf(f, ", %d n/a", s.not_applicable);
   fprintf(f, " · %d/%d verdicts hold", s.verdicts - s.verdicts_failed - s.verdicts_skipped,
           s.verdicts - s.verdicts_skipped);
-  if (s.verdicts_skipped) fprintf(f, ", %d skipped", s.verdicts_skipped);
+  if (s.verdicts_skipped) fprintf(f, ", %d n/a", s.verdicts_skipped);
   if (s.incomplete) fprintf(f, " · %d incomplete trace%s", s.incomplete, s.incomplete == 1 ? "" : "s");
   fprintf(f, " · %s</p>\n", rpt__fmt_ms(s.time_ms, tb, sizeof tb));
   legend(f);
@@ -415,13 +431,18 @@ int rpt_run_write_html(const rpt_run *run, const char *path, char err[RPT_ERRLEN
       text(f, e->client);
       fputc(']', f);
     }
-    fprintf(f, "</a></td><td><span class=\"badge %s\">%s</span></td>", rpt__entry_status(e),
-            rpt__entry_status(e));
-    if (e->error)
+    fprintf(f, "</a></td><td><span class=\"badge %s\">%s</span></td>",
+            st_class(rpt__entry_status(e)), rpt__entry_status(e));
+    if (e->error) {
       fputs("<td class=\"n\">–</td><td class=\"n\">–</td>", f);
-    else
-      fprintf(f, "<td class=\"n\">%d/%d</td><td class=\"n\">%d</td>", passed, judged,
-              e->trace ? e->trace->narr : 0);
+    } else {
+      int killed, code = rpt__entry_exit(e, &killed);
+      fprintf(f, "<td class=\"n\">%d/%d</td><td class=\"n\">%d", passed, judged,
+              rpt__entry_attempts(e));
+      if (killed) fputs(" · killed", f);
+      else if (code >= 0) fprintf(f, " · exit %d", code);
+      fputs("</td>", f);
+    }
     fprintf(f, "<td class=\"n\">%s</td></tr>\n", rpt__fmt_ms(rpt__entry_time(e), tb, sizeof tb));
   }
   fputs("</table>\n", f);

@@ -8,9 +8,7 @@
 
 #include "reports/reports_int.h"
 
-static const char *status_word(rpt_status s) {
-  return s == RPT_PASS ? "pass" : s == RPT_FAIL ? "fail" : "skip";
-}
+static const char *status_word(rpt_status s) { return rpt_status_word(s); }
 
 /* cJSON_Add*ToObject returns NULL on failure; collect that in *bad. */
 static void add_str(cJSON *o, const char *k, const char *v, int *bad) {
@@ -86,6 +84,10 @@ static cJSON *scenario_json(const rpt__entry *e, int *bad) {
     for (int g = 0; g < tr->ngroups; g++)
       if (tr->groups[g].n_post) nreq++;
     add_num(o, "requests", nreq, bad);
+    add_num(o, "attempts_sent", rpt__entry_attempts(e), bad);
+    int killed, code = rpt__entry_exit(e, &killed);
+    if (code >= 0) add_num(o, "exit_code", code, bad);
+    if (killed) add_bool(o, "killed_by_timeout", 1, bad);
     if (e->deadline_ms >= 0) add_num(o, "deadline_ms", e->deadline_ms, bad);
   }
   int passed, judged;
@@ -161,9 +163,14 @@ int rpt_run_write_json(const rpt_run *run, const char *path, char err[RPT_ERRLEN
     add_num(doc, "passed", s.passed, &bad);
     add_num(doc, "failed", s.failed, &bad);
     add_num(doc, "errors", s.errors, &bad);
+    add_num(doc, "not_applicable", s.not_applicable, &bad);
+    char head[RPT_ERRLEN * 2];
+    const char *h = rpt_run_headline(run, head, sizeof head);
+    if (h) add_str(doc, "headline", h, &bad);
     add_num(doc, "verdicts", s.verdicts, &bad);
     add_num(doc, "verdicts_failed", s.verdicts_failed, &bad);
     add_num(doc, "verdicts_skipped", s.verdicts_skipped, &bad);
+    add_num(doc, "verdicts_not_applicable", s.verdicts_skipped, &bad);
     add_num(doc, "incomplete", s.incomplete, &bad);
     add_num(doc, "time_ms", s.time_ms, &bad);
     cJSON *arr = cJSON_AddArrayToObject(doc, "results");

@@ -49,20 +49,44 @@ static void testcase(FILE *f, const rpt__entry *e) {
     rpt__put_xml(f, e->error, 0);
     fputs("</error>\n", f);
   }
-  for (int i = 0; e->j && i < e->j->n; i++) {
-    const rpt_verdict *v = &e->j->v[i];
-    if (v->status != RPT_FAIL) continue;
-    fputs("      <failure message=\"", f);
-    rpt__put_xml(f, v->name, 1);
-    fputs(": ", f);
-    rpt__put_xml(f, v->evidence, 1);
-    fputs("\" type=\"", f);
-    rpt__put_xml(f, v->name, 1);
-    fputs("\">", f);
-    rpt__put_xml(f, v->name, 0);
-    fputs(": ", f);
-    rpt__put_xml(f, v->evidence, 0);
+  /* One <failure> naming every failed verdict, each with its evidence. */
+  int nfail = rpt_judgement_failed(e->j);
+  if (!e->error && nfail > 0) {
+    fprintf(f, "      <failure message=\"%d verdict%s failed: ", nfail, nfail == 1 ? "" : "s");
+    for (int i = 0, k = 0; i < e->j->n; i++)
+      if (e->j->v[i].status == RPT_FAIL) {
+        if (k++) fputs(", ", f);
+        rpt__put_xml(f, e->j->v[i].name, 1);
+      }
+    int killed, code = rpt__entry_exit(e, &killed);
+    if (killed) fputs(" (killed by --timeout)", f);
+    else if (code >= 0) fprintf(f, " (exit %d)", code);
+    fputs("\" type=\"verdict\">", f);
+    for (int i = 0; i < e->j->n; i++) {
+      const rpt_verdict *v = &e->j->v[i];
+      if (v->status != RPT_FAIL) continue;
+      rpt__put_xml(f, v->name, 0);
+      fputs(": ", f);
+      rpt__put_xml(f, v->evidence, 0);
+      fputc('\n', f);
+    }
+    const char *line = e->trace && e->trace->ncli ? e->trace->cli[0].error_line : NULL;
+    if (line && line[0]) {
+      fputs("client error: ", f);
+      rpt__put_xml(f, line, 0);
+      fputc('\n', f);
+    }
     fputs("</failure>\n", f);
+  } else if (!e->error && strcmp(rpt__entry_status(e), "n/a") == 0) {
+    const rpt_verdict *ex = rpt_judgement_find(e->j, "exercised");
+    fputs("      <skipped message=\"", f);
+    if (ex && ex->status == RPT_NA) {
+      fputs("not exercised: ", f);
+      rpt__put_xml(f, ex->evidence, 1);
+    } else {
+      fputs("no verdict applied to what the client did", f);
+    }
+    fputs("\"/>\n", f);
   }
   /* Every verdict, for people reading the CI log. */
   int any = (e->j && e->j->n) || (e->trace && !rpt_trace_complete(e->trace));
@@ -70,7 +94,7 @@ static void testcase(FILE *f, const rpt__entry *e) {
     fputs("      <system-out>", f);
     for (int i = 0; e->j && i < e->j->n; i++) {
       const rpt_verdict *v = &e->j->v[i];
-      fputs(v->status == RPT_PASS ? "PASS " : v->status == RPT_FAIL ? "FAIL " : "SKIP ", f);
+      fputs(v->status == RPT_PASS ? "PASS " : v->status == RPT_FAIL ? "FAIL " : "N/A  ", f);
       rpt__put_xml(f, v->name, 0);
       fputs(": ", f);
       rpt__put_xml(f, v->evidence, 0);
@@ -101,8 +125,14 @@ int rpt_run_write_junit(const rpt_run *run, const char *path, char err[RPT_ERRLE
           s.scenarios, s.failed, s.errors, secs);
   fprintf(f,
           "  <testsuite name=\"fusebox\" tests=\"%d\" failures=\"%d\" errors=\"%d\" "
-          "skipped=\"0\" time=\"%.3f\">\n",
-          s.scenarios, s.failed, s.errors, secs);
+          "skipped=\"%d\" time=\"%.3f\">\n",
+          s.scenarios, s.failed, s.errors, s.not_applicable, secs);
+  char head[RPT_ERRLEN * 2];
+  if (rpt_run_headline(run, head, sizeof head)) {
+    fputs("    <properties><property name=\"headline\" value=\"", f);
+    rpt__put_xml(f, head, 1);
+    fputs("\"/></properties>\n", f);
+  }
   for (int i = 0; i < run->n; i++) testcase(f, &run->e[i]);
   fputs("  </testsuite>\n</testsuites>\n", f);
   return rpt__close_out(f, path, err);

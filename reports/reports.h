@@ -83,11 +83,21 @@ const char *rpt_trace_warning(const rpt_trace *tr);
 
 /* --------------------------------------------------------------- verdicts */
 
+/*
+ * A verdict holds (pass), is broken (fail), or does not apply (n/a): the
+ * situation it judges never arose in this trace (no Retry-After was sent,
+ * no stream, no effect call, no retry) or the trace cannot tell (no client
+ * account). n/a is never counted as a pass; every writer shows it apart.
+ */
 typedef enum rpt_status {
   RPT_PASS = 0,
   RPT_FAIL = 1,
-  RPT_SKIP = 2 /* cannot be judged from this trace (e.g. no client account) */
+  RPT_NA = 2
 } rpt_status;
+#define RPT_SKIP RPT_NA /* the older name */
+
+/* "pass", "fail" or "n/a". */
+const char *rpt_status_word(rpt_status s);
 
 /* One verdict: an expectation's name, its status and one line of evidence. */
 typedef struct rpt_verdict {
@@ -197,8 +207,9 @@ int rpt_run_add_verdict(rpt_run *run, const char *name, rpt_status status,
 /* Totals over a run. */
 typedef struct rpt_summary {
   int scenarios;         /* scenarios added, errors included */
-  int passed;            /* scenarios whose verdicts all hold */
+  int passed;            /* scenarios exercised, with a verdict applied, none failed */
   int failed;            /* scenarios with a failed verdict */
+  int not_applicable;    /* scenarios with nothing failed and no evidence either */
   int errors;            /* scenarios added with rpt_run_add_error */
   int verdicts;          /* verdicts judged */
   int verdicts_failed;
@@ -208,6 +219,13 @@ typedef struct rpt_summary {
 } rpt_summary;
 
 void rpt_run_summary(const rpt_run *run, rpt_summary *out);
+/*
+ * The sentence every report opens with when no request of the run reached
+ * the scenario (all went to paths no provider serves, or none was sent),
+ * written into buf; NULL when requests did reach it.
+ */
+const char *rpt_run_headline(const rpt_run *run, char *buf, size_t n);
+
 /* Failed verdicts plus error scenarios: 0 means the run passed. */
 int rpt_run_failed(const rpt_run *run);
 

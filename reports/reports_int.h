@@ -107,6 +107,7 @@ typedef struct rpt__arrival {
   double delay_ms;
   long tokens_in, tokens_out;
   int group;                /* index in rpt_trace.groups */
+  int unserved;             /* a path no provider serves (provider and dialect null) */
 } rpt__arrival;
 
 /* A logical request: arrivals sharing a key, ordered by attempt. */
@@ -132,6 +133,10 @@ typedef struct rpt__client_ev {
   long tokens;
   int has_tokens;
   int nattempts;
+  int external;      /* an external command's account (`fusebox exec`) */
+  int exit_code;     /* its exit status; -1 when absent */
+  int timed_out;     /* killed by --timeout */
+  const char *error_line; /* the command's error line, or NULL */
 } rpt__client_ev;
 
 typedef struct rpt__error_ev {
@@ -229,6 +234,11 @@ int rpt__v_side_effects(rpt__ctx *c, const char *name, const cJSON *val);
 int rpt__v_no_stream_splice(rpt__ctx *c, const char *name, const cJSON *val);
 int rpt__v_cost(rpt__ctx *c, const char *name, const cJSON *val);
 int rpt__v_profile(rpt__ctx *c, const char *name, const cJSON *val);
+int rpt__v_exercised(rpt__ctx *c, const char *name, const cJSON *val);
+/* Adds the verdicts every judgement carries: `served` and `exercised`. */
+int rpt__scenario_verdicts(rpt__ctx *c, const cJSON *expect);
+/* 1 for verdicts that say whether a scenario ran, not how well it went. */
+int rpt__verdict_is_meta(const char *name);
 
 /* ------------------------------------------------------------- run */
 
@@ -250,6 +260,10 @@ struct rpt_run {
 const char *rpt__entry_status(const rpt__entry *e);
 /* Verdicts passed and judged (skipped ones excluded) of an entry. */
 void rpt__entry_counts(const rpt__entry *e, int *passed, int *judged);
+/* An external command's exit status, or -1; *killed when --timeout killed it. */
+int rpt__entry_exit(const rpt__entry *e, int *killed);
+/* Attempts that reached the server (effect lookups excluded). */
+int rpt__entry_attempts(const rpt__entry *e);
 /* The duration shown for an entry, in ms. */
 double rpt__entry_time(const rpt__entry *e);
 /*

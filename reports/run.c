@@ -154,10 +154,21 @@ int rpt_run_add_verdict(rpt_run *run, const char *name, rpt_status status, const
   return rpt__judgement_add(e->j, name, status, evidence);
 }
 
-/* Scenario status word: "pass", "fail" or "error". */
+/*
+ * Scenario status word: "error", "fail" (a verdict failed), "n/a" (nothing
+ * failed, but the scenario was not exercised or no verdict beyond served /
+ * exercised applied: no evidence either way) or "pass".
+ */
 const char *rpt__entry_status(const rpt__entry *e) {
   if (e->error) return "error";
-  return rpt_judgement_failed(e->j) ? "fail" : "pass";
+  if (rpt_judgement_failed(e->j)) return "fail";
+  int applied = 0, exercised = -1;
+  for (int i = 0; e->j && i < e->j->n; i++) {
+    const rpt_verdict *v = &e->j->v[i];
+    if (strcmp(v->name, "exercised") == 0) exercised = v->status == RPT_PASS;
+    else if (!rpt__verdict_is_meta(v->name) && v->status != RPT_NA) applied++;
+  }
+  return applied > 0 && exercised != 0 ? "pass" : "n/a";
 }
 
 /* Verdicts passed and judged (skipped ones excluded) of an entry. */
@@ -189,8 +200,10 @@ void rpt_run_summary(const rpt_run *run, rpt_summary *out) {
       if (e->j->v[k].status == RPT_FAIL) out->verdicts_failed++;
       if (e->j->v[k].status == RPT_SKIP) out->verdicts_skipped++;
     }
+    const char *st = rpt__entry_status(e);
     if (e->error) out->errors++;
-    else if (rpt_judgement_failed(e->j)) out->failed++;
+    else if (strcmp(st, "fail") == 0) out->failed++;
+    else if (strcmp(st, "n/a") == 0) out->not_applicable++;
     else out->passed++;
   }
 }
@@ -200,4 +213,55 @@ int rpt_run_failed(const rpt_run *run) {
   rpt_summary s;
   rpt_run_summary(run, &s);
   return s.verdicts_failed + s.errors;
+}
+
+/* The exit status of an external command's account, or -1; *killed set
+   when --timeout killed it. */
+int rpt__entry_exit(const rpt__entry *e, int *killed) {
+  *killed = 0;
+  if (e->trace == NULL || e->trace->ncli == 0 || !e->trace->cli[0].external) return -1;
+  *killed = e->trace->cli[0].timed_out;
+  return e->trace->cli[0].exit_code;
+}
+
+/* Requests that reached the server as attempts (effect lookups excluded). */
+int rpt__entry_attempts(const rpt__entry *e) {
+  int n = 0;
+  for (int i = 0; e->trace && i < e->trace->narr; i++)
+    if (!e->trace->arr[i].method || strcmp(e->trace->arr[i].method, "GET") != 0) n++;
+  return n;
+}
+
+/*
+ * The one sentence every report opens with when no request of the whole
+ * run reached the scenario; NULL when some did (or nothing was judged).
+ */
+const char *rpt_run_headline(const rpt_run *run, char *buf, size_t n) {
+  int judged = 0, served = 0, unserved = 0;
+  const rpt__arrival *first = NULL;
+  for (int i = 0; run && i < run->n; i++) {
+    const rpt__entry *e = &run->e[i];
+    if (e->trace == NULL || e->j == NULL) continue;
+    const rpt_verdict *ex = rpt_judgement_find(e->j, "exercised");
+    if (ex && ex->status == RPT_NA) continue; /* expected no request */
+    judged++;
+    for (int k = 0; k < e->trace->narr; k++) {
+      const rpt__arrival *a = &e->trace->arr[k];
+      if (a->unserved) {
+        unserved++;
+        if (!first) first = a;
+      } else {
+        served++;
+      }
+    }
+  }
+  if (judged == 0 || served > 0 || buf == NULL || n == 0) return NULL;
+  if (first)
+    snprintf(buf, n, "No request reached the scenario: all %d requests went to paths no provider "
+             "serves (first %s %.120s); point the client's base URL at the fake provider.",
+             unserved, first->method, first->path ? first->path : "?");
+  else
+    snprintf(buf, n, "No request reached the scenario: the client sent nothing to the fake "
+             "provider.");
+  return buf;
 }

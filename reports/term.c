@@ -24,8 +24,10 @@ static void pad(FILE *f, int n) {
 
 static void scenario_line(FILE *f, const rpt__entry *e, const style *s) {
   const char *st = rpt__entry_status(e);
-  const char *col = strcmp(st, "pass") == 0 ? s->ok : s->bad;
-  fprintf(f, "  %s%-5s%s ", col, strcmp(st, "pass") == 0 ? "PASS" : strcmp(st, "fail") == 0 ? "FAIL" : "ERROR",
+  int na = strcmp(st, "n/a") == 0;
+  const char *col = strcmp(st, "pass") == 0 ? s->ok : na ? s->warn : s->bad;
+  fprintf(f, "  %s%-5s%s ", col,
+          strcmp(st, "pass") == 0 ? "PASS" : strcmp(st, "fail") == 0 ? "FAIL" : na ? "N/A" : "ERROR",
           s->off);
   int cols = rpt__put_term(f, e->name, NAME_COLS);
   if (e->client && cols < NAME_COLS - 4) {
@@ -47,16 +49,22 @@ static void scenario_line(FILE *f, const rpt__entry *e, const style *s) {
   char verd[32], tbuf[32];
   snprintf(verd, sizeof verd, "%d/%d", passed, judged);
   int skipped = (e->j ? e->j->n : 0) - judged;
-  fprintf(f, "%8s  %8ld  %9s", verd, e->trace ? (long)e->trace->narr : 0L,
+  fprintf(f, "%8s  %8d  %9s", verd, rpt__entry_attempts(e),
           rpt__fmt_ms(rpt__entry_time(e), tbuf, sizeof tbuf));
-  if (skipped) fprintf(f, "  %s%d skipped%s", s->dim, skipped, s->off);
+  int killed, code = rpt__entry_exit(e, &killed);
+  if (killed) fprintf(f, "  killed");
+  else if (code >= 0) fprintf(f, "  exit %d", code);
+  if (skipped) fprintf(f, "  %s%d n/a%s", s->dim, skipped, s->off);
   fputc('\n', f);
   for (int i = 0; e->j && i < e->j->n; i++) {
     const rpt_verdict *v = &e->j->v[i];
-    if (v->status != RPT_FAIL) continue;
-    fprintf(f, "          %s\xE2\x9C\x97 %s%s: ", s->bad, v->name, s->off);
+    if (v->status == RPT_PASS) continue;
+    if (v->status == RPT_FAIL)
+      fprintf(f, "          %s\xE2\x9C\x97 %s%s: ", s->bad, v->name, s->off);
+    else
+      fprintf(f, "          %s- %s n/a: ", s->dim, v->name);
     rpt__put_term(f, v->evidence, 400);
-    fputc('\n', f);
+    fprintf(f, "%s\n", v->status == RPT_FAIL ? "" : s->off);
   }
   if (e->trace && !rpt_trace_complete(e->trace)) {
     fprintf(f, "          %s! ", s->warn);
@@ -73,6 +81,12 @@ static void scenario_line(FILE *f, const rpt__entry *e, const style *s) {
 int rpt_run_write_term(const rpt_run *run, FILE *f, int color) {
   if (run == NULL || f == NULL) return RPT_EINVAL;
   const style *s = color ? &ansi : &plain;
+  char head[RPT_ERRLEN * 2];
+  if (rpt_run_headline(run, head, sizeof head)) {
+    fprintf(f, "%s", s->bad);
+    rpt__put_term(f, head, -1);
+    fprintf(f, "%s\n\n", s->off);
+  }
   fprintf(f, "  %s%-5s %-*s %8s  %8s  %9s%s\n", s->bold, "", NAME_COLS, "SCENARIO", "VERDICTS",
           "ATTEMPTS", "TIME", s->off);
   for (int i = 0; i < run->n; i++) scenario_line(f, &run->e[i], s);
@@ -82,10 +96,11 @@ int rpt_run_write_term(const rpt_run *run, FILE *f, int color) {
   int bad = sum.failed + sum.errors;
   fprintf(f, "\n  %s%d scenario%s: %d passed, %d failed", bad ? s->bad : s->ok, sum.scenarios,
           sum.scenarios == 1 ? "" : "s", sum.passed, sum.failed);
+  if (sum.not_applicable) fprintf(f, ", %d n/a", sum.not_applicable);
   if (sum.errors) fprintf(f, ", %d error%s", sum.errors, sum.errors == 1 ? "" : "s");
   fprintf(f, "%s; %d/%d verdicts hold", s->off, sum.verdicts - sum.verdicts_failed - sum.verdicts_skipped,
           sum.verdicts - sum.verdicts_skipped);
-  if (sum.verdicts_skipped) fprintf(f, ", %d skipped", sum.verdicts_skipped);
+  if (sum.verdicts_skipped) fprintf(f, ", %d n/a", sum.verdicts_skipped);
   if (sum.incomplete) fprintf(f, "; %s%d trace%s incomplete%s", s->warn, sum.incomplete,
                               sum.incomplete == 1 ? "" : "s", s->off);
   fprintf(f, "; %s\n", rpt__fmt_ms(sum.time_ms, tbuf, sizeof tbuf));

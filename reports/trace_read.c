@@ -258,8 +258,12 @@ static int ev_arrive(reader *r, const cJSON *o, double t) {
   a->stream = get_bool(o, "stream");
   a->body_bytes = get_long(o, "body_bytes", 0);
   a->retry_after_ms = -1;
-  if (a->provider == NULL) /* null: a path no provider serves; absent: the only one */
-    a->provider = cJSON_GetObjectItemCaseSensitive(o, "provider") ? "(none)" : "primary";
+  /* provider null: a path no provider serves (dialect null too) or the
+     effect endpoint (dialect "effect"); absent: the only provider. */
+  const cJSON *pv = cJSON_GetObjectItemCaseSensitive(o, "provider");
+  const cJSON *dv = cJSON_GetObjectItemCaseSensitive(o, "dialect");
+  a->unserved = cJSON_IsNull(pv) && (dv == NULL || cJSON_IsNull(dv));
+  if (a->provider == NULL) a->provider = pv ? "(none)" : "primary";
   if (a->method == NULL) a->method = "POST";
   return id_map_put(tr, a->id, tr->narr - 1);
 }
@@ -332,6 +336,11 @@ static int ev_client(reader *r, const cJSON *o, double t) {
   c->tokens = c->has_tokens ? get_long(o, "tokens", 0) : 0;
   const cJSON *att = cJSON_GetObjectItemCaseSensitive(o, "attempts");
   c->nattempts = cJSON_IsArray(att) ? cJSON_GetArraySize(att) : 0;
+  c->external = get_bool(o, "external");
+  double ex;
+  c->exit_code = has_num(o, "exit_code", &ex) ? get_int(o, "exit_code", 0) : -1;
+  c->timed_out = get_bool(o, "timed_out");
+  c->error_line = get_str(r, o, "error_line");
   if (c->outcome == NULL) return fail(r, RPT_ETRACE, "client event without an outcome");
   return 0;
 }

@@ -10,6 +10,10 @@
 #include "reports/reports_int.h"
 
 /* A static description of an error code. */
+const char *rpt_status_word(rpt_status s) {
+  return s == RPT_PASS ? "pass" : s == RPT_FAIL ? "fail" : "n/a";
+}
+
 const char *rpt_strerror(int code) {
   switch (code) {
   case RPT_OK: return "ok";

@@ -107,6 +107,8 @@ int rpt__v_max_requests(rpt__ctx *c, const char *name, const cJSON *val) {
     if (is_get(&tr->arr[i])) lookups++;
   char extra[64] = "";
   if (lookups) snprintf(extra, sizeof extra, ", %d of them lookups", lookups);
+  if (tr->narr == 0 && max > 0)
+    return rpt__verdict_add(c, name, RPT_NA, "no request arrived: no load to bound (max %ld)", max);
   return rpt__verdict_add(c, name, tr->narr <= max ? RPT_PASS : RPT_FAIL,
                           "%d arrival%s for %d logical request%s%s, max %ld", tr->narr,
                           tr->narr == 1 ? "" : "s", nreq, nreq == 1 ? "" : "s", extra, max);
@@ -197,7 +199,7 @@ int rpt__v_no_retry_after(rpt__ctx *c, const char *name, const cJSON *val) {
   }
   const char *note = uncoded ? " (a 429 without a recorded error code counted as a rate limit)" : "";
   if (seen == 0)
-    return rpt__verdict_add(c, name, RPT_PASS, "no such response in the trace%s", note);
+    return rpt__verdict_add(c, name, RPT_NA, "no such response in the trace%s", note);
   return rpt__verdict_add(c, name, RPT_PASS, "no retry after %d such response%s%s", seen,
                           seen == 1 ? "" : "s", note);
 }
@@ -229,7 +231,7 @@ int rpt__v_herd(rpt__ctx *c, const char *name, const cJSON *val) {
   double w = window * 1000.0 * c->scale;
   char wbuf[32], tbuf[32];
   if (tr->narr == 0)
-    return rpt__verdict_add(c, name, RPT_PASS, "no arrivals; max %ld per %s", max,
+    return rpt__verdict_add(c, name, RPT_NA, "no arrivals; max %ld per %s", max,
                             rpt__fmt_ms(w, wbuf, sizeof wbuf));
   double *t = malloc((size_t)tr->narr * sizeof *t);
   if (t == NULL) return RPT_ENOMEM;

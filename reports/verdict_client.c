@@ -22,6 +22,64 @@ static int known_outcome(const char *s) {
 
 /* ------------------------------------------------------------ outcome */
 
+/* 1 when the list or string val names outcome w. */
+static int wants(const cJSON *val, const char *w) {
+  if (cJSON_IsString(val)) return strcmp(val->valuestring, w) == 0;
+  const cJSON *it;
+  cJSON_ArrayForEach(it, val) if (cJSON_IsString(it) && strcmp(it->valuestring, w) == 0) return 1;
+  return 0;
+}
+
+/* Requests that were not effect lookups: the attempts the client made. */
+static int post_attempts(const rpt_trace *tr) {
+  int n = 0;
+  for (int i = 0; i < tr->narr; i++)
+    if (!tr->arr[i].method || strcmp(tr->arr[i].method, "GET") != 0) n++;
+  return n;
+}
+
+/*
+ * An external command's outcome is its exit status: 0 is "ok" (an answer,
+ * also after a fallback: "degraded"), non-zero is "error" (also "blocked");
+ * "pending" (the result is unknown) accepts both. A kill by --timeout is no
+ * outcome at all. An expected error must come within the client table's
+ * deadline when it has one.
+ */
+static int external_outcome(rpt__ctx *c, const char *name, const cJSON *val, const char *want) {
+  const rpt_trace *tr = c->tr;
+  const rpt__client_ev *ce = &tr->cli[0];
+  int att = post_attempts(tr);
+  int ok_wanted = wants(val, "ok") || wants(val, "degraded");
+  int err_wanted = wants(val, "error") || wants(val, "blocked");
+  int any = wants(val, "pending");
+  char tb[32], line[200] = "";
+  if (ce->error_line && ce->error_line[0]) snprintf(line, sizeof line, ": %.180s", ce->error_line);
+  rpt__fmt_ms(ce->total_ms >= 0 ? ce->total_ms : tr->t_last, tb, sizeof tb);
+  if (ce->timed_out)
+    return rpt__verdict_add(c, name, RPT_FAIL,
+                            "the command was killed by --timeout after %s and %d attempt%s; "
+                            "expected %s",
+                            tb, att, att == 1 ? "" : "s", want);
+  int code = ce->exit_code >= 0 ? ce->exit_code : (strcmp(ce->outcome, "ok") == 0 ? 0 : 1);
+  int ok = code == 0 ? (ok_wanted || any) : (err_wanted || any);
+  if (!ok)
+    return rpt__verdict_add(c, name, RPT_FAIL, "the command exited %d after %s and %d attempt%s; "
+                            "expected %s (exit %s)%s",
+                            code, tb, att, att == 1 ? "" : "s", want,
+                            ok_wanted ? "0" : "non-zero", line);
+  const cJSON *d = c->client ? cJSON_GetObjectItemCaseSensitive(c->client, "deadline") : NULL;
+  if (code != 0 && cJSON_IsNumber(d) && d->valuedouble > 0 && ce->total_ms >= 0) {
+    double allow = d->valuedouble * 1000.0 * c->scale * 1.05 + c->tol;
+    if (ce->total_ms > allow)
+      return rpt__verdict_add(c, name, RPT_FAIL,
+                              "the command exited %d, but only after %s (deadline %g s)%s", code,
+                              tb, d->valuedouble * c->scale, line);
+  }
+  return rpt__verdict_add(c, name, RPT_PASS, "the command exited %d after %s and %d attempt%s "
+                          "(expected %s)%s",
+                          code, tb, att, att == 1 ? "" : "s", want, line);
+}
+
 /*
  * outcome = "ok" or a list of accepted outcomes: every client call ended
  * with one of them.
@@ -49,8 +107,8 @@ int rpt__v_outcome(rpt__ctx *c, const char *name, const cJSON *val) {
   if (c->tr == NULL) return 0;
   const rpt_trace *tr = c->tr;
   if (tr->ncli == 0)
-    return rpt__verdict_add(c, name, RPT_SKIP,
-                            "no client account in the trace (external client): expected %s", want);
+    return rpt__verdict_add(c, name, RPT_NA, "no client account in the trace: expected %s", want);
+  if (tr->cli[0].external) return external_outcome(c, name, val, want);
   int bad = 0;
   const rpt__client_ev *first = NULL;
   for (int i = 0; i < tr->ncli; i++) {
@@ -114,7 +172,11 @@ int rpt__v_side_effects(rpt__ctx *c, const char *name, const cJSON *val) {
   }
   if (c->tr == NULL) return 0;
   const rpt_trace *tr = c->tr;
-  int distinct = 0, applied = 0;
+  int distinct = 0, applied = 0, effect_calls = 0;
+  for (int i = 0; i < tr->narr; i++)
+    if (tr->arr[i].dialect && strcmp(tr->arr[i].dialect, "effect") == 0) effect_calls++;
+  if (tr->neff == 0 && effect_calls == 0)
+    return rpt__verdict_add(c, name, RPT_NA, "no call reached the effect endpoint: no effect to judge");
   char key[64], tbuf[32], tbuf2[32];
   for (int i = 0; i < tr->neff; i++) {
     const rpt__effect *e = &tr->eff[i];
@@ -225,8 +287,13 @@ int rpt__v_no_stream_splice(rpt__ctx *c, const char *name, const cJSON *val) {
   if ((rc = rpt__want_bool(c, name, val, &want))) return rc;
   if (!want || c->tr == NULL) return 0;
   const rpt_trace *tr = c->tr;
+  int streams = 0;
+  for (int i = 0; i < tr->narr; i++)
+    if (tr->arr[i].stream || (tr->arr[i].step && strcmp(tr->arr[i].step, "stream") == 0)) streams++;
+  if (streams == 0)
+    return rpt__verdict_add(c, name, RPT_NA, "no stream was asked for or sent: nothing to splice");
   if (tr->ncli == 0)
-    return rpt__verdict_add(c, name, RPT_SKIP, "no client account in the trace: no final text to judge");
+    return rpt__verdict_add(c, name, RPT_NA, "no client account in the trace: no final text to judge");
   int judged = 0;
   char s1[64], s2[64];
   for (int i = 0; i < tr->ncli; i++) {
@@ -266,7 +333,7 @@ int rpt__v_no_stream_splice(rpt__ctx *c, const char *name, const cJSON *val) {
                             ce->call, snippet(ce->text, s1, sizeof s1));
   }
   if (judged == 0)
-    return rpt__verdict_add(c, name, RPT_PASS, "no final text to judge (no call returned one)");
+    return rpt__verdict_add(c, name, RPT_NA, "no final text to judge (no call returned one)");
   return rpt__verdict_add(c, name, RPT_PASS,
                           "%d final text%s, each the text of one completed attempt", judged,
                           judged == 1 ? "" : "s");
@@ -293,6 +360,8 @@ int rpt__v_cost(rpt__ctx *c, const char *name, const cJSON *val) {
   if (c->tr == NULL) return 0;
   const rpt_trace *tr = c->tr;
   double billed = 0, delivered = 0;
+  if (tr->narr == 0)
+    return rpt__verdict_add(c, name, RPT_NA, "no request arrived: nothing billed");
   for (int i = 0; i < tr->narr; i++)
     if (tr->arr[i].has_end) billed += (double)tr->arr[i].tokens_in + (double)tr->arr[i].tokens_out;
   const char *source;

@@ -105,8 +105,15 @@ int rpt__v_retry_after(rpt__ctx *c, const char *name, const cJSON *val) {
   }
   char key[64], ms[32], want_s[64], tol[32];
   if (worst == NULL) {
+    int asked = 0;
+    for (int i = 0; i < c->tr->narr; i++)
+      if (c->tr->arr[i].retry_after_ms >= 0) asked++;
     free(gs.g);
-    return rpt__verdict_add(c, name, RPT_PASS, "no retry followed a Retry-After");
+    if (asked)
+      return rpt__verdict_add(c, name, RPT_NA,
+                              "%d response%s asked for Retry-After, but no retry followed one",
+                              asked, asked == 1 ? "" : "s");
+    return rpt__verdict_add(c, name, RPT_NA, "no response asked for Retry-After");
   }
   rpt__short_key(worst->group->key, key, sizeof key);
   rpt__fmt_ms(worst->ms, ms, sizeof ms);
@@ -223,7 +230,7 @@ int rpt__v_backoff(rpt__ctx *c, const char *name, const cJSON *val) {
   char key[64], a[32], b[32], w[64], jit[160] = "";
   if (gs.n == 0) {
     free(gs.g);
-    return rpt__verdict_add(c, name, RPT_FAIL, "no retry in the trace: no gap to judge");
+    return rpt__verdict_add(c, name, RPT_NA, "no retry in the trace: no gap to judge");
   }
   double lo = min_gap * 1000.0 * c->scale, hi = max_gap * 1000.0 * c->scale;
   double shortest = gs.g[0].ms;
@@ -383,6 +390,8 @@ int rpt__v_within_deadline(rpt__ctx *c, const char *name, const cJSON *val) {
                               ce->call, rpt__fmt_ms(ce->total_ms, a, sizeof a), w, t);
     if (ce->total_ms > longest_call) longest_call = ce->total_ms;
   }
+  if (tr->ngroups == 0 && longest_call < 0)
+    return rpt__verdict_add(c, name, RPT_NA, "no request and no call to time; deadline %s", w);
   char lr[64] = "no request", lc[64] = "";
   if (longest >= 0) snprintf(lr, sizeof lr, "longest request %s", rpt__fmt_ms(longest, a, sizeof a));
   if (longest_call >= 0)

@@ -108,12 +108,12 @@ const char *rt_evidence(const rpt_judgement *j, const char *name) {
 static int status_of(const char *word) {
   if (strcmp(word, "pass") == 0) return RPT_PASS;
   if (strcmp(word, "fail") == 0) return RPT_FAIL;
-  if (strcmp(word, "skip") == 0) return RPT_SKIP;
+  if (strcmp(word, "skip") == 0 || strcmp(word, "n/a") == 0) return RPT_NA;
   return -2;
 }
 
 static const char *word_of(int st) {
-  return st == RPT_PASS ? "pass" : st == RPT_FAIL ? "fail" : st == RPT_SKIP ? "skip" : "absent";
+  return st == RPT_PASS ? "pass" : st == RPT_FAIL ? "fail" : st == RPT_NA ? "n/a" : "absent";
 }
 
 /* The x_test object of a data trace's first line (caller deletes). */

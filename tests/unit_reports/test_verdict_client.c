@@ -25,7 +25,7 @@ static void test_splice_long_text(void) {
   full[6000] = '\0';
   snprintf(tr, sizeof tr,
            "{\"ev\":\"session\",\"t\":0,\"time_scale\":1}\n"
-           "{\"ev\":\"arrive\",\"t\":0,\"id\":1,\"key\":\"k\",\"attempt\":1}\n"
+           "{\"ev\":\"arrive\",\"t\":0,\"id\":1,\"key\":\"k\",\"attempt\":1,\"stream\":true}\n"
            "{\"ev\":\"end\",\"t\":1,\"id\":1,\"status\":200,\"how\":\"complete\",\"text\":\"%s\"}\n"
            "{\"ev\":\"client\",\"t\":2,\"call\":0,\"outcome\":\"ok\",\"text\":\"%s\"}\n"
            "{\"ev\":\"done\",\"t\":3}\n",
@@ -38,7 +38,8 @@ static void test_splice_long_text(void) {
   rpt_judgement_free(j);
 }
 
-/* `false` turns a verdict off: nothing is judged, nothing is listed. */
+/* `false` turns a verdict off: nothing is judged, nothing is listed but
+   the two verdicts every judgement carries (served, exercised). */
 static void test_false_is_off(void) {
   const char *tr = "{\"ev\":\"session\",\"t\":0}\n{\"ev\":\"done\",\"t\":1}\n";
   char err[RPT_ERRLEN];
@@ -47,7 +48,8 @@ static void test_false_is_off(void) {
       tr, "{\"side_effects\":false,\"no_stream_splice\":false,\"retry_after_honoured\":false}", NULL,
       &rc, err);
   CU_ASSERT_EQUAL(rc, 0);
-  CU_ASSERT_EQUAL(rpt_judgement_count(j), 0);
+  CU_ASSERT_EQUAL(rpt_judgement_count(j), 2);
+  CU_ASSERT_PTR_NULL(rpt_judgement_find(j, "side_effects"));
   rpt_judgement_free(j);
 }
 

@@ -50,7 +50,7 @@ static void test_term_table(void) {
   CU_ASSERT(rt_has(t, "no_retry_after: attempt 2 of request hash:0000000000000021 arrived 998 ms"));
   CU_ASSERT(rt_has(t, "ERROR broken <scenario>"));
   CU_ASSERT(rt_has(t, "scenarios/broken.lua:3: unexpected symbol"));
-  CU_ASSERT(rt_has(t, "4 scenarios: 1 passed, 2 failed, 1 error; 3/6 verdicts hold"));
+  CU_ASSERT(rt_has(t, "4 scenarios: 1 passed, 2 failed, 1 error; 9/12 verdicts hold"));
   CU_ASSERT(rt_has(t, "1234 ms")); /* wall time given by the caller */
   CU_ASSERT(!rt_has(t, "\x1b"));   /* no colour, and the trace's escapes neutralised */
   CU_ASSERT(!rt_has(t, "\x07"));
@@ -121,7 +121,10 @@ static void test_junit(void) {
   CU_ASSERT(rt_has(t, "<?xml version=\"1.0\" encoding=\"UTF-8\"?>"));
   CU_ASSERT(rt_has(t, "<testsuite name=\"fusebox\" tests=\"4\" failures=\"2\" errors=\"1\""));
   CU_ASSERT(rt_has(t, "<testcase classname=\"fusebox.ratelimit\" name=\"429 then ok [guard]\""));
-  CU_ASSERT(rt_has(t, "<failure message=\"no_retry_after: attempt 2 of request"));
+  /* one failure per testcase, naming every failed verdict, evidence in its text */
+  CU_ASSERT(rt_has(t, "<failure message=\"1 verdict failed: no_retry_after\" type=\"verdict\">"
+                      "no_retry_after: attempt 2 of request"));
+  CU_ASSERT(rt_has(t, "<failure message=\"2 verdicts failed: attempts, outcome\""));
   CU_ASSERT(rt_has(t, "<error message=\"scenarios/broken.lua:3: unexpected symbol near &#39;&lt;&#39;\""));
   CU_ASSERT(rt_has(t, "&lt;script&gt;alert(&quot;x&quot;)&lt;/script&gt; &amp; &#39;q&#39;"));
   CU_ASSERT(!rt_has(t, "<script>"));
