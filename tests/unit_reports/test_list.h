@@ -13,6 +13,7 @@
   X(verdict_stream_splice)   \
   X(verdict_cost)            \
   X(verdict_profile)         \
+  X(verdict_scenario)        \
   X(expect)                  \
   X(run)                     \
   X(writer_term)             \
