@@ -25,8 +25,8 @@ static const char USAGE[] =
     "  (and placeholder OPENAI_API_KEY / ANTHROPIC_API_KEY when unset),\n"
     "then judge what CMD did on the wire against the best-practice part of the\n"
     "scenario's expect table (no_retry_after, retry_after_honoured, side_effects,\n"
-    "no_stream_splice, max_requests, herd, cost); attempts, backoff, deadline and\n"
-    "outcome are the client's own policy and are not judged.\n"
+    "no_stream_splice, max_requests, herd, cost) and its outcome (CMD's exit\n"
+    "status); attempts, backoff and the deadline are the client's own policy.\n"
     "Real time: no compression. CMD's exit status is its outcome (0 = ok) and\n"
     "its standard output is taken as the answer text (for no_stream_splice).\n"
     "\n"
@@ -43,12 +43,14 @@ static const char USAGE[] =
  * The best-practice part of an expect table: what holds for any client,
  * whatever it promises (no retry after a permanent error, Retry-After as a
  * floor, no duplicate side effect, no stream splice, bounded amplification,
- * no herd, bounded cost). Attempt counts, backoff, the deadline and the
- * outcome are a client's own policy, not judged here. Caller frees.
+ * no herd, bounded cost, the outcome a good client ends with). Attempt
+ * counts, backoff and the deadline are a client's own policy, not judged
+ * here. Caller frees.
  */
 static char *best_practice(const char *expect_json, const char *profile_json) {
   static const char *const KEEP[] = {"no_retry_after", "retry_after_honoured", "side_effects",
-                                     "no_stream_splice", "max_requests", "herd", "cost", NULL};
+                                     "no_stream_splice", "max_requests", "herd", "cost",
+                                     "outcome", "exercised", NULL};
   cJSON *e = expect_json ? cJSON_Parse(expect_json) : NULL;
   cJSON *out = cJSON_CreateObject();
   const cJSON *k;

@@ -2,7 +2,6 @@
  * cmd_matrix.c - `fusebox matrix`: one suite, several clients, one table of
  * clients x scenarios: the retry-policy comparison.
  */
-#include <cjson/cJSON.h>
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -21,7 +20,7 @@ static const char USAGE[] =
     "usage: fusebox matrix --client NAME='CMD' [--client ...] [options] [SCENARIO|FOLDER...]\n"
     "\n"
     "Plays one suite (default: the standard library) with several clients and\n"
-    "prints a clients x scenarios table: pass/fail, attempts, failed verdicts.\n"
+    "prints a clients x scenarios table: status, attempts, exit, failed verdicts.\n"
     "A client is NAME='shell command' (run as with exec, in real time), or one\n"
     "of the built-in clients by name: guard, naive, sdk-default.\n"
     "\n"
@@ -32,171 +31,18 @@ static const char USAGE[] =
     "  --trace-dir DIR   keep traces and output (default: a temp dir)\n"
     "  --json FILE       the matrix as JSON\n"
     "  --html FILE       the matrix as a self-contained HTML page\n"
+    "  --junit FILE      JUnit XML, one testsuite per client\n"
+    "  --quiet           no table, no progress on the terminal\n"
+    "A cell is PASS only when the client exercised the scenario, a verdict applied\n"
+    "and none failed; N/A means no evidence either way. Cells show the attempts\n"
+    "and the exit status of an external command.\n"
     "Exit status: 0 every client passed everything, 1 some verdict failed, 2 usage.\n";
 
 typedef struct mclient {
   char name[64];
   const char *cmd;       /* NULL for a built-in */
   run_client_kind kind;
-  cJSON *report;         /* the client's run as JSON */
 } mclient;
-
-static cJSON *run_json(rpt_run *run, const char *dir, const char *name) {
-  char path[4096], err[RPT_ERRLEN];
-  snprintf(path, sizeof path, "%s/%s.report.json", dir, name);
-  if (rpt_run_write_json(run, path, err) != RPT_OK) return NULL;
-  FILE *f = fopen(path, "rb");
-  if (f == NULL) return NULL;
-  fseek(f, 0, SEEK_END);
-  long n = ftell(f);
-  fseek(f, 0, SEEK_SET);
-  char *buf = malloc((size_t)n + 1);
-  cJSON *j = NULL;
-  if (buf && fread(buf, 1, (size_t)n, f) == (size_t)n) {
-    buf[n] = '\0';
-    j = cJSON_Parse(buf);
-  }
-  free(buf);
-  fclose(f);
-  return j;
-}
-
-/* The cell of client c for scenario i: status, attempts, failed verdicts. */
-static const cJSON *cell(const mclient *c, int i) {
-  return cJSON_GetArrayItem(cJSON_GetObjectItem(c->report, "results"), i);
-}
-
-static void failed_names(const cJSON *r, char *out, size_t cap) {
-  out[0] = '\0';
-  const cJSON *v;
-  cJSON_ArrayForEach(v, cJSON_GetObjectItem(r, "verdicts")) {
-    const cJSON *st = cJSON_GetObjectItem(v, "status");
-    if (cJSON_IsString(st) && strcmp(st->valuestring, "fail") == 0) {
-      size_t l = strlen(out);
-      snprintf(out + l, cap - l, "%s%s", l ? "," : "", cJSON_GetObjectItem(v, "name")->valuestring);
-    }
-  }
-  if (cJSON_IsString(cJSON_GetObjectItem(r, "error"))) snprintf(out, cap, "error");
-}
-
-static const char *str(const cJSON *o, const char *k) {
-  const cJSON *v = cJSON_GetObjectItem(o, k);
-  return cJSON_IsString(v) ? v->valuestring : "";
-}
-
-static void write_term(mclient *cl, int ncl, int nscen, char **files) {
-  printf("%-44s", "SCENARIO");
-  for (int c = 0; c < ncl; c++) printf("  %-30.30s", cl[c].name);
-  printf("\n");
-  for (int i = 0; i < nscen; i++) {
-    const char *f = strrchr(files[i], '/');
-    printf("%-44.44s", f ? f + 1 : files[i]);
-    for (int c = 0; c < ncl; c++) {
-      const cJSON *r = cell(&cl[c], i);
-      char names[256], txt[300];
-      failed_names(r, names, sizeof names);
-      int arr = (int)cJSON_GetNumberValue(cJSON_GetObjectItem(r, "arrivals"));
-      if (names[0]) snprintf(txt, sizeof txt, "FAIL %d %s", arr, names);
-      else snprintf(txt, sizeof txt, "pass %d", arr);
-      printf("  %-30.30s", txt);
-    }
-    printf("\n");
-  }
-  printf("(cells: pass|FAIL, requests that reached the provider, failed verdicts)\n");
-}
-
-static cJSON *matrix_json(mclient *cl, int ncl, int nscen, char **files) {
-  cJSON *m = cJSON_CreateObject();
-  cJSON *cs = cJSON_AddArrayToObject(m, "clients");
-  for (int c = 0; c < ncl; c++) {
-    cJSON *o = cJSON_CreateObject();
-    cJSON_AddStringToObject(o, "name", cl[c].name);
-    if (cl[c].cmd) cJSON_AddStringToObject(o, "command", cl[c].cmd);
-    else cJSON_AddStringToObject(o, "builtin", run_client_name(cl[c].kind));
-    cJSON_AddItemToArray(cs, o);
-  }
-  cJSON *rows = cJSON_AddArrayToObject(m, "scenarios");
-  for (int i = 0; i < nscen; i++) {
-    cJSON *row = cJSON_CreateObject();
-    cJSON_AddStringToObject(row, "file", files[i]);
-    cJSON_AddStringToObject(row, "name", str(cell(&cl[0], i), "name"));
-    cJSON *cells = cJSON_AddArrayToObject(row, "cells");
-    for (int c = 0; c < ncl; c++) {
-      const cJSON *r = cell(&cl[c], i);
-      char names[256];
-      failed_names(r, names, sizeof names);
-      cJSON *x = cJSON_CreateObject();
-      cJSON_AddStringToObject(x, "client", cl[c].name);
-      cJSON_AddStringToObject(x, "status", names[0] ? "fail" : "pass");
-      cJSON_AddNumberToObject(x, "arrivals", cJSON_GetNumberValue(cJSON_GetObjectItem(r, "arrivals")));
-      cJSON_AddStringToObject(x, "failed", names);
-      cJSON *ev = cJSON_CreateArray();
-      const cJSON *v;
-      cJSON_ArrayForEach(v, cJSON_GetObjectItem(r, "verdicts"))
-        if (strcmp(str(v, "status"), "fail") == 0)
-          cJSON_AddItemToArray(ev, cJSON_CreateString(str(v, "evidence")));
-      cJSON_AddItemToObject(x, "evidence", ev);
-      cJSON_AddItemToArray(cells, x);
-    }
-    cJSON_AddItemToArray(rows, row);
-  }
-  return m;
-}
-
-static void html_text(FILE *f, const char *s) {
-  for (; *s; s++) {
-    switch (*s) {
-    case '<': fputs("&lt;", f); break;
-    case '>': fputs("&gt;", f); break;
-    case '&': fputs("&amp;", f); break;
-    case '"': fputs("&quot;", f); break;
-    default: fputc(*s, f);
-    }
-  }
-}
-
-static int write_html(const char *path, mclient *cl, int ncl, int nscen, char **files) {
-  FILE *f = fopen(path, "w");
-  if (f == NULL) return -1;
-  fputs("<!doctype html><html><head><meta charset=\"utf-8\"><title>fusebox matrix</title><style>"
-        "body{font:14px system-ui,sans-serif;margin:2em}table{border-collapse:collapse}"
-        "td,th{border:1px solid #ccc;padding:4px 8px;vertical-align:top}"
-        ".pass{background:#e3f6e3}.fail{background:#fbe0dd}small{color:#555}"
-        "</style></head><body><h1>fusebox matrix</h1><table><tr><th>scenario</th>", f);
-  for (int c = 0; c < ncl; c++) {
-    fputs("<th>", f);
-    html_text(f, cl[c].name);
-    fputs("</th>", f);
-  }
-  fputs("</tr>\n", f);
-  for (int i = 0; i < nscen; i++) {
-    fputs("<tr><td>", f);
-    html_text(f, str(cell(&cl[0], i), "name"));
-    fputs("<br><small>", f);
-    html_text(f, files[i]);
-    fputs("</small></td>", f);
-    for (int c = 0; c < ncl; c++) {
-      const cJSON *r = cell(&cl[c], i);
-      char names[256];
-      failed_names(r, names, sizeof names);
-      fprintf(f, "<td class=\"%s\">%s, %d requests", names[0] ? "fail" : "pass",
-              names[0] ? "FAIL" : "pass", (int)cJSON_GetNumberValue(cJSON_GetObjectItem(r, "arrivals")));
-      const cJSON *v;
-      cJSON_ArrayForEach(v, cJSON_GetObjectItem(r, "verdicts"))
-        if (strcmp(str(v, "status"), "fail") == 0) {
-          fputs("<br><small>", f);
-          html_text(f, str(v, "name"));
-          fputs(": ", f);
-          html_text(f, str(v, "evidence"));
-          fputs("</small>", f);
-        }
-      fputs("</td>", f);
-    }
-    fputs("</tr>\n", f);
-  }
-  fputs("</table></body></html>\n", f);
-  return fclose(f) == 0 ? 0 : -1;
-}
 
 int cmd_matrix(int argc, char **argv) {
   mclient cl[MAX_CLIENTS];
@@ -204,7 +50,8 @@ int cmd_matrix(int argc, char **argv) {
   memset(cl, 0, sizeof cl);
   exec_opts eo = {.timeout_s = 60, .seed = 1};
   double scale = 0.2;
-  const char *trace_dir = NULL, *json = NULL, *html = NULL;
+  const char *trace_dir = NULL, *json = NULL, *html = NULL, *junit = NULL;
+  int quiet = 0;
   char **paths = calloc((size_t)argc + 1, sizeof *paths);
   int npaths = 0, status = EXIT_USAGE;
   if (paths == NULL) return EXIT_USAGE;
@@ -256,6 +103,11 @@ int cmd_matrix(int argc, char **argv) {
     } else if (strcmp(a, "--html") == 0 && v) {
       html = v;
       i++;
+    } else if (strcmp(a, "--junit") == 0 && v) {
+      junit = v;
+      i++;
+    } else if (strcmp(a, "--quiet") == 0) {
+      quiet = 1;
     } else if (a[0] == '-') {
       fprintf(stderr, "fusebox matrix: unknown or incomplete option '%s'\n\n%s", a, USAGE);
       goto out;
@@ -281,11 +133,16 @@ int cmd_matrix(int argc, char **argv) {
     path_list_clear(&files);
     goto out;
   }
-  int failed = 0, bad = 0;
-  for (int c = 0; c < ncl; c++) {
+  int bad = 0;
+  rpt_matrix *m = rpt_matrix_new();
+  if (m == NULL) bad++;
+  for (int c = 0; m && c < ncl; c++) {
     rpt_run *run = rpt_run_new();
-    if (run == NULL) break;
-    fprintf(stderr, "fusebox matrix: client %s\n", cl[c].name);
+    if (run == NULL) {
+      bad++;
+      break;
+    }
+    if (!quiet) fprintf(stderr, "fusebox matrix: client %s\n", cl[c].name);
     if (cl[c].cmd) {
       char *sh[] = {"/bin/sh", "-c", (char *)cl[c].cmd, NULL};
       bad += exec_suite(run, files.v, files.n, sh, &eo, cl[c].name, dir);
@@ -295,28 +152,17 @@ int cmd_matrix(int argc, char **argv) {
       run_suite(run, files.v, files.n, &ro, &le);
       bad += le;
     }
-    failed += rpt_run_failed(run);
-    cl[c].report = run_json(run, dir, cl[c].name);
-    rpt_run_free(run);
-    if (cl[c].report == NULL) bad++;
+    if (rpt_matrix_add(m, cl[c].name, cl[c].cmd, run) != RPT_OK) bad++;
   }
-  int ok = 1;
-  for (int c = 0; c < ncl; c++) ok = ok && cl[c].report != NULL;
-  if (ok) {
-    write_term(cl, ncl, (int)files.n, files.v);
-    if (json) {
-      cJSON *m = matrix_json(cl, ncl, (int)files.n, files.v);
-      char *s = cJSON_Print(m);
-      FILE *f = fopen(json, "w");
-      if (f == NULL || s == NULL || fputs(s, f) < 0) bad++;
-      if (f) fclose(f);
-      free(s);
-      cJSON_Delete(m);
-    }
-    if (html && write_html(html, cl, ncl, (int)files.n, files.v) != 0) bad++;
+  if (m) {
+    char err[RPT_ERRLEN];
+    if (!quiet && rpt_matrix_write_term(m, stdout, isatty(STDOUT_FILENO)) != RPT_OK) bad++;
+    if (json && rpt_matrix_write_json(m, json, err) != RPT_OK) bad += fprintf(stderr, "fusebox: %s\n", err) > 0;
+    if (html && rpt_matrix_write_html(m, html, err) != RPT_OK) bad += fprintf(stderr, "fusebox: %s\n", err) > 0;
+    if (junit && rpt_matrix_write_junit(m, junit, err) != RPT_OK) bad += fprintf(stderr, "fusebox: %s\n", err) > 0;
   }
-  status = bad || !ok ? EXIT_USAGE : failed ? EXIT_VERDICT : EXIT_PASS;
-  for (int c = 0; c < ncl; c++) cJSON_Delete(cl[c].report);
+  status = bad ? EXIT_USAGE : rpt_matrix_failed(m) ? EXIT_VERDICT : EXIT_PASS;
+  rpt_matrix_free(m);
   path_list_clear(&files);
 out:
   free(paths);

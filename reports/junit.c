@@ -110,6 +110,7 @@ static void testcase(FILE *f, const rpt__entry *e) {
   fputs("    </testcase>\n", f);
 }
 
+
 /* Writes the run as JUnit XML to path ("-" = stdout). */
 int rpt_run_write_junit(const rpt_run *run, const char *path, char err[RPT_ERRLEN]) {
   if (run == NULL || err == NULL) return RPT_EINVAL;
@@ -117,14 +118,28 @@ int rpt_run_write_junit(const rpt_run *run, const char *path, char err[RPT_ERRLE
   if (f == NULL) return RPT_EIO;
   rpt_summary s;
   rpt_run_summary(run, &s);
-  double secs = s.time_ms / 1000.0;
   fputs("<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n", f);
   fprintf(f,
           "<testsuites name=\"fusebox\" tests=\"%d\" failures=\"%d\" errors=\"%d\" "
           "time=\"%.3f\">\n",
-          s.scenarios, s.failed, s.errors, secs);
+          s.scenarios, s.failed, s.errors, s.time_ms / 1000.0);
+  rpt__junit_suite(f, run, NULL);
+  fputs("</testsuites>\n", f);
+  return rpt__close_out(f, path, err);
+}
+
+/* Writes one <testsuite> for a run (name NULL = "fusebox", else "fusebox NAME"). */
+void rpt__junit_suite(FILE *f, const rpt_run *run, const char *name) {
+  rpt_summary s;
+  rpt_run_summary(run, &s);
+  double secs = s.time_ms / 1000.0;
+  fputs("  <testsuite name=\"fusebox", f);
+  if (name) {
+    fputc(' ', f);
+    rpt__put_xml(f, name, 1);
+  }
   fprintf(f,
-          "  <testsuite name=\"fusebox\" tests=\"%d\" failures=\"%d\" errors=\"%d\" "
+          "\" tests=\"%d\" failures=\"%d\" errors=\"%d\" "
           "skipped=\"%d\" time=\"%.3f\">\n",
           s.scenarios, s.failed, s.errors, s.not_applicable, secs);
   char head[RPT_ERRLEN * 2];
@@ -134,6 +149,5 @@ int rpt_run_write_junit(const rpt_run *run, const char *path, char err[RPT_ERRLE
     fputs("\"/></properties>\n", f);
   }
   for (int i = 0; i < run->n; i++) testcase(f, &run->e[i]);
-  fputs("  </testsuite>\n</testsuites>\n", f);
-  return rpt__close_out(f, path, err);
+  fputs("  </testsuite>\n", f);
 }

@@ -229,6 +229,59 @@ const char *rpt_run_headline(const rpt_run *run, char *buf, size_t n);
 /* Failed verdicts plus error scenarios: 0 means the run passed. */
 int rpt_run_failed(const rpt_run *run);
 
+/* One scenario of a run, as every writer shows it. */
+typedef struct rpt_result {
+  const char *name, *file, *client; /* valid until rpt_run_free; file, client may be NULL */
+  const char *status;  /* "pass", "fail", "n/a" or "error" */
+  const char *error;   /* why it could not be played or judged, or NULL */
+  int attempts;        /* requests that reached the server (effect lookups excluded) */
+  int exit_code;       /* an external command's exit status; -1 = none */
+  int killed;          /* the command was killed by --timeout */
+  int verdicts;        /* verdicts judged, n/a ones included */
+  int failed;          /* failed verdicts */
+  int not_applicable;  /* n/a verdicts */
+  double time_ms;
+} rpt_result;
+
+/* Number of scenarios in a run. */
+int rpt_run_count(const rpt_run *run);
+/* Scenario i of a run; RPT_EINVAL when i is out of range. */
+int rpt_run_result(const rpt_run *run, int i, rpt_result *out);
+/* Verdict k of scenario i, or NULL (valid until rpt_run_free). */
+const rpt_verdict *rpt_run_verdict(const rpt_run *run, int i, int k);
+
+/* ----------------------------------------------------------------- matrix */
+
+/*
+ * Several clients over one suite (`fusebox matrix`): one run per client,
+ * rows matched by scenario file. The matrix owns the runs added to it.
+ */
+typedef struct rpt_matrix rpt_matrix;
+
+/* A new, empty matrix; NULL when out of memory. Release with rpt_matrix_free. */
+rpt_matrix *rpt_matrix_new(void);
+/* Releases a matrix and every run in it. NULL is a no-op. */
+void rpt_matrix_free(rpt_matrix *m);
+/*
+ * Adds one client's run under the name client; command is its shell
+ * command, or NULL for a built-in client. The matrix takes run, also when
+ * this fails (RPT_ENOMEM, RPT_ETOOBIG over 64 clients, RPT_EINVAL).
+ */
+int rpt_matrix_add(rpt_matrix *m, const char *client, const char *command, rpt_run *run);
+/* Failed verdicts plus error scenarios over every client: 0 = all passed. */
+int rpt_matrix_failed(const rpt_matrix *m);
+/*
+ * Writers: a clients x scenarios table whose cells show the status (PASS,
+ * FAIL, N/A, ERROR), the attempts, the exit status of an external command
+ * and the failed verdicts. Terminal (color as for rpt_run_write_term), one
+ * JSON document, one self-contained HTML page, or JUnit XML with one
+ * testsuite per client. Each returns 0, or an error code with err set.
+ */
+int rpt_matrix_write_term(const rpt_matrix *m, FILE *f, int color);
+int rpt_matrix_write_json(const rpt_matrix *m, const char *path, char err[RPT_ERRLEN]);
+int rpt_matrix_write_html(const rpt_matrix *m, const char *path, char err[RPT_ERRLEN]);
+int rpt_matrix_write_junit(const rpt_matrix *m, const char *path, char err[RPT_ERRLEN]);
+
 /* ----------------------------------------------------------------- writers */
 
 /*

@@ -256,7 +256,9 @@ struct rpt_run {
   int n, cap;
 };
 
-/* Scenario status word: "pass", "fail" or "error". */
+/* Writes one JUnit <testsuite> for a run (junit.c); name NULL = "fusebox". */
+void rpt__junit_suite(FILE *f, const rpt_run *run, const char *name);
+/* Scenario status word: "pass", "fail", "n/a" or "error". */
 const char *rpt__entry_status(const rpt__entry *e);
 /* Verdicts passed and judged (skipped ones excluded) of an entry. */
 void rpt__entry_counts(const rpt__entry *e, int *passed, int *judged);

@@ -265,3 +265,33 @@ const char *rpt_run_headline(const rpt_run *run, char *buf, size_t n) {
              "provider.");
   return buf;
 }
+
+/* Number of scenarios in a run. */
+int rpt_run_count(const rpt_run *run) { return run ? run->n : 0; }
+
+/* Scenario i of a run; RPT_EINVAL when i is out of range. */
+int rpt_run_result(const rpt_run *run, int i, rpt_result *out) {
+  if (run == NULL || out == NULL || i < 0 || i >= run->n) return RPT_EINVAL;
+  const rpt__entry *e = &run->e[i];
+  memset(out, 0, sizeof *out);
+  out->name = e->name;
+  out->file = e->file;
+  out->client = e->client;
+  out->status = rpt__entry_status(e);
+  out->error = e->error;
+  out->attempts = rpt__entry_attempts(e);
+  out->exit_code = rpt__entry_exit(e, &out->killed);
+  for (int k = 0; e->j && k < e->j->n; k++) {
+    out->verdicts++;
+    if (e->j->v[k].status == RPT_FAIL) out->failed++;
+    if (e->j->v[k].status == RPT_NA) out->not_applicable++;
+  }
+  out->time_ms = rpt__entry_time(e);
+  return 0;
+}
+
+/* Verdict k of scenario i, or NULL (valid until rpt_run_free). */
+const rpt_verdict *rpt_run_verdict(const rpt_run *run, int i, int k) {
+  if (run == NULL || i < 0 || i >= run->n) return NULL;
+  return rpt_judgement_verdict(run->e[i].j, k);
+}

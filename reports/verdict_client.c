@@ -39,9 +39,10 @@ static int post_attempts(const rpt_trace *tr) {
 }
 
 /*
- * An external command's outcome is its exit status: 0 is "ok" (an answer,
- * also after a fallback: "degraded"), non-zero is "error" (also "blocked");
- * "pending" (the result is unknown) accepts both. A kill by --timeout is no
+ * An external command's outcome is its exit status: 0 is "ok", non-zero is
+ * "error"; "blocked" and "degraded" (the call did not get its answer) want
+ * a non-zero exit too, since from outside a canned answer and a real one
+ * look alike; "pending" (the result is unknown) accepts both. A kill by --timeout is no
  * outcome at all. An expected error must come within the client table's
  * deadline when it has one.
  */
@@ -49,8 +50,8 @@ static int external_outcome(rpt__ctx *c, const char *name, const cJSON *val, con
   const rpt_trace *tr = c->tr;
   const rpt__client_ev *ce = &tr->cli[0];
   int att = post_attempts(tr);
-  int ok_wanted = wants(val, "ok") || wants(val, "degraded");
-  int err_wanted = wants(val, "error") || wants(val, "blocked");
+  int ok_wanted = wants(val, "ok");
+  int err_wanted = wants(val, "error") || wants(val, "blocked") || wants(val, "degraded");
   int any = wants(val, "pending");
   char tb[32], line[200] = "";
   if (ce->error_line && ce->error_line[0]) snprintf(line, sizeof line, ": %.180s", ce->error_line);

@@ -20,4 +20,5 @@
   X(writer_json)             \
   X(writer_junit)            \
   X(writer_html)             \
+  X(matrix)                  \
   X(alloc_fail)
