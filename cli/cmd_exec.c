@@ -145,6 +145,10 @@ int cmd_exec(int argc, char **argv) {
         fprintf(stderr, "fusebox exec: %s\n", perr);
         goto usage;
       }
+      if (rpt_profile_check(profile_json, perr) != RPT_OK) { /* its values, as judged */
+        fprintf(stderr, "fusebox exec: %s: %s\n", v, perr);
+        goto usage;
+      }
       o.profile_json = profile_json;
       i++;
     } else if (strcmp(a, "--seed") == 0) {

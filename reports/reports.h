@@ -149,6 +149,13 @@ int rpt_judge_trace_file(const char *path, const char *expect_json,
 int rpt_expect_check(const char *expect_json, const char *client_json,
                      char err[RPT_ERRLEN]);
 
+/*
+ * Validates a client profile (a profiles/ file as JSON) the way the `profile`
+ * verdict reads it: unknown keys and bad values give RPT_EEXPECT with the
+ * reason ("profile: ...") in err.
+ */
+int rpt_profile_check(const char *profile_json, char err[RPT_ERRLEN]);
+
 /* Number of verdicts, and verdict i (valid until rpt_judgement_free). */
 int rpt_judgement_count(const rpt_judgement *j);
 const rpt_verdict *rpt_judgement_verdict(const rpt_judgement *j, int i);

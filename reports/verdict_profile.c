@@ -598,3 +598,21 @@ int rpt__v_profile(rpt__ctx *c, const char *name, const cJSON *val) {
   return rpt__verdict_add(c, name, RPT_PASS, "%d request%s, each as %s promises%s", checked,
                           checked == 1 ? "" : "s", p.name, note);
 }
+
+/* Validates a client profile the way the verdict reads it; see reports.h. */
+int rpt_profile_check(const char *profile_json, char err[RPT_ERRLEN]) {
+  if (profile_json == NULL || err == NULL) return RPT_EINVAL;
+  err[0] = '\0';
+  int oom = 0;
+  cJSON *v = rpt__json_parse(profile_json, strlen(profile_json), &oom);
+  if (v == NULL) {
+    snprintf(err, RPT_ERRLEN, oom ? "out of memory" : "profile: not valid JSON");
+    return oom ? RPT_ENOMEM : RPT_EEXPECT;
+  }
+  rpt__ctx c = {.tr = NULL, .scale = 1, .err = err};
+  profile p;
+  int rc = read_profile(&c, "profile", v, &p);
+  cJSON_Delete(v);
+  if (rc == RPT_EEXPECT && strncmp(err, "expect.", 7) == 0) memmove(err, err + 7, strlen(err + 7) + 1);
+  return rc;
+}
