@@ -13,6 +13,7 @@ return scenario {
   },
 
   expect = {
+    outcome = "ok",
     max_requests = 2,
   },
 }

@@ -15,6 +15,7 @@ return scenario {
   idempotency = "honoured",
 
   expect = {
+    outcome = "ok",
     side_effects = true,
     max_requests = 2,
   },

@@ -13,6 +13,7 @@ return scenario {
   },
 
   expect = {
+    outcome = { "degraded", "error" },
     no_retry_after = { 401 },
     max_requests = 1,
   },

@@ -13,6 +13,7 @@ return scenario {
   },
 
   expect = {
+    outcome = { "degraded", "error" },
     max_requests = 4,
   },
 }

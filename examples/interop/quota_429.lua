@@ -14,6 +14,7 @@ return scenario {
   },
 
   expect = {
+    outcome = { "degraded", "error" },
     no_retry_after = { "quota" },
     max_requests = 1,
   },

@@ -13,6 +13,7 @@ return scenario {
   },
 
   expect = {
+    outcome = "ok",
     retry_after_honoured = true,
     max_requests = 2,
   },

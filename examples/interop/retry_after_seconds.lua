@@ -11,6 +11,7 @@ return scenario {
   },
 
   expect = {
+    outcome = "ok",
     retry_after_honoured = true,
     max_requests = 2,
   },

@@ -17,6 +17,7 @@ return scenario {
   client = { call = "stream" },  -- what the built-in clients do (fusebox run, matrix)
 
   expect = {
+    outcome = "ok",
     no_stream_splice = true,
     max_requests = 2,
   },

@@ -14,6 +14,7 @@ return scenario {
   },
 
   expect = {
+    outcome = "ok",
     max_requests = 2,
   },
 }

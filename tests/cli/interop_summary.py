@@ -1,18 +1,16 @@
 #!/usr/bin/env python3
 """One line per scenario of a `fusebox exec --json` report:
-   SCENARIO<TAB>requests=N<TAB>exit=E<TAB>failed verdicts (comma-separated)."""
+   SCENARIO<TAB>status<TAB>requests=N<TAB>exit=E<TAB>failed verdicts (comma-separated)
+   <TAB>n/a verdicts (comma-separated)."""
 import json
-import re
 import sys
 
 for r in json.load(open(sys.argv[1]))["results"]:
     failed = [v["name"] for v in r.get("verdicts", []) if v["status"] == "fail"]
-    exit_code = "?"
-    for v in r.get("verdicts", []):
-        m = re.search(r"exited (\d+)|still running", v.get("evidence") or "")
-        if v["name"] == "command_finished" and m:
-            exit_code = m.group(1) or "killed"
+    na = [v["name"] for v in r.get("verdicts", []) if v["status"] == "n/a"]
+    exit_code = "killed" if r.get("killed_by_timeout") else r.get("exit_code", "?")
     if r.get("error"):
         failed.append("error")
-    print("%s\trequests=%s\texit=%s\t%s" % (r["file"].split("/")[-1], r.get("arrivals"), exit_code,
-                                            ",".join(failed) or "-"))
+    print("%s\t%s\trequests=%s\texit=%s\t%s\tn/a:%s" % (
+        r["file"].split("/")[-1], r.get("status"), r.get("arrivals"), exit_code,
+        ",".join(failed) or "-", ",".join(na) or "-"))
