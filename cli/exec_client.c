@@ -107,6 +107,9 @@ static void note_account(sim_server *srv, const exec_result *res, const char *la
   cJSON_AddBoolToObject(ev, "external", 1);
   cJSON_AddNumberToObject(ev, "exit_code", res->exit_code);
   if (res->timed_out) cJSON_AddBoolToObject(ev, "timed_out", 1);
+  char line[200];
+  exec_last_stderr(res, line, sizeof line); /* reports show it as the client's error line */
+  if (line[0] && res->exit_code != 0) cJSON_AddStringToObject(ev, "error_line", line);
   cJSON_AddArrayToObject(ev, "attempts");
   char *js = cJSON_PrintUnformatted(ev);
   cJSON_Delete(ev);

@@ -21,6 +21,13 @@ if [ $rc -ne 0 ]; then
   status=1
 fi
 python3 -c 'import sys, xml.dom.minidom; xml.dom.minidom.parse(sys.argv[1])' "$tmp/guard.xml"
+# Green means evidence: every scenario of the library is exercised by the
+# guarded client and judged by at least one verdict (none is n/a).
+na=$(python3 tests/cli/verdicts.py "$tmp/guard.json" | awk -F'\t' '$2 == "n/a" { print $1 }')
+if [ -n "$na" ]; then
+  echo "FAIL: the guarded client leaves scenarios without evidence (n/a):"; echo "$na"
+  status=1
+fi
 
 for client in naive sdk-default; do
   set +e
