@@ -17,12 +17,15 @@ return profile {
               not parse or lies in the past, the fixed wait applies.
               Retry-After: 0 is honoured as "at once", which `past` cannot say
               apart from a negative value. A 429 insufficient_quota is retried
-              like any 429. A stream is retried only before it begins.]],
+              like any 429. A body cut below its Content-Length is a network error
+              (isRetryable) and retried. A stream is retried only before it
+              begins. Checked on the wire over examples/interop with
+              generateText / streamText and @ai-sdk/openai's chat model.]],
   dialect = { "openai", "anthropic" },
 
   max_attempts = 3,
   backoff = { schedule = { 2, 4 } },
-  retries = { 408, 409, 429, ">=500", "connection" },
+  retries = { 408, 409, 429, ">=500", "connection", "body" },
   x_should_retry = false,
   retry_after = {
     honoured = true,
