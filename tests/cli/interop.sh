@@ -1,10 +1,12 @@
 #!/usr/bin/env bash
 # Real clients judged by fusebox exec: openai-node, the Anthropic SDK, a Python
 # httpx+tenacity wrapper and curl --retry, each over examples/interop/. For
-# every client x scenario this pins what the client really does -- requests
-# that reached the provider, its exit status, the best-practice verdicts it
-# fails (e.g. both SDKs retry a quota 429; every client but curl sends a lost
-# side effect twice) -- in tests/cli/interop/<client>.txt. Found by running
+# every client x scenario this pins what the client really does -- the
+# scenario's status (pass, fail, n/a), requests that reached the provider, its
+# exit status, the verdicts it fails (e.g. both SDKs retry a quota 429; every
+# client but curl sends a lost side effect twice; curl exits 52 on a dropped
+# connection a retry survives: `outcome`) and the verdicts that did not apply
+# -- in tests/cli/interop/<client>.txt. Found by running
 # the clients (examples/interop/FINDINGS.md), not from their docs. Each client
 # is also judged against its own profile (profiles/<client>.lua): the
 # `profile` verdict fails where a client does not do what it promises.
