@@ -16,13 +16,16 @@ return profile {
               included. The wait is 1 s x 2^(n-1) times a random factor in
               [1, 2) (randomize: true), no cap; after a 429 it is the longer of
               that and the Retry-After (seconds or an HTTP date; a past date
-              counts as 0). The OpenAI client's own timeout (10 min) bounds an
-              attempt until its headers arrive.]],
+              counts as 0; retry-after-ms is not read, so a 429 carrying only that
+              is "headerless" and not retried). A body cut short is retried.
+              The OpenAI client's own timeout (10 min) bounds an attempt until
+              its headers arrive. Checked on the wire over examples/interop
+              with ChatOpenAI invoke / stream.]],
   dialect = "openai",
 
   max_attempts = 7,
   backoff = { base = 1, factor = 2, cap = false, jitter = "add", fraction = 1 },
-  retries = { 408, "410-412", "414-428", "430-499", ">=500", "connection", "timeout",
+  retries = { 408, "410-412", "414-428", "430-499", ">=500", "connection", "timeout", "body",
               { status = 429, except = { "insufficient_quota" }, retry_after = "required" } },
   x_should_retry = false,
   retry_after = {

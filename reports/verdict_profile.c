@@ -410,7 +410,7 @@ static int ra_kind(const profile *p, const rpt__arrival *a, double *ms) {
     }
     return RAK_INVALID;
   }
-  if (a->ra_ms_header) return RAK_INVALID;
+  if (a->ra_ms_header) return has_form(p, "retry-after-ms") ? RAK_INVALID : RAK_NONE;
   if (a->retry_after_ms >= 0) { /* the trace named no header: trust it */
     *ms = a->retry_after_ms;
     return *ms > 0 ? RAK_VALID : RAK_PAST;
@@ -453,8 +453,9 @@ static int retries(const profile *p, const rpt__arrival *a, const char *f) {
         continue;
       if (code_in(cJSON_GetObjectItemCaseSensitive(e, "except"), a->code)) return 0;
       const cJSON *ra = cJSON_GetObjectItemCaseSensitive(e, "retry_after");
-      if (ra && strcmp(ra->valuestring, "required") == 0 && !a->ra_header && !a->ra_ms_header &&
-          a->retry_after_ms < 0)
+      double ms;
+      /* "required": a Retry-After in a form the client reads */
+      if (ra && strcmp(ra->valuestring, "required") == 0 && ra_kind(p, a, &ms) == RAK_NONE)
         return 0;
       return 1;
     }
