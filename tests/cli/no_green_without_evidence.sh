@@ -6,16 +6,11 @@
 # that ignores the stream fails `exercised`; one killed while it honours a
 # long Retry-After keeps its profile's promise (`profile` passes and says so)
 # and fails `outcome`; a well-behaved client is green on the same scenarios.
-set -uo pipefail
-src=${FUSEBOX_SRC:-$(cd "$(dirname "$0")/../.." && pwd)}
-bin=${FUSEBOX_BIN:-$src/build/fusebox}
+. "$(dirname "$0")/lib.sh"
 cd "$src"
-command -v curl >/dev/null || { echo "SKIP: curl missing"; exit 0; }
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
-pass=0 fail=0
-ok() { pass=$((pass + 1)); }
-bad() { fail=$((fail + 1)); echo "FAIL: $*"; }
+need_fusebox
+need_cmd curl sh
+need_python json
 # check JSON PYTHON-EXPR: the expression over `r` (first result) must hold
 check() {
   if python3 -c "import json,sys; d=json.load(open(sys.argv[1])); r=d['results'][0]; v={x['name']:x for x in r['verdicts']}; sys.exit(0 if ($2) else 1)" "$1"; then ok
@@ -75,5 +70,4 @@ check "$tmp/nostream.json" "v['exercised']['status']=='fail' and 'asked for a st
 # 5. killed by --timeout while it honours Retry-After: 30
 T=3 ex killed "$tmp/ra_long.lua" good --profile "$tmp/ra_profile.lua"
 check "$tmp/killed.json" "v['profile']['status']=='pass' and 'waiting out its Retry-After' in v['profile']['evidence'] and v['outcome']['status']=='fail' and 'killed by --timeout' in v['outcome']['evidence'] and r.get('killed_by_timeout')" "killed while honouring Retry-After"
-echo "$pass passed, $fail failed"
-[ $fail = 0 ]
+finish

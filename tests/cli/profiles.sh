@@ -2,15 +2,9 @@
 # Profiles mean what they say: every shipped profile loads and its values
 # are valid (fusebox exec --profile does not exit 2); a misspelt key at any
 # depth is FILE:LINE of the key itself and exit 2; a bad value is exit 2.
-set -uo pipefail
-src=${FUSEBOX_SRC:-$(cd "$(dirname "$0")/../.." && pwd)}
-bin=${FUSEBOX_BIN:-$src/build/fusebox}
+. "$(dirname "$0")/lib.sh"
 cd "$src"
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
-pass=0 fail=0
-ok() { pass=$((pass + 1)); }
-bad() { fail=$((fail + 1)); echo "FAIL: $*"; }
+need_fusebox
 probe() { "$bin" exec --quiet --timeout 5 --profile "$1" scenarios/examples/chat_ok.lua -- true > "$tmp/out" 2> "$tmp/err"; }
 
 for p in profiles/*.lua; do
@@ -32,5 +26,4 @@ f=profiles/langchain-openai.lua
 typo $f 's/except = /excep = /' "typo.lua:$(line $f except): unknown profile key 'retries\[\].excep'"
 typo profiles/openai-node.lua 's/invalid  = "immediate"/invalid = "later"/' "retry_after.invalid: expected backoff, immediate, stop or hang"
 typo profiles/openai-node.lua 's/jitter = "subtract"/jitter = "sideways"/' "backoff.jitter: expected none"
-echo "$pass passed, $fail failed"
-[ $fail = 0 ]
+finish
