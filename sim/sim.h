@@ -61,6 +61,30 @@ void sim_scenario_info_clear(sim_scenario_info *info);
  */
 int sim_profile_load(const char *path, char **json, char err[SIM_ERRLEN]);
 
+/* ------------------------------------------------------------ redaction */
+/* The one redaction rule (sim/redact.c; docs/trace.md states it). */
+
+/* 1 if a header, query parameter or field of this name carries a credential
+   (auth, key, token, secret, cookie, signature, password... in any case). */
+int sim_redact_name(const char *name);
+/*
+ * Returns a copy of the len bytes at text, NUL-terminated, with every value
+ * that looks like a credential replaced by "[redacted]": sk-, sk-proj-,
+ * sk-ant- and AIza keys, 32-hex Azure keys, Bearer/Basic tokens, and the
+ * value of NAME=..., NAME: ..., "NAME":"..." for a secret NAME. The caller
+ * owns the result and frees it; NULL when out of memory.
+ */
+char *sim_redact_text(const char *text, size_t len);
+/* "[redacted]" for a secret header name, else sim_redact_text of value
+   (NULL = ""). The caller owns the result; NULL when out of memory. */
+char *sim_redact_header(const char *name, const char *value);
+/*
+ * Makes text safe to print on a terminal, in place: every C0 control
+ * character except newline and tab, and DEL, becomes '?', so ESC and BEL
+ * from scenarios, logs and traces cannot drive the terminal. Returns text.
+ */
+char *sim_term_safe(char *text);
+
 /* --------------------------------------------------------------- server */
 
 typedef struct sim_server sim_server;
