@@ -473,8 +473,10 @@ static enum MHD_Result forward(xfer *x, const char *url) {
   }
   if (!x->headers_done) {
     const char *err = error_of(x);
+    /* A reply that is not HTTP (CURLE_WEIRD_SERVER_REPLY) is the upstream's behaviour:
+       noted as a closed connection, which is what the client gets. */
     int unreachable = x->cres == CURLE_COULDNT_CONNECT || x->cres == CURLE_COULDNT_RESOLVE_HOST ||
-                      x->cres == CURLE_UNSUPPORTED_PROTOCOL || x->cres == CURLE_URL_MALFORMAT ||
+                      x->cres == CURLE_URL_MALFORMAT ||
                       x->cres == CURLE_OPERATION_TIMEDOUT || x->cres == CURLE_SSL_CONNECT_ERROR ||
                       x->cres == CURLE_PEER_FAILED_VERIFICATION;
     if (unreachable) {
