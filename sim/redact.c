@@ -156,6 +156,10 @@ static size_t named_value_at(const char *s, size_t n, size_t i, size_t *vend) {
     return j > v ? v : 0;
   }
   if (quoted_name && sep == ':') return 0; /* a JSON number or object: left as it is */
+  if (n - j >= strlen(REDACTED) && strncmp(s + j, REDACTED, strlen(REDACTED)) == 0) {
+    *vend = j + strlen(REDACTED); /* already redacted: skipped whole, so the rule is stable */
+    return j;
+  }
   size_t v = j;
   while (j < n && !isspace((unsigned char)s[j]) && strchr("&;,\"'<>)}]", s[j]) == NULL) j++;
   if (sep == ':' && !quoted_name) { /* a header line: the value runs to the end of the line */
@@ -186,7 +190,7 @@ char *sim_redact_text(const char *text, size_t n) {
       continue;
     }
     if ((v = named_value_at(text, n, i, &vend)) > 0) {
-      put(&b, text + copied, v - copied);
+      put(&b, text + copied, v - copied); /* the name stays, the value goes */
       put(&b, REDACTED, strlen(REDACTED));
       i = copied = vend;
       continue;
