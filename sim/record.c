@@ -445,7 +445,10 @@ static enum MHD_Result forward(xfer *x, const char *url) {
   x->path = strdup(url);
   if (x->path == NULL) return MHD_NO;
   if (sim__record_target(rec->upstream, url, x->query, &x->url) != SIM_OK) {
-    x->noted = 1;
+    x->noted = 1; /* e.g. a control byte once %-decoded: never forwarded */
+    pthread_mutex_lock(&rec->mu);
+    rec->refused++;
+    pthread_mutex_unlock(&rec->mu);
     return answer_plain(x->mc, 400, "{\"error\":{\"message\":\"fusebox record: the request "
                                     "target is not a path\",\"type\":\"fusebox_record\"}}");
   }

@@ -12,7 +12,7 @@ src=${FUSEBOX_SRC:-$(cd "$(dirname "$0")/../.." && pwd)}
 bin=${FUSEBOX_BIN:-$src/build/fusebox}
 tmp=$(mktemp -d)
 pids=()
-cleanup() { for p in "${pids[@]}"; do kill -9 "$p" 2>/dev/null; done; rm -rf "$tmp"; }
+cleanup() { for p in "${pids[@]}"; do kill -9 "$p" 2>/dev/null; done; wait 2>/dev/null; rm -rf "$tmp"; }
 trap cleanup EXIT
 pass=0 fail=0
 ok() { pass=$((pass + 1)); }
@@ -41,20 +41,17 @@ stop() {
   wait "$1" 2>/dev/null
   rc=$?
 }
-# raw PORT REQUEST: sends the bytes (\r\n escapes) over a socket and prints
+# raw PORT REQUEST: sends the bytes (printf escapes) over a socket and prints
 # the answer's status (0: none).
 raw() {
-  python3 - "$1" "$2" <<'PY'
-import socket, sys
-s = socket.create_connection(("127.0.0.1", int(sys.argv[1])), timeout=5)
-s.sendall(sys.argv[2].encode().decode("unicode_escape").encode("latin-1"))
-try:
-    d = s.recv(4096)
-except OSError:
-    d = b""
-st = d.split(b" ")[1].decode() if d.startswith(b"HTTP/1.") else "0"
-print(st)
-PY
+  local line st=0
+  exec 3<> "/dev/tcp/127.0.0.1/$1" || { echo 0; return; }
+  printf "$2" >&3
+  if IFS= read -r -t 5 line <&3; then
+    case "$line" in HTTP/1.*) st=$(echo "$line" | cut -d' ' -f2) ;; esac
+  fi
+  exec 3<&- 3>&-
+  echo "$st"
 }
 
 start upstream python3 "$src/tests/data/record_upstream_raw.py" "$tmp/hits" || exit 1
@@ -121,7 +118,7 @@ st=$(raw "$r2port" "POST /v1/chat/completions HTTP/1.1\r\nHost: x\r\n$B")
 [ "$st" = 200 ] && ok || bad "with 8 idle sockets open, a request answered $st"
 kill "$idlers" 2>/dev/null; wait "$idlers" 2>/dev/null
 # --- every exit path: the upstream goes away; what was recorded is written ---
-kill -9 "${pids[0]}" 2>/dev/null
+kill -9 "${pids[0]}" 2>/dev/null; wait "${pids[0]}" 2>/dev/null
 st=$(raw "$r2port" "POST /v1/chat/completions HTTP/1.1\r\nHost: x\r\n$B")
 [ "$st" = 502 ] && ok || bad "an unreachable upstream answered $st, not 502"
 stop "$rec2" INT
