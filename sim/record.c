@@ -760,7 +760,9 @@ int sim_record_scenario(const sim_recorder *rec, const sim_import_opts *opts, ch
   o.source = "recorded exchanges";
   char name[SIM_ERRLEN + 64];
   if (o.name == NULL) {
-    snprintf(name, sizeof name, "Recorded from %.200s", rec->upstream);
+    char *up = sim_redact_text(rec->upstream, strlen(rec->upstream)); /* a key in its path */
+    snprintf(name, sizeof name, "Recorded from %.200s", up ? up : "the upstream");
+    free(up);
     o.name = name;
   }
   return sim_import_buffer(rec->log ? rec->log : "", rec->log_len, &o, out_lua, stats, err);

@@ -166,6 +166,38 @@ static void test_note(void) {
   free(line);
 }
 
+/* The upstream is fixed at start: http(s) only, no user info, query or
+   fragment; a trailing '/' is dropped. */
+static void test_upstreams(void) {
+  static const struct {
+    const char *url, *used; /* used NULL: refused */
+  } U[] = {{"https://api.example/", "https://api.example"},
+           {"http://127.0.0.1:8080", "http://127.0.0.1:8080"},
+           {"https://api.example/prefix//", "https://api.example/prefix"},
+           {"ftp://api.example", NULL},
+           {"http://user:pw@api.example", NULL},
+           {"http://api.example/?key=x", NULL},
+           {"http://api.example/#f", NULL},
+           {"api.example", NULL}};
+  for (size_t i = 0; i < sizeof U / sizeof U[0]; i++) {
+    sim_record_opts o = {.upstream = U[i].url};
+    sim_recorder *rec = NULL;
+    char err[SIM_ERRLEN];
+    int rc = sim_record_start(&o, &rec, err);
+    if (U[i].used == NULL) {
+      CU_ASSERT_EQUAL(rc, SIM_EINVAL);
+      CU_ASSERT_PTR_NULL(rec);
+      CU_ASSERT(err[0] != '\0');
+    } else {
+      CU_ASSERT_EQUAL_FATAL(rc, SIM_OK);
+      CU_ASSERT_STRING_EQUAL(sim_record_upstream(rec), U[i].used);
+      CU_ASSERT(sim_record_port(rec) > 0);
+    }
+    sim_record_free(rec);
+  }
+  sim_record_free(NULL);
+}
+
 int suite_redact(void) {
   CU_pSuite s = CU_add_suite("redact", NULL, NULL);
   if (s == NULL) return CU_get_error();
@@ -175,5 +207,6 @@ int suite_redact(void) {
   CU_add_test(s, "terminal controls", test_term_safe);
   CU_add_test(s, "record: only origin-form targets", test_targets);
   CU_add_test(s, "record: one exchange noted, redacted", test_note);
+  CU_add_test(s, "record: the upstream fixed at start", test_upstreams);
   return CU_get_error();
 }
