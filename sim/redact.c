@@ -107,8 +107,8 @@ static int ident_char(char c) {
 
 /* Length of a value pattern at s[i] (0: none); *prefix gets how many of its
    bytes stay in clear ("sk-", "Bearer "). */
-static size_t value_at(const char *s, size_t n, size_t i, size_t *prefix) {
-  int boundary = i == 0 || !isalnum((unsigned char)s[i - 1]);
+static size_t value_at(const char *s, size_t n, size_t i, int after_repl, size_t *prefix) {
+  int boundary = i == 0 || after_repl || !isalnum((unsigned char)s[i - 1]);
   if (!boundary) return 0;
   size_t j;
   if (i + 3 <= n && strncmp(s + i, "sk-", 3) == 0) {
@@ -137,9 +137,11 @@ static size_t value_at(const char *s, size_t n, size_t i, size_t *prefix) {
 }
 
 /* At s[i], an identifier that is a secret name followed by a separator and a
-   value: returns the offset where the value starts and sets *vend; else 0. */
-static size_t named_value_at(const char *s, size_t n, size_t i, size_t *vend) {
-  if (i > 0 && ident_char(s[i - 1])) return 0;
+   value: returns the offset where the value starts and sets *vend; else 0.
+   after_repl: s[i - 1] was replaced, so the output has ']' before s[i] (a
+   second pass must see the same boundaries as the first). */
+static size_t named_value_at(const char *s, size_t n, size_t i, int after_repl, size_t *vend) {
+  if (i > 0 && !after_repl && ident_char(s[i - 1])) return 0;
   size_t j = i;
   while (j < n && ident_char(s[j]) && j - i <= NAME_MAX_LEN) j++;
   if (j == i || j - i > NAME_MAX_LEN || !name_secret(s + i, j - i)) return 0;
@@ -178,21 +180,22 @@ char *sim_redact_text(const char *text, size_t n) {
   out_buf b = {malloc(n + 64), 0, n + 64};
   if (b.p == NULL) return NULL;
   b.p[0] = '\0';
-  size_t i = 0, copied = 0;
+  size_t i = 0, copied = 0, replaced_to = (size_t)-1;
   while (i < n) {
     size_t prefix = 0, vend = 0, v;
-    size_t len = value_at(text, n, i, &prefix);
+    int after_repl = i == replaced_to;
+    size_t len = value_at(text, n, i, after_repl, &prefix);
     if (len > 0) {
       put(&b, text + copied, i + prefix - copied);
       put(&b, REDACTED, strlen(REDACTED));
       i += len;
-      copied = i;
+      copied = replaced_to = i;
       continue;
     }
-    if ((v = named_value_at(text, n, i, &vend)) > 0) {
+    if ((v = named_value_at(text, n, i, after_repl, &vend)) > 0) {
       put(&b, text + copied, v - copied); /* the name stays, the value goes */
       put(&b, REDACTED, strlen(REDACTED));
-      i = copied = vend;
+      i = copied = replaced_to = vend;
       continue;
     }
     i++;
