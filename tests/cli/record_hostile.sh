@@ -7,16 +7,11 @@
 # 200-599 and a garbage reply are recorded, not lost; idle clients are
 # closed and connections capped; SIGTERM writes what was recorded; an
 # import failure does not name the upstream URL as a file.
-set -uo pipefail
-src=${FUSEBOX_SRC:-$(cd "$(dirname "$0")/../.." && pwd)}
-bin=${FUSEBOX_BIN:-$src/build/fusebox}
-tmp=$(mktemp -d)
+. "$(dirname "$0")/lib.sh"
 pids=()
-cleanup() { for p in "${pids[@]}"; do kill -9 "$p" 2>/dev/null; done; wait 2>/dev/null; rm -rf "$tmp"; }
-trap cleanup EXIT
-pass=0 fail=0
-ok() { pass=$((pass + 1)); }
-bad() { fail=$((fail + 1)); echo "FAIL: $*"; }
+at_exit 'for p in "${pids[@]+"${pids[@]}"}"; do kill -9 "$p"; done; wait'
+need_fusebox
+need_cmd python3 awk
 
 # start NAME CMD...: runs CMD in the background, waits for its "port N" line.
 start() {
@@ -126,5 +121,4 @@ stop "$rec2" INT
 [ -s "$tmp/rec2.lua" ] && ok || bad "nothing written after the upstream went away"
 grep -q "could not reach the upstream" "$tmp/rec2.err" && ok || bad "the 502 is not reported: $(cat "$tmp/rec2.err")"
 
-echo "record_hostile: $pass passed, $fail failed"
-[ $fail = 0 ]
+finish

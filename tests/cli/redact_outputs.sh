@@ -5,16 +5,11 @@
 # and prints keys on stderr and stdout; the trace (serve and exec), the
 # scenario import writes from a log and from that trace, and the JSON,
 # JUnit and HTML reports of exec never hold one. (record: record_hostile.sh.)
-set -uo pipefail
-src=${FUSEBOX_SRC:-$(cd "$(dirname "$0")/../.." && pwd)}
-bin=${FUSEBOX_BIN:-$src/build/fusebox}
-tmp=$(mktemp -d)
+. "$(dirname "$0")/lib.sh"
 pids=()
-cleanup() { for p in "${pids[@]}"; do kill -9 "$p" 2>/dev/null; done; rm -rf "$tmp"; }
-trap cleanup EXIT
-pass=0 fail=0
-ok() { pass=$((pass + 1)); }
-bad() { fail=$((fail + 1)); echo "FAIL: $*"; }
+at_exit 'for p in "${pids[@]+"${pids[@]}"}"; do kill -9 "$p"; done; wait'
+need_fusebox
+need_cmd curl awk bash
 SECRETS="HDRSECRETX1 HDRSECRETX2 HDRSECRETX3 HDRSECRETX4 HDRSECRETX5 HDRSECRETX6 SPACESECRET7
  0123456789abcdef0123456789abcdef VALSECRET9 AIzaQUERYSECRET10 STDERRSECRET11 STDOUTSECRET12
  RESPHDRSECRET13 RESPBODYSECRET14 LOGQUERYSECRET15"
@@ -76,5 +71,4 @@ clean "import of a trace" "$tmp/imp2.lua"
 clean "exec's reports and trace" "$tmp/r.json" "$tmp/r.xml" "$tmp/r.html" $(ls "$tmp"/ex/*.jsonl)
 grep -q "calling with Authorization: \[redacted\]" "$tmp/r.json" && ok || bad "the command's stderr is not in the JSON report, redacted"
 
-echo "redact_outputs: $pass passed, $fail failed"
-[ $fail = 0 ]
+finish

@@ -2,14 +2,9 @@
 # Terminal escapes (issue 11, item 4): ESC, BEL and other C0 controls from
 # scenarios, logs and traces never reach the terminal through `check`,
 # `list`, `import` errors or `report`'s stderr (sim_term_safe).
-set -uo pipefail
-src=${FUSEBOX_SRC:-$(cd "$(dirname "$0")/../.." && pwd)}
-bin=${FUSEBOX_BIN:-$src/build/fusebox}
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
-pass=0 fail=0
-ok() { pass=$((pass + 1)); }
-bad() { fail=$((fail + 1)); echo "FAIL: $*"; }
+. "$(dirname "$0")/lib.sh"
+need_fusebox
+need_cmd od grep
 # clean FILE WHAT: FILE holds no ESC, BEL, BS or CR, but does hold text.
 clean() {
   if [ ! -s "$1" ]; then bad "$2: nothing printed"; return; fi
@@ -50,5 +45,4 @@ printf '\x1b]0;PWNED\x07{"ev":"session"}\n' > "$tmp/t2.jsonl"
 clean "$tmp/report.err" "report's stderr"
 if LC_ALL=C grep -q $'[\x01-\x08\x0b-\x1f\x7f]' "$tmp/report.out"; then bad "report's stdout printed control characters"; else ok; fi
 
-echo "term_escapes: $pass passed, $fail failed"
-[ $fail = 0 ]
+finish
