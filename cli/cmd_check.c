@@ -53,14 +53,14 @@ int cmd_check(int argc, char **argv) {
     char err[SIM_ERRLEN];
     char terr[RPT_ERRLEN];
     if (sim_scenario_inspect(files.v[i], &info, err) != SIM_OK) {
-      fprintf(stderr, "%s\n", err);
+      fprintf(stderr, "%s\n", sim_term_safe(err));
       bad++;
     } else if (run_client_validate(info.client_json, terr) != 0 ||
                (info.expect_json && rpt_expect_check(info.expect_json, info.client_json, terr) != RPT_OK)) {
-      fprintf(stderr, "%s: %s\n", files.v[i], terr);
+      fprintf(stderr, "%s: %s\n", files.v[i], sim_term_safe(terr));
       bad++;
     } else {
-      printf("ok  %s  (%s)\n", files.v[i], info.name);
+      printf("ok  %s  (%s)\n", files.v[i], sim_term_safe(info.name));
     }
     sim_scenario_info_clear(&info);
   }
@@ -100,10 +100,13 @@ int cmd_list(int argc, char **argv) {
     sim_scenario_info info = {0};
     char err[SIM_ERRLEN];
     if (sim_scenario_inspect(files.v[i], &info, err) != SIM_OK) {
-      fprintf(stderr, "%s\n", err);
+      fprintf(stderr, "%s\n", sim_term_safe(err));
       bad++;
       continue;
     }
+    sim_term_safe(info.name); /* text from the scenario: no terminal controls */
+    sim_term_safe(info.doc);
+    for (int t = 0; t < info.ntags; t++) sim_term_safe(info.tags[t]);
     printf("%s\n  %s", files.v[i], info.name);
     if (info.ntags) {
       printf("  [");

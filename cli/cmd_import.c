@@ -65,7 +65,7 @@ static int verify(const char *text, const char *dir) {
   unlink(tmpl);
   if (rc != SIM_OK) {
     fprintf(stderr, "fusebox import: the scenario written does not load (a bug; please "
-                    "report it with the log): %s\n", err);
+                    "report it with the log): %s\n", sim_term_safe(err));
     return -1;
   }
   sim_scenario_info_clear(&info);
@@ -119,7 +119,7 @@ int cmd_import(int argc, char **argv) {
   char err[SIM_ERRLEN];
   int rc = sim_import_file(in, &o, &lua, &st, err);
   if (rc != SIM_OK) {
-    fprintf(stderr, "fusebox import: %s\n", err);
+    fprintf(stderr, "fusebox import: %s\n", sim_term_safe(err));
     return EXIT_USAGE;
   }
   char dir[4096] = ".";

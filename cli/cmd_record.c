@@ -1,46 +1,18 @@
 /*
- * cmd_record.c - `fusebox record --upstream URL OUT.lua`: a recording
- * proxy. Each request is forwarded to the upstream with libcurl and its
- * answer passed back to the client as it arrives (SSE chunks included),
- * unchanged: same status, headers and bytes; an upstream that resets,
- * closes early or never answers is mirrored as such. Every exchange is
- * noted as one JSON Lines attempt (docs/import.md); on Ctrl-C or SIGTERM
- * the notes go through the importer (sim_import_buffer) and the scenario
- * is written to OUT.lua. Request headers are forwarded but never written;
- * response credentials are dropped by the importer.
- *
- * One thread per client connection (libmicrohttpd's thread-per-connection
- * mode) plus one libcurl worker per exchange: a proxy is waiting on two
- * sockets, and plain threads keep that simple. Recording is for a handful
- * of concurrent calls, not for load.
+ * cmd_record.c - `fusebox record --upstream URL OUT.lua`: option parsing
+ * around sim's recording proxy (sim_record_*, sim/record.c). Waits for
+ * SIGINT or SIGTERM, then writes what was recorded: the scenario to
+ * OUT.lua, the raw exchanges to --log.
  */
-#define _GNU_SOURCE /* strcasestr */
-#include <arpa/inet.h>
-#include <ctype.h>
 #include <errno.h>
-#include <netinet/in.h>
-#include <poll.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <strings.h>
-#include <sys/socket.h>
-#include <time.h>
-#include <unistd.h>
-
-#include <cjson/cJSON.h>
-#include <curl/curl.h>
-#include <microhttpd.h>
 
 #include "cli/cli.h"
 #include "sim/sim.h"
-
-#define MAX_REQ_BODY ((size_t)32 << 20) /* bytes of one request forwarded */
-#define MAX_REC_BODY ((size_t)256 << 10) /* bytes of one response kept for the log */
-#define MAX_PENDING ((size_t)1 << 20)    /* bytes buffered between curl and the client */
-#define MAX_HEADERS 128
 
 static const char USAGE[] =
     "usage: fusebox record --upstream URL OUT.lua [options]\n"
@@ -50,608 +22,21 @@ static const char USAGE[] =
     "and the upstream's answer comes back unchanged, streams as they arrive.\n"
     "On Ctrl-C or SIGTERM, what was seen (statuses, headers, bodies, latencies,\n"
     "stream chunks) is written to OUT.lua as a scenario that replays it.\n"
-    "Credentials are forwarded, never written. See docs/import.md.\n"
+    "Credentials are forwarded, never written (docs/trace.md, the redaction rule).\n"
     "\n"
     "options:\n"
     "  --upstream URL    where to forward, e.g. https://api.openai.com (required)\n"
     "  --port N          port to listen on (default 0: pick a free one and print it)\n"
     "  --bind ADDR       address to bind (default 127.0.0.1)\n"
     "  --log FILE        also keep the raw exchanges as JSON Lines (fusebox import reads it)\n"
-    "  --name NAME       the scenario's name\n";
-
-static double now_ms(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return (double)ts.tv_sec * 1000.0 + (double)ts.tv_nsec / 1e6;
-}
-
-/* The recorder: the daemon and the exchanges noted so far. */
-typedef struct recorder {
-  const char *upstream; /* without a trailing '/' */
-  double t0;
-  volatile int stopping;
-  pthread_mutex_t mu;
-  char *log; /* JSON Lines */
-  size_t log_len, log_cap;
-  int full;  /* the log reached SIM_IMPORT_MAX_INPUT */
-  long exchanges, failures;
-} recorder;
-
-/* One proxied exchange, shared by the client's connection thread and the
-   curl worker; mu guards everything below it. */
-typedef struct xfer {
-  recorder *rec;
-  struct MHD_Connection *mc;
-  char *method, *url;
-  char *body;
-  size_t body_len, body_cap;
-  int too_big;
-  char *idem;
-  struct curl_slist *req_headers;
-  char errbuf[CURL_ERROR_SIZE];
-  double t_start, t_headers, t_done;
-  pthread_t worker;
-  int worker_started;
-  int stream; /* the response is text/event-stream */
-
-  pthread_mutex_t mu;
-  pthread_cond_t cv;
-  int headers_done, done, abort, client_gone;
-  CURLcode cres;
-  long status;
-  char *hname[MAX_HEADERS], *hvalue[MAX_HEADERS];
-  int nh;
-  char *pend; /* received, not yet passed to the client */
-  size_t pend_len, pend_cap;
-  char *kept; /* the first MAX_REC_BODY bytes, for the log */
-  size_t kept_len;
-  size_t received;
-  size_t sent;
-  int noted;
-} xfer;
-
-/* --------------------------------------------------------- the worker */
-
-/* What the curl callbacks get: the exchange and its easy handle. */
-typedef struct wctx {
-  xfer *x;
-  CURL *c;
-} wctx;
-
-static void headers_ready(xfer *x, CURL *c);
-
-static void clear_headers(xfer *x) {
-  for (int i = 0; i < x->nh; i++) {
-    free(x->hname[i]);
-    free(x->hvalue[i]);
-  }
-  x->nh = 0;
-}
-
-static size_t on_header(char *buf, size_t size, size_t n, void *arg) {
-  wctx *w = arg;
-  xfer *x = w->x;
-  size_t len = size * n, l = len;
-  while (l > 0 && (buf[l - 1] == '\r' || buf[l - 1] == '\n')) l--;
-  pthread_mutex_lock(&x->mu);
-  if (l >= 5 && strncmp(buf, "HTTP/", 5) == 0) {
-    clear_headers(x); /* a new header block (after 100 Continue) */
-  } else if (l == 0) {
-    long code = 0; /* the end of a block: the client may have the head now */
-    curl_easy_getinfo(w->c, CURLINFO_RESPONSE_CODE, &code);
-    if (code >= 200) headers_ready(x, w->c);
-  } else if (x->nh < MAX_HEADERS) {
-    const char *colon = memchr(buf, ':', l);
-    if (colon != NULL) {
-      const char *v = colon + 1;
-      while (v < buf + l && (*v == ' ' || *v == '\t')) v++;
-      x->hname[x->nh] = strndup(buf, (size_t)(colon - buf));
-      x->hvalue[x->nh] = strndup(v, (size_t)(buf + l - v));
-      if (x->hname[x->nh] && x->hvalue[x->nh]) {
-        x->nh++;
-      } else {
-        free(x->hname[x->nh]);
-        free(x->hvalue[x->nh]);
-      }
-    }
-  }
-  pthread_mutex_unlock(&x->mu);
-  return len;
-}
-
-/* The header block is complete once the first body byte (or the end)
-   arrives; curl tells the status then. */
-static void headers_ready(xfer *x, CURL *c) {
-  if (x->headers_done) return;
-  long code = 0;
-  curl_easy_getinfo(c, CURLINFO_RESPONSE_CODE, &code);
-  if (code <= 0) return;
-  x->status = code;
-  x->headers_done = 1;
-  x->t_headers = now_ms();
-  for (int i = 0; i < x->nh; i++)
-    if (strcasecmp(x->hname[i], "content-type") == 0 && strcasestr(x->hvalue[i], "event-stream"))
-      x->stream = 1;
-  pthread_cond_broadcast(&x->cv);
-}
-
-static size_t on_body(char *buf, size_t size, size_t n, void *arg) {
-  wctx *w = arg;
-  xfer *x = w->x;
-  size_t len = size * n;
-  pthread_mutex_lock(&x->mu);
-  headers_ready(x, w->c);
-  while (!x->abort && x->pend_len + len > MAX_PENDING && x->pend_len > 0)
-    pthread_cond_wait(&x->cv, &x->mu); /* the client is slower: wait for it */
-  if (x->abort) {
-    pthread_mutex_unlock(&x->mu);
-    return 0; /* makes curl stop */
-  }
-  if (x->pend_len + len > x->pend_cap) {
-    size_t cap = x->pend_cap ? x->pend_cap : 16384;
-    while (cap < x->pend_len + len) cap *= 2;
-    char *p = realloc(x->pend, cap);
-    if (p == NULL) {
-      pthread_mutex_unlock(&x->mu);
-      return 0;
-    }
-    x->pend = p;
-    x->pend_cap = cap;
-  }
-  memcpy(x->pend + x->pend_len, buf, len);
-  x->pend_len += len;
-  x->received += len;
-  if (x->kept_len < MAX_REC_BODY) {
-    size_t k = len < MAX_REC_BODY - x->kept_len ? len : MAX_REC_BODY - x->kept_len;
-    char *p = realloc(x->kept, x->kept_len + k + 1);
-    if (p != NULL) {
-      memcpy(p + x->kept_len, buf, k);
-      x->kept = p;
-      x->kept_len += k;
-      x->kept[x->kept_len] = '\0';
-    }
-  }
-  pthread_cond_broadcast(&x->cv);
-  pthread_mutex_unlock(&x->mu);
-  return len;
-}
-
-static int on_progress(void *arg, curl_off_t a, curl_off_t b, curl_off_t c, curl_off_t d) {
-  (void)a, (void)b, (void)c, (void)d;
-  xfer *x = arg;
-  pthread_mutex_lock(&x->mu);
-  int stop = x->abort;
-  pthread_mutex_unlock(&x->mu);
-  return stop;
-}
-
-static void *worker_main(void *arg) {
-  xfer *x = arg;
-  CURL *c = curl_easy_init();
-  CURLcode res = CURLE_OUT_OF_MEMORY;
-  if (c != NULL) {
-    wctx w = {x, c};
-    curl_easy_setopt(c, CURLOPT_URL, x->url);
-    curl_easy_setopt(c, CURLOPT_CUSTOMREQUEST, x->method);
-    if (strcmp(x->method, "GET") == 0 || strcmp(x->method, "HEAD") == 0) {
-      curl_easy_setopt(c, CURLOPT_HTTPGET, 1L);
-      if (strcmp(x->method, "HEAD") == 0) curl_easy_setopt(c, CURLOPT_NOBODY, 1L);
-    } else {
-      curl_easy_setopt(c, CURLOPT_POSTFIELDS, x->body ? x->body : "");
-      curl_easy_setopt(c, CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t)x->body_len);
-    }
-    curl_easy_setopt(c, CURLOPT_HTTPHEADER, x->req_headers);
-    curl_easy_setopt(c, CURLOPT_HEADERFUNCTION, on_header);
-    curl_easy_setopt(c, CURLOPT_HEADERDATA, &w);
-    curl_easy_setopt(c, CURLOPT_WRITEFUNCTION, on_body);
-    curl_easy_setopt(c, CURLOPT_WRITEDATA, &w);
-    curl_easy_setopt(c, CURLOPT_NOPROGRESS, 0L);
-    curl_easy_setopt(c, CURLOPT_XFERINFOFUNCTION, on_progress);
-    curl_easy_setopt(c, CURLOPT_XFERINFODATA, x);
-    curl_easy_setopt(c, CURLOPT_NOSIGNAL, 1L);
-    curl_easy_setopt(c, CURLOPT_CONNECTTIMEOUT, 10L);
-    curl_easy_setopt(c, CURLOPT_ERRORBUFFER, x->errbuf);
-    curl_easy_setopt(c, CURLOPT_HTTP_CONTENT_DECODING, 0L); /* pass bytes as they are */
-    curl_easy_setopt(c, CURLOPT_PROTOCOLS_STR, "http,https");
-    res = curl_easy_perform(c);
-  }
-  pthread_mutex_lock(&x->mu);
-  if (c != NULL) headers_ready(x, c);
-  x->cres = res;
-  x->done = 1;
-  x->t_done = now_ms();
-  pthread_cond_broadcast(&x->cv);
-  pthread_mutex_unlock(&x->mu);
-  curl_easy_cleanup(c);
-  return NULL;
-}
-
-/* ------------------------------------------------------------ the log */
-
-/* FNV-1a of method, path and body, as the fake server keys requests. */
-static void request_key(const xfer *x, const char *path, char *out, size_t cap) {
-  if (x->idem != NULL) {
-    snprintf(out, cap, "idem:%s", x->idem);
-    return;
-  }
-  unsigned long long h = 1469598103934665603ULL;
-  const char *parts[3] = {x->method, path, x->body ? x->body : ""};
-  size_t lens[3] = {strlen(x->method), strlen(path), x->body_len};
-  for (int p = 0; p < 3; p++) {
-    for (size_t i = 0; i < lens[p]; i++) {
-      h ^= (unsigned char)parts[p][i];
-      h *= 1099511628211ULL;
-    }
-    if (p < 2) {
-      h ^= '\n';
-      h *= 1099511628211ULL;
-    }
-  }
-  snprintf(out, cap, "hash:%016llx", h);
-}
-
-static int header_secret(const char *name) {
-  static const char *const s[] = {"authorization", "proxy-authorization", "x-api-key",
-                                  "api-key", "cookie", "set-cookie", NULL};
-  for (int i = 0; s[i]; i++)
-    if (strcasecmp(name, s[i]) == 0) return 1;
-  return 0;
-}
-
-/* Notes one exchange as a JSON Lines attempt. `error` is NULL for a
-   complete answer. Called with x->mu held. */
-static void note(xfer *x, const char *error) {
-  recorder *rec = x->rec;
-  if (x->noted) return;
-  x->noted = 1;
-  cJSON *o = cJSON_CreateObject();
-  if (o == NULL) return;
-  const char *path = x->url + strlen(rec->upstream);
-  char key[512];
-  request_key(x, path, key, sizeof key);
-  cJSON_AddNumberToObject(o, "t", (double)(long long)((x->t_start - rec->t0) * 1000) / 1000);
-  cJSON_AddStringToObject(o, "method", x->method);
-  cJSON_AddStringToObject(o, "path", path);
-  cJSON_AddStringToObject(o, "key", key);
-  cJSON_AddNumberToObject(o, "status", x->headers_done ? (double)x->status : 0);
-  double end = x->done ? x->t_done : now_ms();
-  if (x->headers_done)
-    cJSON_AddNumberToObject(o, "latency_ms", (double)(long long)(x->t_headers - x->t_start));
-  else if (error != NULL && strcmp(error, "timeout") != 0)
-    cJSON_AddNumberToObject(o, "latency_ms", (double)(long long)(end - x->t_start));
-  cJSON_AddNumberToObject(o, "duration_ms", (double)(long long)(end - x->t_start));
-  if (x->headers_done) {
-    cJSON *h = cJSON_AddObjectToObject(o, "headers");
-    for (int i = 0; h && i < x->nh; i++)
-      if (!header_secret(x->hname[i]) && !cJSON_GetObjectItem(h, x->hname[i]))
-        cJSON_AddStringToObject(h, x->hname[i], x->hvalue[i]);
-    if (x->stream) cJSON_AddTrueToObject(o, "stream");
-    if (x->kept != NULL) cJSON_AddStringToObject(o, "body", x->kept);
-    cJSON_AddNumberToObject(o, "bytes", (double)x->received);
-  }
-  if (error != NULL) cJSON_AddStringToObject(o, "error", error);
-  char *line = cJSON_PrintUnformatted(o);
-  cJSON_Delete(o);
-  if (line == NULL) return;
-  size_t n = strlen(line);
-  pthread_mutex_lock(&rec->mu);
-  if (rec->log_len + n + 1 > SIM_IMPORT_MAX_INPUT) {
-    rec->full = 1;
-  } else {
-    if (rec->log_len + n + 1 > rec->log_cap) {
-      size_t cap = rec->log_cap ? rec->log_cap : 65536;
-      while (cap < rec->log_len + n + 1) cap *= 2;
-      char *p = realloc(rec->log, cap);
-      if (p != NULL) {
-        rec->log = p;
-        rec->log_cap = cap;
-      }
-    }
-    if (rec->log_len + n + 1 <= rec->log_cap) {
-      memcpy(rec->log + rec->log_len, line, n);
-      rec->log[rec->log_len + n] = '\n';
-      rec->log_len += n + 1;
-      rec->exchanges++;
-    }
-  }
-  pthread_mutex_unlock(&rec->mu);
-  free(line);
-}
-
-/* What a failed transfer looks like to a client, in the log's words. */
-static const char *error_of(const xfer *x) {
-  if (x->cres == CURLE_OK) return NULL;
-  if (x->abort) return "timeout"; /* the client gave up, or we stopped */
-  if (x->cres == CURLE_GOT_NOTHING) return "closed";
-  if (x->cres == CURLE_RECV_ERROR || x->cres == CURLE_SEND_ERROR)
-    return x->headers_done && !x->stream ? "truncated" : x->headers_done ? "closed" : "reset";
-  if (x->cres == CURLE_PARTIAL_FILE) return x->stream ? "closed" : "truncated";
-  if (x->cres == CURLE_OPERATION_TIMEDOUT) return "timeout";
-  return x->headers_done ? (x->stream ? "closed" : "truncated") : "closed";
-}
-
-/* ------------------------------------------------------------ the client */
-
-static void reset_client(struct MHD_Connection *mc) {
-  const union MHD_ConnectionInfo *ci = MHD_get_connection_info(mc, MHD_CONNECTION_INFO_CONNECTION_FD);
-  if (ci == NULL) return;
-  struct linger lg = {.l_onoff = 1, .l_linger = 0};
-  setsockopt(ci->connect_fd, SOL_SOCKET, SO_LINGER, &lg, sizeof lg);
-  struct sockaddr unspec = {.sa_family = AF_UNSPEC};
-  connect(ci->connect_fd, &unspec, sizeof unspec);
-}
-
-/* 1 if the client closed its side while we wait for the upstream. */
-static int client_hung_up(struct MHD_Connection *mc) {
-  const union MHD_ConnectionInfo *ci = MHD_get_connection_info(mc, MHD_CONNECTION_INFO_CONNECTION_FD);
-  if (ci == NULL) return 0;
-  struct pollfd p = {.fd = ci->connect_fd, .events = POLLIN | POLLRDHUP};
-  if (poll(&p, 1, 0) <= 0) return 0;
-  if (p.revents & (POLLRDHUP | POLLHUP | POLLERR)) return 1;
-  char c;
-  ssize_t n = recv(ci->connect_fd, &c, 1, MSG_PEEK | MSG_DONTWAIT);
-  return n == 0;
-}
-
-static void timed_wait(xfer *x, int ms) {
-  struct timespec ts;
-  clock_gettime(CLOCK_REALTIME, &ts);
-  ts.tv_nsec += (long)ms * 1000000L;
-  ts.tv_sec += ts.tv_nsec / 1000000000L;
-  ts.tv_nsec %= 1000000000L;
-  pthread_cond_timedwait(&x->cv, &x->mu, &ts);
-}
-
-/* The response body, pulled by libmicrohttpd as the upstream sends it. */
-static ssize_t body_reader(void *cls, uint64_t pos, char *buf, size_t max) {
-  (void)pos;
-  xfer *x = cls;
-  pthread_mutex_lock(&x->mu);
-  for (;;) {
-    if (x->pend_len > 0) {
-      size_t n = x->pend_len < max ? x->pend_len : max;
-      memcpy(buf, x->pend, n);
-      memmove(x->pend, x->pend + n, x->pend_len - n);
-      x->pend_len -= n;
-      x->sent += n;
-      pthread_cond_broadcast(&x->cv);
-      pthread_mutex_unlock(&x->mu);
-      return (ssize_t)n;
-    }
-    if (x->done) {
-      ssize_t r = x->cres == CURLE_OK ? MHD_CONTENT_READER_END_OF_STREAM
-                                       : MHD_CONTENT_READER_END_WITH_ERROR;
-      note(x, error_of(x));
-      pthread_mutex_unlock(&x->mu);
-      return r;
-    }
-    if (x->rec->stopping) {
-      x->abort = 1;
-      pthread_cond_broadcast(&x->cv);
-      note(x, "timeout");
-      pthread_mutex_unlock(&x->mu);
-      return MHD_CONTENT_READER_END_WITH_ERROR;
-    }
-    timed_wait(x, 100);
-  }
-}
-
-static int hop_by_hop(const char *name) {
-  static const char *const h[] = {"connection", "keep-alive", "transfer-encoding",
-                                  "content-length", "proxy-connection", "upgrade", "te",
-                                  "trailer", "host", "expect", "accept-encoding",
-                                  "proxy-authorization", NULL};
-  for (int i = 0; h[i]; i++)
-    if (strcasecmp(name, h[i]) == 0) return 1;
-  return 0;
-}
-
-static enum MHD_Result add_req_header(void *cls, enum MHD_ValueKind kind, const char *key,
-                                      const char *value) {
-  (void)kind;
-  xfer *x = cls;
-  if (key == NULL || hop_by_hop(key)) return MHD_YES;
-  if (strcasecmp(key, "idempotency-key") == 0 && x->idem == NULL && value)
-    x->idem = strdup(value);
-  size_t n = strlen(key) + (value ? strlen(value) : 0) + 4;
-  char *line = malloc(n);
-  if (line == NULL) return MHD_YES;
-  if (value && value[0]) snprintf(line, n, "%s: %s", key, value);
-  else snprintf(line, n, "%s;", key); /* curl's way to send an empty header */
-  struct curl_slist *l = curl_slist_append(x->req_headers, line);
-  if (l != NULL) x->req_headers = l;
-  free(line);
-  return MHD_YES;
-}
-
-typedef struct qctx {
-  char *q;
-  size_t len, cap;
-} qctx;
-
-static enum MHD_Result add_query(void *cls, enum MHD_ValueKind kind, const char *key,
-                                 const char *value) {
-  (void)kind;
-  qctx *q = cls;
-  char *k = curl_easy_escape(NULL, key, 0);
-  char *v = value ? curl_easy_escape(NULL, value, 0) : NULL;
-  if (k != NULL) {
-    size_t need = q->len + strlen(k) + (v ? strlen(v) : 0) + 3;
-    if (need > q->cap) {
-      size_t cap = need * 2;
-      char *p = realloc(q->q, cap);
-      if (p != NULL) q->q = p, q->cap = cap;
-    }
-    if (need <= q->cap)
-      q->len += (size_t)snprintf(q->q + q->len, q->cap - q->len, "%c%s%s%s",
-                                 q->len ? '&' : '?', k, v ? "=" : "", v ? v : "");
-  }
-  curl_free(k);
-  curl_free(v);
-  return MHD_YES;
-}
-
-static enum MHD_Result answer_plain(struct MHD_Connection *mc, unsigned status, const char *msg) {
-  struct MHD_Response *r =
-      MHD_create_response_from_buffer(strlen(msg), (void *)msg, MHD_RESPMEM_MUST_COPY);
-  if (r == NULL) return MHD_NO;
-  MHD_add_response_header(r, "content-type", "application/json");
-  enum MHD_Result ret = MHD_queue_response(mc, status, r);
-  MHD_destroy_response(r);
-  return ret;
-}
-
-/* The whole request is in: forward it, wait for the answer's head, then
-   answer the client as the upstream did. */
-static enum MHD_Result forward(xfer *x, const char *url) {
-  recorder *rec = x->rec;
-  if (x->too_big)
-    return answer_plain(x->mc, 413, "{\"error\":{\"message\":\"fusebox record: request body "
-                                    "over 32 MiB\",\"type\":\"fusebox_record\"}}");
-  qctx q = {NULL, 0, 0};
-  MHD_get_connection_values(x->mc, MHD_GET_ARGUMENT_KIND, add_query, &q);
-  size_t n = strlen(rec->upstream) + strlen(url) + (q.q ? q.len : 0) + 1;
-  x->url = malloc(n);
-  if (x->url == NULL) {
-    free(q.q);
-    return MHD_NO;
-  }
-  snprintf(x->url, n, "%s%s%s", rec->upstream, url, q.q ? q.q : "");
-  free(q.q);
-  MHD_get_connection_values(x->mc, MHD_HEADER_KIND, add_req_header, x);
-  struct curl_slist *l = curl_slist_append(x->req_headers, "Expect:");
-  if (l != NULL) x->req_headers = l;
-  l = curl_slist_append(x->req_headers, "Accept-Encoding:");
-  if (l != NULL) x->req_headers = l;
-
-  x->t_start = now_ms();
-  if (pthread_create(&x->worker, NULL, worker_main, x) != 0) return MHD_NO;
-  x->worker_started = 1;
-
-  pthread_mutex_lock(&x->mu);
-  while (!x->headers_done && !x->done) {
-    if (rec->stopping || client_hung_up(x->mc)) {
-      x->abort = 1;
-      x->client_gone = 1;
-      pthread_cond_broadcast(&x->cv);
-      note(x, "timeout"); /* no answer before the client gave up */
-      pthread_mutex_unlock(&x->mu);
-      return MHD_NO;
-    }
-    timed_wait(x, 50);
-  }
-  if (!x->headers_done) {
-    const char *err = error_of(x);
-    int unreachable = x->cres == CURLE_COULDNT_CONNECT || x->cres == CURLE_COULDNT_RESOLVE_HOST ||
-                      x->cres == CURLE_UNSUPPORTED_PROTOCOL || x->cres == CURLE_URL_MALFORMAT ||
-                      x->cres == CURLE_OPERATION_TIMEDOUT || x->cres == CURLE_SSL_CONNECT_ERROR ||
-                      x->cres == CURLE_PEER_FAILED_VERIFICATION;
-    if (unreachable) {
-      static const char msg[] = "{\"error\":{\"message\":\"fusebox record: the upstream is "
-                                "unreachable\",\"type\":\"fusebox_record\"}}";
-      pthread_mutex_lock(&rec->mu);
-      rec->failures++;
-      pthread_mutex_unlock(&rec->mu);
-      x->noted = 1; /* not the upstream's behaviour: not recorded */
-      pthread_mutex_unlock(&x->mu);
-      return answer_plain(x->mc, 502, msg);
-    }
-    note(x, err);
-    pthread_mutex_unlock(&x->mu);
-    if (err != NULL && strcmp(err, "reset") == 0) reset_client(x->mc);
-    return MHD_NO; /* close without a response, as the upstream did */
-  }
-  /* Known length: promise the same, so a body cut short stays cut short. */
-  uint64_t size = MHD_SIZE_UNKNOWN;
-  for (int i = 0; i < x->nh; i++)
-    if (strcasecmp(x->hname[i], "content-length") == 0) size = strtoull(x->hvalue[i], NULL, 10);
-  long status = x->status;
-  pthread_mutex_unlock(&x->mu);
-
-  struct MHD_Response *r = MHD_create_response_from_callback(size, 16384, body_reader, x, NULL);
-  if (r == NULL) return MHD_NO;
-  pthread_mutex_lock(&x->mu);
-  for (int i = 0; i < x->nh; i++)
-    if (!hop_by_hop(x->hname[i])) MHD_add_response_header(r, x->hname[i], x->hvalue[i]);
-  pthread_mutex_unlock(&x->mu);
-  enum MHD_Result ret = MHD_queue_response(x->mc, (unsigned)status, r);
-  MHD_destroy_response(r);
-  return ret;
-}
-
-static enum MHD_Result on_request(void *cls, struct MHD_Connection *mc, const char *url,
-                                  const char *method, const char *version,
-                                  const char *upload_data, size_t *upload_size, void **con_cls) {
-  (void)version;
-  xfer *x = *con_cls;
-  if (x == NULL) {
-    x = calloc(1, sizeof *x);
-    if (x == NULL) return MHD_NO;
-    x->rec = cls;
-    x->mc = mc;
-    x->method = strdup(method);
-    pthread_mutex_init(&x->mu, NULL);
-    pthread_cond_init(&x->cv, NULL);
-    *con_cls = x;
-    return x->method ? MHD_YES : MHD_NO;
-  }
-  if (*upload_size > 0) {
-    size_t n = *upload_size;
-    *upload_size = 0;
-    if (x->too_big || x->body_len + n > MAX_REQ_BODY) {
-      x->too_big = 1;
-      return MHD_YES;
-    }
-    if (x->body_len + n + 1 > x->body_cap) {
-      size_t cap = x->body_cap ? x->body_cap : 8192;
-      while (cap < x->body_len + n + 1) cap *= 2;
-      char *b = realloc(x->body, cap);
-      if (b == NULL) return MHD_NO;
-      x->body = b;
-      x->body_cap = cap;
-    }
-    memcpy(x->body + x->body_len, upload_data, n);
-    x->body_len += n;
-    x->body[x->body_len] = '\0';
-    return MHD_YES;
-  }
-  if (x->url != NULL) return MHD_YES; /* already forwarded */
-  return forward(x, url);
-}
-
-static void on_completed(void *cls, struct MHD_Connection *mc, void **con_cls,
-                         enum MHD_RequestTerminationCode toe) {
-  (void)cls, (void)mc, (void)toe;
-  xfer *x = *con_cls;
-  if (x == NULL) return;
-  if (x->worker_started) {
-    pthread_mutex_lock(&x->mu);
-    if (!x->done) {
-      /* The client left before the end (it gave up on a slow stream). */
-      x->abort = 1;
-      pthread_cond_broadcast(&x->cv);
-      note(x, "timeout");
-    } else if (!x->noted) {
-      note(x, error_of(x));
-    }
-    pthread_mutex_unlock(&x->mu);
-    pthread_join(x->worker, NULL);
-  }
-  clear_headers(x);
-  curl_slist_free_all(x->req_headers);
-  free(x->method);
-  free(x->url);
-  free(x->body);
-  free(x->idem);
-  free(x->pend);
-  free(x->kept);
-  pthread_mutex_destroy(&x->mu);
-  pthread_cond_destroy(&x->cv);
-  free(x);
-  *con_cls = NULL;
-}
-
-/* --------------------------------------------------------------- main */
+    "  --name NAME       the scenario's name\n"
+    "  --max-connections N  clients at once (default 64); more wait or are refused\n"
+    "  --idle-timeout S  close a client idle this many seconds (default 30)\n"
+    "\n"
+    "Only requests whose target is a path ('/' + path) are forwarded, always to\n"
+    "URL's scheme, host and port; any other target is answered 400. What was\n"
+    "recorded is written on SIGINT and SIGTERM; if it cannot be turned into a\n"
+    "scenario, the raw exchanges go to OUT.lua.jsonl (or --log). See docs/security.md.\n";
 
 static int write_text(const char *path, const char *text, size_t n) {
   FILE *f = fopen(path, "wb");
@@ -665,12 +50,74 @@ static int is_loopback(const char *a) {
   return strncmp(a, "127.", 4) == 0 || strcmp(a, "::1") == 0;
 }
 
+/* Writes what the stopped recorder holds: the log (always, when asked),
+   the scenario, and the raw log in its place when no scenario can be made.
+   Returns the exit status. */
+static int write_recording(sim_recorder *rec, const char *out, const char *logpath,
+                           const char *name, int sig) {
+  int rc = EXIT_PASS;
+  size_t loglen = 0;
+  const char *log = sim_record_log(rec, &loglen);
+  if (logpath != NULL && write_text(logpath, log, loglen) != 0) {
+    fprintf(stderr, "fusebox record: cannot write %s: %s\n", logpath, strerror(errno));
+    rc = EXIT_USAGE;
+  }
+  if (sim_record_full(rec))
+    fprintf(stderr, "fusebox record: warning: the log reached %zu bytes; later exchanges "
+                    "were not recorded\n", (size_t)SIM_IMPORT_MAX_INPUT);
+  if (sim_record_refused(rec) > 0)
+    fprintf(stderr, "fusebox record: %ld request%s with a target that is not a path were "
+                    "refused (400, never forwarded)\n", sim_record_refused(rec),
+            sim_record_refused(rec) == 1 ? "" : "s");
+  if (sim_record_unreachable(rec) > 0)
+    fprintf(stderr, "fusebox record: %ld request%s could not reach the upstream (answered 502, "
+                    "not recorded)\n", sim_record_unreachable(rec),
+            sim_record_unreachable(rec) == 1 ? "" : "s");
+  if (sim_record_exchanges(rec) == 0) {
+    fprintf(stderr, "fusebox record: stopped; no exchange was recorded, %s not written\n", out);
+    return EXIT_USAGE;
+  }
+  sim_import_opts o = {.name = name};
+  char *lua = NULL;
+  sim_import_stats st;
+  char err[SIM_ERRLEN];
+  int irc = sim_record_scenario(rec, &o, &lua, &st, err);
+  if (irc != SIM_OK) {
+    fprintf(stderr, "fusebox record: no scenario from what was recorded: %s\n",
+            sim_term_safe(err));
+    if (logpath == NULL) {
+      size_t n = strlen(out) + 8;
+      char *raw = malloc(n);
+      if (raw != NULL) {
+        snprintf(raw, n, "%s.jsonl", out);
+        if (write_text(raw, log, loglen) == 0)
+          fprintf(stderr, "fusebox record: the %ld recorded exchange%s kept in %s\n",
+                  sim_record_exchanges(rec), sim_record_exchanges(rec) == 1 ? "" : "s", raw);
+        else
+          fprintf(stderr, "fusebox record: cannot write %s: %s\n", raw, strerror(errno));
+        free(raw);
+      }
+    }
+    rc = EXIT_USAGE;
+  } else if (write_text(out, lua, strlen(lua)) != 0) {
+    fprintf(stderr, "fusebox record: cannot write %s: %s\n", out, strerror(errno));
+    rc = EXIT_USAGE;
+  } else {
+    fprintf(stderr, "fusebox record: stopped (%s); %d attempt%s of %d logical request%s -> %s\n",
+            sig == SIGINT ? "SIGINT" : "SIGTERM", st.attempts, st.attempts == 1 ? "" : "s",
+            st.requests, st.requests == 1 ? "" : "s", out);
+  }
+  free(lua);
+  return rc;
+}
+
 /* `fusebox record`: proxies until SIGINT or SIGTERM, then writes the scenario.
    Returns the exit status (0, or 2 on a usage error or when nothing was
    recorded). */
 int cmd_record(int argc, char **argv) {
-  const char *upstream = NULL, *out = NULL, *bind = "127.0.0.1", *logpath = NULL, *name = NULL;
-  long port = 0;
+  const char *out = NULL, *logpath = NULL, *name = NULL;
+  sim_record_opts ro = {.bind = "127.0.0.1"};
+  long port = 0, maxconn = 0, idle = 0;
   for (int i = 1; i < argc; i++) {
     const char *a = argv[i];
     const char *v = i + 1 < argc ? argv[i + 1] : NULL;
@@ -678,13 +125,19 @@ int cmd_record(int argc, char **argv) {
       fputs(USAGE, stdout);
       return EXIT_PASS;
     } else if (strcmp(a, "--upstream") == 0 && v) {
-      upstream = v;
+      ro.upstream = v;
       i++;
     } else if (strcmp(a, "--port") == 0) {
       if (cli_parse_int(a, v, 0, 65535, &port) != 0) return EXIT_USAGE;
       i++;
+    } else if (strcmp(a, "--max-connections") == 0) {
+      if (cli_parse_int(a, v, 1, 1000, &maxconn) != 0) return EXIT_USAGE;
+      i++;
+    } else if (strcmp(a, "--idle-timeout") == 0) {
+      if (cli_parse_int(a, v, 1, 3600, &idle) != 0) return EXIT_USAGE;
+      i++;
     } else if (strcmp(a, "--bind") == 0 && v) {
-      bind = v;
+      ro.bind = v;
       i++;
     } else if (strcmp(a, "--log") == 0 && v) {
       logpath = v;
@@ -702,44 +155,17 @@ int cmd_record(int argc, char **argv) {
       return EXIT_USAGE;
     }
   }
-  if (upstream == NULL || out == NULL) {
+  if (ro.upstream == NULL || out == NULL) {
     fprintf(stderr, "fusebox record: --upstream URL and OUT.lua are required\n\n%s", USAGE);
     return EXIT_USAGE;
   }
-  if (strncmp(upstream, "http://", 7) != 0 && strncmp(upstream, "https://", 8) != 0) {
-    fprintf(stderr, "fusebox record: --upstream must be an http:// or https:// URL\n");
-    return EXIT_USAGE;
-  }
-  char *up = strdup(upstream);
-  if (up == NULL) return EXIT_USAGE;
-  size_t ul = strlen(up);
-  while (ul > 0 && up[ul - 1] == '/') up[--ul] = '\0';
-  if (!is_loopback(bind))
+  ro.port = (int)port;
+  ro.max_connections = (int)maxconn;
+  ro.idle_timeout_s = (int)idle;
+  if (!is_loopback(ro.bind))
     fprintf(stderr, "fusebox record: warning: binding %s lets others use your upstream "
-                    "credentials through this proxy\n", bind);
+                    "credentials through this proxy\n", ro.bind);
 
-  struct sockaddr_in a4;
-  struct sockaddr_in6 a6;
-  const struct sockaddr *addr;
-  unsigned flags = MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_THREAD_PER_CONNECTION;
-  memset(&a4, 0, sizeof a4);
-  memset(&a6, 0, sizeof a6);
-  if (inet_pton(AF_INET, bind, &a4.sin_addr) == 1) {
-    a4.sin_family = AF_INET;
-    a4.sin_port = htons((uint16_t)port);
-    addr = (const struct sockaddr *)&a4;
-  } else if (inet_pton(AF_INET6, bind, &a6.sin6_addr) == 1) {
-    a6.sin6_family = AF_INET6;
-    a6.sin6_port = htons((uint16_t)port);
-    addr = (const struct sockaddr *)&a6;
-    flags |= MHD_USE_IPv6;
-  } else {
-    fprintf(stderr, "fusebox record: bad bind address '%s'\n", bind);
-    free(up);
-    return EXIT_USAGE;
-  }
-
-  curl_global_init(CURL_GLOBAL_DEFAULT);
   sigset_t set;
   sigemptyset(&set);
   sigaddset(&set, SIGINT);
@@ -747,76 +173,24 @@ int cmd_record(int argc, char **argv) {
   pthread_sigmask(SIG_BLOCK, &set, NULL);
   signal(SIGPIPE, SIG_IGN);
 
-  recorder rec = {0};
-  rec.upstream = up;
-  rec.t0 = now_ms();
-  pthread_mutex_init(&rec.mu, NULL);
-  struct MHD_Daemon *d = MHD_start_daemon(
-      flags, (uint16_t)port, NULL, NULL, on_request, &rec, MHD_OPTION_SOCK_ADDR, addr,
-      MHD_OPTION_NOTIFY_COMPLETED, on_completed, &rec, MHD_OPTION_CONNECTION_LIMIT,
-      (unsigned)256, MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)0, MHD_OPTION_END);
-  if (d == NULL) {
-    fprintf(stderr, "fusebox record: cannot listen on %s:%ld (port in use, or no permission)\n",
-            bind, port);
-    free(up);
-    curl_global_cleanup();
+  sim_recorder *rec = NULL;
+  char err[SIM_ERRLEN];
+  if (sim_record_start(&ro, &rec, err) != SIM_OK) {
+    fprintf(stderr, "fusebox record: %s\n", err);
     return EXIT_USAGE;
   }
-  const union MHD_DaemonInfo *di = MHD_get_daemon_info(d, MHD_DAEMON_INFO_BIND_PORT);
-  int real_port = di ? di->port : (int)port;
-  printf("fusebox: recording %s on http://%s:%d\n", up, bind, real_port);
-  printf("  OPENAI_BASE_URL=http://%s:%d/v1\n", bind, real_port);
-  printf("  ANTHROPIC_BASE_URL=http://%s:%d\n", bind, real_port);
+  const char *up = sim_record_upstream(rec);
+  int real_port = sim_record_port(rec);
+  printf("fusebox: recording %s on http://%s:%d\n", up, ro.bind, real_port);
+  printf("  OPENAI_BASE_URL=http://%s:%d/v1\n", ro.bind, real_port);
+  printf("  ANTHROPIC_BASE_URL=http://%s:%d\n", ro.bind, real_port);
   printf("port %d\n", real_port);
   fflush(stdout);
 
   int sig = 0;
   sigwait(&set, &sig);
-  rec.stopping = 1;
-  MHD_stop_daemon(d);
-  curl_global_cleanup();
-
-  int rc = EXIT_PASS;
-  if (logpath != NULL && write_text(logpath, rec.log ? rec.log : "", rec.log_len) != 0) {
-    fprintf(stderr, "fusebox record: cannot write %s: %s\n", logpath, strerror(errno));
-    rc = EXIT_USAGE;
-  }
-  if (rec.full)
-    fprintf(stderr, "fusebox record: warning: the log reached %zu bytes; later exchanges "
-                    "were not recorded\n", (size_t)SIM_IMPORT_MAX_INPUT);
-  if (rec.exchanges == 0) {
-    fprintf(stderr, "fusebox record: stopped; no exchange was recorded, %s not written\n", out);
-    free(rec.log);
-    free(up);
-    pthread_mutex_destroy(&rec.mu);
-    return EXIT_USAGE;
-  }
-  char src[600];
-  snprintf(src, sizeof src, "%s", up);
-  char defname[700];
-  snprintf(defname, sizeof defname, "Recorded from %s", up);
-  sim_import_opts o = {.format = SIM_IMPORT_JSONL, .source = src, .name = name ? name : defname};
-  char *lua = NULL;
-  sim_import_stats st;
-  char err[SIM_ERRLEN];
-  int irc = sim_import_buffer(rec.log, rec.log_len, &o, &lua, &st, err);
-  if (irc != SIM_OK) {
-    fprintf(stderr, "fusebox record: %s\n", err);
-    rc = EXIT_USAGE;
-  } else if (write_text(out, lua, strlen(lua)) != 0) {
-    fprintf(stderr, "fusebox record: cannot write %s: %s\n", out, strerror(errno));
-    rc = EXIT_USAGE;
-  } else {
-    fprintf(stderr, "fusebox record: stopped (%s); %d attempt%s of %d logical request%s -> %s\n",
-            sig == SIGINT ? "SIGINT" : "SIGTERM", st.attempts, st.attempts == 1 ? "" : "s",
-            st.requests, st.requests == 1 ? "" : "s", out);
-  }
-  if (rec.failures > 0)
-    fprintf(stderr, "fusebox record: %ld request%s could not reach the upstream (answered 502, "
-                    "not recorded)\n", rec.failures, rec.failures == 1 ? "" : "s");
-  free(lua);
-  free(rec.log);
-  free(up);
-  pthread_mutex_destroy(&rec.mu);
+  sim_record_stop(rec);
+  int rc = write_recording(rec, out, logpath, name, sig);
+  sim_record_free(rec);
   return rc;
 }

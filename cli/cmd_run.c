@@ -372,7 +372,7 @@ int cmd_report(int argc, char **argv) {
     rpt_input in = {.trace_path = argv[i]};
     char err[RPT_ERRLEN];
     if (rpt_run_add(run, &in, err) != RPT_OK) {
-      fprintf(stderr, "fusebox report: %s\n", err);
+      fprintf(stderr, "fusebox report: %s\n", sim_term_safe(err));
       rpt_run_add_error(run, argv[i], argv[i], err);
       bad_input++;
     }

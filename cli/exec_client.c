@@ -103,7 +103,9 @@ static void note_account(sim_server *srv, const exec_result *res, const char *la
   cJSON_AddNumberToObject(ev, "call", 0);
   cJSON_AddStringToObject(ev, "outcome", res->exit_code == 0 && !res->timed_out ? "ok" : "error");
   cJSON_AddNumberToObject(ev, "total_ms", res->wall_ms);
-  cJSON_AddStringToObject(ev, "text", text);
+  char *clean = sim_redact_text(text, n); /* captured output: keys never reach the trace */
+  cJSON_AddStringToObject(ev, "text", clean ? clean : "");
+  free(clean);
   cJSON_AddBoolToObject(ev, "external", 1);
   cJSON_AddNumberToObject(ev, "exit_code", res->exit_code);
   if (res->timed_out) cJSON_AddBoolToObject(ev, "timed_out", 1);
@@ -147,7 +149,9 @@ void exec_last_stderr(const exec_result *res, char *out, size_t cap) {
   while (n > 0 && (buf[n - 1] == '\n' || buf[n - 1] == '\r' || buf[n - 1] == ' ')) buf[--n] = '\0';
   const char *line = strrchr(buf, '\n');
   line = line ? line + 1 : buf;
-  snprintf(out, cap, "%.*s", 160, line);
+  char *clean = sim_redact_text(line, strlen(line)); /* it goes into every report */
+  snprintf(out, cap, "%.*s", 160, clean ? clean : "");
+  free(clean);
   for (char *p = out; *p; p++)
     if ((unsigned char)*p < 0x20) *p = ' ';
 }

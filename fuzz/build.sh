@@ -46,13 +46,14 @@ GUARD=("$root"/guard/*.c)
 REPORTS=("$root"/reports/*.c)
 SIM_LUA=("$root"/sim/lua_*.c "$root"/sim/step.c "$root"/sim/dialect.c
          "$root"/sim/keying.c "$root"/sim/errors.c "$root"/sim/ratelimit.c
-         "$root"/sim/trace.c)
+         "$root"/sim/trace.c "$root"/sim/redact.c "$root"/sim/term_safe.c)
 declare -A SRC
 SRC[scenario]="${SIM_LUA[*]} ${REPORTS[*]}"
 SRC[request]="${SIM_LUA[*]}"
 SRC[sse]="${GUARD[*]}"
 SRC[wire]="${GUARD[*]}"
 SRC[trace]="${REPORTS[*]}"
+SRC[record]="$root/sim/record_note.c $root/sim/redact.c $root/sim/term_safe.c $root/sim/keying.c $root/sim/errors.c"
 if [ -f "$root/sim/import.c" ]; then
   SRC[import]="$(echo "$root"/sim/import*.c) ${SIM_LUA[*]}"
 fi

@@ -44,6 +44,7 @@ max_len() {
     wire) echo 4096 ;;
     trace) echo 16384 ;;
     import) echo 16384 ;;
+    record) echo 8192 ;;
     *) echo 8192 ;;
   esac
 }

@@ -50,11 +50,17 @@ static void put_headers(imp_buf *b, const imp_resp *r, const char *const *skip) 
   if (n > IMP_MAX_HEADERS) n = IMP_MAX_HEADERS;
   imp__buf_puts(b, ", headers = { ");
   for (int i = 0; i < n; i++) {
-    const char *v = imp__resp_get_header(r, names[i]);
+    const char *raw = imp__resp_get_header(r, names[i]);
+    char *v = imp__scrub(raw, strlen(raw)); /* a key inside any other header */
+    if (v == NULL) {
+      b->nomem = 1;
+      return;
+    }
     imp__buf_puts(b, i ? ", [" : "[");
     imp__lua_string(b, names[i], strlen(names[i]));
     imp__buf_puts(b, "] = ");
     imp__lua_string(b, v, strlen(v));
+    free(v);
   }
   imp__buf_puts(b, " }");
 }

@@ -453,13 +453,7 @@ static void reset_socket(sim_conn *c) {
   const union MHD_ConnectionInfo *ci =
       MHD_get_connection_info(c->mc, MHD_CONNECTION_INFO_CONNECTION_FD);
   if (ci == NULL) return;
-  /* Linger on with a zero timeout makes close() send RST instead of FIN,
-     but libmicrohttpd sends a FIN (shutdown) before it closes. Disconnecting
-     the socket (connect to AF_UNSPEC) makes Linux send the RST right now. */
-  struct linger lg = {.l_onoff = 1, .l_linger = 0};
-  setsockopt(ci->connect_fd, SOL_SOCKET, SO_LINGER, &lg, sizeof lg);
-  struct sockaddr unspec = {.sa_family = AF_UNSPEC};
-  connect(ci->connect_fd, &unspec, sizeof unspec);
+  sim__tcp_reset(ci->connect_fd);
 }
 
 /* Plays c->cur; returns what the access handler returns. */

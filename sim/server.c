@@ -70,7 +70,7 @@ static enum MHD_Result collect_header(void *cls, enum MHD_ValueKind kind,
   if (name == NULL) return MHD_YES;
   for (char *p = name; *p; p++) *p = (char)tolower((unsigned char)*p);
   l->h[l->n].name = name;
-  l->h[l->n].value = strdup(sim__header_is_secret(name) ? "[redacted]" : value ? value : "");
+  l->h[l->n].value = sim_redact_header(name, value);
   l->n++;
   return MHD_YES;
 }

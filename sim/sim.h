@@ -61,6 +61,30 @@ void sim_scenario_info_clear(sim_scenario_info *info);
  */
 int sim_profile_load(const char *path, char **json, char err[SIM_ERRLEN]);
 
+/* ------------------------------------------------------------ redaction */
+/* The one redaction rule (sim/redact.c; docs/trace.md states it). */
+
+/* 1 if a header, query parameter or field of this name carries a credential
+   (auth, key, token, secret, cookie, signature, password... in any case). */
+int sim_redact_name(const char *name);
+/*
+ * Returns a copy of the len bytes at text, NUL-terminated, with every value
+ * that looks like a credential replaced by "[redacted]": sk-, sk-proj-,
+ * sk-ant- and AIza keys, 32-hex Azure keys, Bearer/Basic tokens, and the
+ * value of NAME=..., NAME: ..., "NAME":"..." for a secret NAME. The caller
+ * owns the result and frees it; NULL when out of memory.
+ */
+char *sim_redact_text(const char *text, size_t len);
+/* "[redacted]" for a secret header name, else sim_redact_text of value
+   (NULL = ""). The caller owns the result; NULL when out of memory. */
+char *sim_redact_header(const char *name, const char *value);
+/*
+ * Makes text safe to print on a terminal, in place: every C0 control
+ * character except newline and tab, and DEL, becomes '?', so ESC and BEL
+ * from scenarios, logs and traces cannot drive the terminal. Returns text.
+ */
+char *sim_term_safe(char *text);
+
 /* --------------------------------------------------------------- server */
 
 typedef struct sim_server sim_server;
@@ -153,5 +177,61 @@ int sim_import_buffer(const char *text, size_t len, const sim_import_opts *opts,
                       char **out_lua, sim_import_stats *stats, char err[SIM_ERRLEN]);
 /* The format's name ("json-lines", "har", "trace"). Static. */
 const char *sim_import_format_name(sim_import_format f);
+
+/* --------------------------------------------------------------- record */
+/* `fusebox record`: a recording proxy in front of a real provider
+   (sim/record.c). Each request with an origin-form target ('/' + path) is
+   forwarded to the upstream fixed at start, its answer passed back as it
+   arrives, and the exchange noted (redacted) for the importer. */
+
+#define SIM_RECORD_MAX_CONNECTIONS 64 /* default connections at once */
+#define SIM_RECORD_IDLE_TIMEOUT 30    /* default seconds a client may idle */
+
+typedef struct sim_recorder sim_recorder;
+
+typedef struct sim_record_opts {
+  const char *upstream; /* http:// or https:// URL, no query (required) */
+  const char *bind;     /* NULL = 127.0.0.1 */
+  int port;             /* 0 = pick a free port */
+  int max_connections;  /* 0 = SIM_RECORD_MAX_CONNECTIONS; more are refused */
+  int idle_timeout_s;   /* 0 = SIM_RECORD_IDLE_TIMEOUT; an idle client is closed */
+} sim_record_opts;
+
+/*
+ * Checks the upstream URL and starts listening. The caller owns *out and
+ * releases it with sim_record_free. Returns SIM_EINVAL for a bad upstream
+ * or bind address, SIM_ELISTEN when the port cannot be bound, SIM_ENOMEM;
+ * the reason is in err.
+ */
+int sim_record_start(const sim_record_opts *opts, sim_recorder **out, char err[SIM_ERRLEN]);
+/* The port the recorder listens on. */
+int sim_record_port(const sim_recorder *rec);
+/* The upstream as it is used (scheme://host[:port][/prefix]). Borrowed. */
+const char *sim_record_upstream(const sim_recorder *rec);
+/*
+ * Stops accepting and ends the exchanges in flight, noting each as what
+ * the client saw so far. Safe to call twice. After it, the log and the
+ * counters below are final.
+ */
+void sim_record_stop(sim_recorder *rec);
+/* The JSON Lines log of the exchanges (docs/import.md), credentials
+   redacted; *len gets its length. Borrowed; call after sim_record_stop. */
+const char *sim_record_log(const sim_recorder *rec, size_t *len);
+/* Exchanges noted; requests that could not reach the upstream (answered
+   502, not noted); requests refused with 400 (not origin-form, never
+   forwarded); 1 if the log reached SIM_IMPORT_MAX_INPUT. */
+long sim_record_exchanges(const sim_recorder *rec);
+long sim_record_unreachable(const sim_recorder *rec);
+long sim_record_refused(const sim_recorder *rec);
+int sim_record_full(const sim_recorder *rec);
+/*
+ * The scenario that replays the log (sim_import_buffer over it, with
+ * "recorded exchanges" naming it in messages). Same returns as
+ * sim_import_buffer; the caller owns *out_lua.
+ */
+int sim_record_scenario(const sim_recorder *rec, const sim_import_opts *opts, char **out_lua,
+                        sim_import_stats *stats, char err[SIM_ERRLEN]);
+/* Stops (if needed) and releases everything. NULL is a no-op. */
+void sim_record_free(sim_recorder *rec);
 
 #endif

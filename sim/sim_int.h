@@ -191,7 +191,10 @@ double sim__now_ms(void);
 int sim__request_key(const char *idem_key, const char *method, const char *path,
                      const char *body, size_t body_len, char *out, size_t cap);
 void sim__fingerprint(const void *data, size_t len, char out[17]);
+/* redact.c: sim_redact_name, kept under its old name for the server. */
 int sim__header_is_secret(const char *name);
+/* tcp_reset.c: makes a socket send a TCP reset now (the `reset` step). */
+void sim__tcp_reset(int fd);
 
 /* keymap.c: counts arrivals per logical request key (thread-safe). */
 typedef struct sim_keymap sim_keymap;

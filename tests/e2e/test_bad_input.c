@@ -5,6 +5,8 @@
  */
 #include <CUnit/CUnit.h>
 #include <arpa/inet.h>
+#include <errno.h>
+#include <fcntl.h>
 #include <netinet/in.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -14,6 +16,7 @@
 #include <unistd.h>
 
 #include "e2e_util.h"
+#include "sim/sim.h"
 
 #define CHAT "/v1/chat/completions"
 
@@ -194,6 +197,96 @@ static void test_disconnect_at_every_stage(void) {
   e2e_free(s);
 }
 
+/* Reads the whole trace file into a string the caller frees. */
+static char *slurp_trace(e2e_server *s) {
+  FILE *f = fopen(s->trace_path, "rb");
+  if (f == NULL) return NULL;
+  char *buf = calloc(1, 1 << 20);
+  size_t n = buf ? fread(buf, 1, (1 << 20) - 1, f) : 0;
+  (void)n;
+  fclose(f);
+  return buf;
+}
+
+/* Credentials under every header name pattern, with a blank before the
+   colon, and key-shaped values in other headers never reach the trace. */
+static void test_secret_headers_in_trace(void) {
+  e2e_server *s = start();
+  const char req[] = "POST " CHAT " HTTP/1.1\r\nHost: x\r\n"
+                     "x-goog-api-key: SECRETA1\r\nopenai-api-key: SECRETA2\r\n"
+                     "anthropic-api-key: SECRETA3\r\nocp-apim-subscription-key: SECRETA4\r\n"
+                     "x-auth-token: SECRETA5\r\nAuthorization : Bearer SECRETA6xyzxyz\r\n"
+                     "X-Echo: sk-ant-SECRETA7xyzxyz\r\nX-Other: AIzaSECRETA8abcdefghijklmnopqrstu\r\n"
+                     "Content-Length: 2\r\n\r\n{}";
+  int st = raw(s->port, req, sizeof req - 1);
+  CU_ASSERT(st == 200 || st == 400); /* a blank before the colon may be refused */
+  still_serving(s);
+  e2e_stop(s);
+  trace_valid(s);
+  char *t = slurp_trace(s);
+  CU_ASSERT_PTR_NOT_NULL_FATAL(t);
+  CU_ASSERT_PTR_NULL(strstr(t, "SECRETA"));
+  if (strstr(t, "SECRETA")) fprintf(stderr, "\n  trace: %.600s\n", t);
+  free(t);
+  e2e_free(s);
+}
+
+/* A listening socket nobody should dial: 1 if a connection came. */
+static int canary_open(int *port) {
+  int fd = socket(AF_INET, SOCK_STREAM, 0);
+  struct sockaddr_in a = {.sin_family = AF_INET};
+  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  socklen_t l = sizeof a;
+  if (bind(fd, (struct sockaddr *)&a, sizeof a) != 0 || listen(fd, 8) != 0 ||
+      getsockname(fd, (struct sockaddr *)&a, &l) != 0) {
+    close(fd);
+    return -1;
+  }
+  fcntl(fd, F_SETFL, O_NONBLOCK);
+  *port = ntohs(a.sin_port);
+  return fd;
+}
+static int canary_hit(int fd) {
+  int c = accept(fd, NULL, NULL);
+  if (c >= 0) close(c);
+  return c >= 0;
+}
+
+/* fusebox record forwards origin-form targets only: a request line aimed at
+   another host (userinfo-style, a host suffix, absolute-form, authority-form,
+   "*") is 400 and reaches no host. */
+static void test_record_other_targets(void) {
+  e2e_server *up = start();
+  int cport = 0, canary = canary_open(&cport);
+  CU_ASSERT_FATAL(canary >= 0);
+  char upstream[64];
+  snprintf(upstream, sizeof upstream, "http://127.0.0.1:%d", up->port);
+  sim_record_opts o = {.upstream = upstream};
+  sim_recorder *rec = NULL;
+  char err[SIM_ERRLEN];
+  CU_ASSERT_EQUAL_FATAL(sim_record_start(&o, &rec, err), SIM_OK);
+  const char *targets[] = {"@127.0.0.1:%d/v1/chat/completions", ":%d/v1/chat/completions",
+                           ".evil.example:%d/v1/chat/completions",
+                           "http://127.0.0.1:%d/v1/chat/completions", "127.0.0.1:%d", "*"};
+  for (size_t i = 0; i < sizeof targets / sizeof targets[0]; i++) {
+    char target[128], req[512];
+    snprintf(target, sizeof target, targets[i], cport);
+    int n = snprintf(req, sizeof req, "POST %s HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer "
+                     "sk-abcdefghijkl\r\nContent-Length: 2\r\n\r\n{}", target);
+    CU_ASSERT_EQUAL(raw(sim_record_port(rec), req, (size_t)n), 400);
+  }
+  const char ok[] = "POST " CHAT " HTTP/1.1\r\nHost: x\r\nContent-Length: 2\r\n\r\n{}";
+  CU_ASSERT_EQUAL(raw(sim_record_port(rec), ok, sizeof ok - 1), 200);
+  sim_record_stop(rec);
+  CU_ASSERT_FALSE(canary_hit(canary));
+  CU_ASSERT_EQUAL(sim_record_refused(rec), 6);
+  CU_ASSERT_EQUAL(sim_record_exchanges(rec), 1);
+  CU_ASSERT_EQUAL(sim_server_arrivals(up->srv), 1); /* only the path reached the upstream */
+  sim_record_free(rec);
+  close(canary);
+  e2e_free(up);
+}
+
 int suite_bad_input(void) {
   CU_pSuite s = CU_add_suite("e2e_bad_input", NULL, NULL);
   if (s == NULL) return CU_get_error();
@@ -203,5 +296,7 @@ int suite_bad_input(void) {
   CU_add_test(s, "slow-loris and unfinished bodies", test_slow_and_unfinished_clients);
   CU_add_test(s, "unknown method and path", test_unknown_method_and_path);
   CU_add_test(s, "disconnect at every stage", test_disconnect_at_every_stage);
+  CU_add_test(s, "secret header names and values", test_secret_headers_in_trace);
+  CU_add_test(s, "record: targets that are not a path", test_record_other_targets);
   return CU_get_error();
 }

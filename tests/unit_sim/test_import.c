@@ -395,7 +395,7 @@ static void test_secrets_stripped(void) {
   free(lua);
   CU_ASSERT_PTR_NOT_NULL_FATAL(sc);
   sim_step *s = decide(sc, 0, "k", 1);
-  TL_ASSERT_STR(s->message, "Incorrect API key provided: sk-[redacted] Header was Bearer "
+  TL_ASSERT_STR(s->message, "Incorrect API key provided: sk-[redacted]. Header was Bearer "
                             "[redacted]");
   TL_ASSERT_STR(step_header(s, "www-authenticate"), "Bearer realm=x"); /* not a credential */
   CU_ASSERT_EQUAL(s->nheaders, 1);

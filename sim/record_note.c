@@ -1,0 +1,98 @@
+/*
+ * record_note.c - what the recorder writes about one exchange, and which
+ * request targets it forwards. No sockets here, so the fuzzer and the unit
+ * tests reach every rule.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include <cjson/cJSON.h>
+
+#include "sim/record_int.h"
+#include "sim/sim.h"
+#include "sim/sim_int.h"
+
+/* Checks the target and joins base + target + query (see record_int.h). */
+int sim__record_target(const char *base, const char *target, const char *query, char **url) {
+  *url = NULL;
+  if (base == NULL || target == NULL || target[0] != '/') return SIM_EINVAL;
+  for (const unsigned char *p = (const unsigned char *)target; *p; p++)
+    if (*p <= 0x20 || *p >= 0x7f || *p == '\\') return SIM_EINVAL;
+  if (query != NULL)
+    for (const unsigned char *p = (const unsigned char *)query; *p; p++)
+      if (*p <= 0x20 || *p >= 0x7f) return SIM_EINVAL;
+  size_t n = strlen(base) + strlen(target) + (query ? strlen(query) : 0) + 1;
+  *url = malloc(n);
+  if (*url == NULL) return SIM_ENOMEM;
+  snprintf(*url, n, "%s%s%s", base, target, query ? query : "");
+  return SIM_OK;
+}
+
+static double ms3(double v) { return (double)(long long)(v * 1000) / 1000; }
+
+/* The exchange as one JSON Lines attempt, redacted (see record_int.h). */
+char *sim__record_note(const sim_rec_exchange *e) {
+  cJSON *o = cJSON_CreateObject();
+  if (o == NULL) return NULL;
+  char key[512];
+  const char *idem = e->idem;
+  char *red_idem = NULL;
+  if (idem != NULL && strlen(idem) > 400) idem = NULL; /* too long to be a key: hash */
+  if (sim__request_key(idem, e->method, e->path, e->body ? e->body : "", e->body_len, key,
+                       sizeof key) != SIM_OK)
+    snprintf(key, sizeof key, "hash:0");
+  red_idem = sim_redact_text(key, strlen(key)); /* an Idempotency-Key holding a key */
+  size_t plen = strlen(e->path) + (e->query ? strlen(e->query) : 0) + 1;
+  char *full = malloc(plen);
+  char *path = NULL;
+  if (full != NULL) {
+    snprintf(full, plen, "%s%s", e->path, e->query ? e->query : "");
+    path = sim_redact_text(full, strlen(full));
+    free(full);
+  }
+  int ok = red_idem != NULL && path != NULL;
+  long status = e->headers_done ? e->status : 0;
+  const char *error = e->error;
+  int odd = e->headers_done && (status < 200 || status > 599);
+  if (odd) {
+    cJSON_AddNumberToObject(o, "upstream_status", (double)status);
+    status = 0;
+    error = "closed";
+  }
+  cJSON_AddNumberToObject(o, "t", ms3(e->t_ms));
+  cJSON_AddStringToObject(o, "method", e->method);
+  if (ok) cJSON_AddStringToObject(o, "path", path);
+  if (ok) cJSON_AddStringToObject(o, "key", red_idem);
+  cJSON_AddNumberToObject(o, "status", (double)status);
+  if (e->headers_done && !odd)
+    cJSON_AddNumberToObject(o, "latency_ms", (double)(long long)e->latency_ms);
+  else if (e->latency_ms >= 0 && error != NULL && strcmp(error, "timeout") != 0)
+    cJSON_AddNumberToObject(o, "latency_ms", (double)(long long)e->latency_ms);
+  cJSON_AddNumberToObject(o, "duration_ms", (double)(long long)e->duration_ms);
+  if (e->headers_done) {
+    cJSON *h = cJSON_AddObjectToObject(o, "headers");
+    for (int i = 0; h && i < e->nh; i++) {
+      if (cJSON_GetObjectItem(h, e->hname[i])) continue;
+      char *v = sim_redact_header(e->hname[i], e->hvalue[i]);
+      if (v == NULL) ok = 0;
+      else cJSON_AddStringToObject(h, e->hname[i], v);
+      free(v);
+    }
+    if (e->stream && !odd) cJSON_AddTrueToObject(o, "stream");
+    if (e->kept != NULL) {
+      char *b = sim_redact_text(e->kept, strlen(e->kept));
+      if (b == NULL) ok = 0;
+      else cJSON_AddStringToObject(o, "body", b);
+      free(b);
+    }
+    cJSON_AddNumberToObject(o, "bytes", (double)e->received);
+  }
+  if (error != NULL) cJSON_AddStringToObject(o, "error", error);
+  free(red_idem);
+  free(path);
+  char *line = ok ? cJSON_PrintUnformatted(o) : NULL;
+  cJSON_Delete(o);
+  return line;
+}

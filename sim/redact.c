@@ -1,0 +1,216 @@
+/*
+ * redact.c - the one redaction rule of fusebox. Every output that may carry
+ * a credential (traces, scenarios written by import and record, the record
+ * log, captured client output in exec's reports) goes through these
+ * functions; docs/trace.md states the rule and docs/security.md where it is
+ * applied.
+ *
+ * The rule has two halves:
+ *  - a secret NAME: a header, query parameter or JSON/form field whose name,
+ *    ignoring case and surrounding blanks, contains "auth" (not "author"
+ *    unless "authoriz", not "authenticate"), "key" (not "idempotency"), "token" (not "tokens",
+ *    so token counters stay), "secret", "cookie", "signature", "password",
+ *    "passwd", "credential" or "session". Its value is never written.
+ *  - a secret VALUE anywhere in text: "sk-" + 8 or more key characters
+ *    (OpenAI sk-, sk-proj-, Anthropic sk-ant-), "AIza" + 20 or more (Google),
+ *    a run of exactly 32 hex digits (Azure api-key), "Bearer " or "Basic " +
+ *    8 or more token characters, and NAME=value, NAME: value, "NAME":"value"
+ *    where NAME is a secret name.
+ */
+#include <ctype.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include "sim/sim.h"
+#include "sim/sim_int.h"
+
+#define REDACTED "[redacted]"
+#define NAME_MAX_LEN 64 /* longer identifiers are not header or field names */
+
+/* Case-insensitive search for needle in the n bytes at s; returns the offset
+   or -1. */
+static long find_ci(const char *s, size_t n, const char *needle) {
+  size_t m = strlen(needle);
+  for (size_t i = 0; i + m <= n; i++)
+    if (strncasecmp(s + i, needle, m) == 0) return (long)i;
+  return -1;
+}
+
+/* The name rule on n bytes (no terminator needed). */
+static int name_secret(const char *s, size_t n) {
+  while (n > 0 && isspace((unsigned char)*s)) s++, n--;
+  while (n > 0 && isspace((unsigned char)s[n - 1])) n--;
+  if (n == 0) return 0;
+  static const char *const plain[] = {"secret", "cookie", "signature", "password",
+                                      "passwd", "credential", "session", NULL};
+  for (int i = 0; plain[i]; i++)
+    if (find_ci(s, n, plain[i]) >= 0) return 1;
+  for (size_t i = 0; i + 4 <= n; i++) {
+    if (strncasecmp(s + i, "auth", 4) != 0) continue;
+    if (i + 6 <= n && strncasecmp(s + i, "author", 6) == 0 &&
+        !(i + 8 <= n && strncasecmp(s + i, "authoriz", 8) == 0))
+      continue;
+    if (i + 12 <= n && strncasecmp(s + i, "authenticate", 12) == 0)
+      continue; /* WWW-Authenticate is a challenge, not a credential */
+    return 1;
+  }
+  if (find_ci(s, n, "key") >= 0 && find_ci(s, n, "idempotency") < 0) return 1;
+  for (size_t i = 0; i + 5 <= n; i++)
+    if (strncasecmp(s + i, "token", 5) == 0 && !(i + 5 < n && tolower((unsigned char)s[i + 5]) == 's'))
+      return 1;
+  return 0;
+}
+
+/* 1 if a header, query parameter or field named name carries a credential. */
+int sim_redact_name(const char *name) {
+  return name != NULL && name_secret(name, strlen(name));
+}
+
+int sim__header_is_secret(const char *name) { return sim_redact_name(name); }
+
+/* A growable output with a hard maximum (input length x 2 + 64). */
+typedef struct out_buf {
+  char *p;
+  size_t len, cap;
+} out_buf;
+
+static void put(out_buf *b, const char *s, size_t n) {
+  if (b->p == NULL || b->len + n + 1 > b->cap) {
+    if (b->p != NULL) {
+      size_t cap = b->cap * 2 + n + 1;
+      char *q = realloc(b->p, cap);
+      if (q == NULL) {
+        free(b->p);
+        b->p = NULL;
+        return;
+      }
+      b->p = q;
+      b->cap = cap;
+    }
+    if (b->p == NULL) return;
+  }
+  memcpy(b->p + b->len, s, n);
+  b->len += n;
+  b->p[b->len] = '\0';
+}
+
+static int key_char(char c) {
+  return isalnum((unsigned char)c) || c == '-' || c == '_';
+}
+static int token_char(char c) {
+  return key_char(c) || c == '.' || c == '/' || c == '+' || c == '=' || c == '~';
+}
+static int ident_char(char c) {
+  return isalnum((unsigned char)c) || c == '-' || c == '_' || c == '.';
+}
+
+/* Length of a value pattern at s[i] (0: none); *prefix gets how many of its
+   bytes stay in clear ("sk-", "Bearer "). */
+static size_t value_at(const char *s, size_t n, size_t i, int after_repl, size_t *prefix) {
+  int boundary = i == 0 || after_repl || !isalnum((unsigned char)s[i - 1]);
+  if (!boundary) return 0;
+  size_t j;
+  if (i + 3 <= n && strncmp(s + i, "sk-", 3) == 0) {
+    for (j = i + 3; j < n && key_char(s[j]); j++) {}
+    if (j - i - 3 >= 8) return *prefix = 3, j - i;
+  }
+  if (i + 4 <= n && strncmp(s + i, "AIza", 4) == 0) {
+    for (j = i + 4; j < n && key_char(s[j]); j++) {}
+    if (j - i - 4 >= 20) return *prefix = 4, j - i;
+  }
+  static const char *const schemes[] = {"bearer", "basic", NULL};
+  for (int k = 0; schemes[k]; k++) {
+    size_t m = strlen(schemes[k]);
+    if (i + m + 1 <= n && strncasecmp(s + i, schemes[k], m) == 0 && s[i + m] == ' ') {
+      size_t v = i + m;
+      while (v < n && s[v] == ' ') v++;
+      for (j = v; j < n && token_char(s[j]); j++) {}
+      if (j - v >= 8) return *prefix = v - i, j - i;
+    }
+  }
+  if (isxdigit((unsigned char)s[i])) {
+    for (j = i; j < n && isxdigit((unsigned char)s[j]); j++) {}
+    if (j - i == 32 && (j == n || !isalnum((unsigned char)s[j]))) return *prefix = 0, 32;
+  }
+  return 0;
+}
+
+/* At s[i], an identifier that is a secret name followed by a separator and a
+   value: returns the offset where the value starts and sets *vend; else 0.
+   after_repl: s[i - 1] was replaced, so the output has ']' before s[i] (a
+   second pass must see the same boundaries as the first). */
+static size_t named_value_at(const char *s, size_t n, size_t i, int after_repl, size_t *vend) {
+  if (i > 0 && !after_repl && ident_char(s[i - 1])) return 0;
+  size_t j = i;
+  while (j < n && ident_char(s[j]) && j - i <= NAME_MAX_LEN) j++;
+  if (j == i || j - i > NAME_MAX_LEN || !name_secret(s + i, j - i)) return 0;
+  int quoted_name = i > 0 && s[i - 1] == '"' && j < n && s[j] == '"';
+  if (quoted_name) j++;
+  while (j < n && (s[j] == ' ' || s[j] == '\t')) j++;
+  if (j >= n || (s[j] != ':' && s[j] != '=')) return 0;
+  char sep = s[j++];
+  while (j < n && (s[j] == ' ' || s[j] == '\t')) j++;
+  if (j < n && s[j] == '"') {
+    size_t v = ++j;
+    while (j < n && s[j] != '"') j += (s[j] == '\\' && j + 1 < n) ? 2 : 1;
+    *vend = j;
+    return j > v ? v : 0;
+  }
+  if (quoted_name && sep == ':') return 0; /* a JSON number or object: left as it is */
+  if (n - j >= strlen(REDACTED) && strncmp(s + j, REDACTED, strlen(REDACTED)) == 0) {
+    *vend = j + strlen(REDACTED); /* already redacted: skipped whole, so the rule is stable */
+    return j;
+  }
+  size_t v = j;
+  while (j < n && !isspace((unsigned char)s[j]) && strchr("&;,\"'<>)}]", s[j]) == NULL) j++;
+  if (sep == ':' && !quoted_name) { /* a header line: the value runs to the end of the line */
+    while (j < n && s[j] != '\n' && s[j] != '\r') j++;
+  }
+  *vend = j;
+  return j > v ? v : 0;
+}
+
+/*
+ * Returns a copy of the n bytes at text with every secret value replaced
+ * (the rule above), NUL-terminated; NULL when out of memory. The caller
+ * owns the result and frees it.
+ */
+char *sim_redact_text(const char *text, size_t n) {
+  out_buf b = {malloc(n + 64), 0, n + 64};
+  if (b.p == NULL) return NULL;
+  b.p[0] = '\0';
+  size_t i = 0, copied = 0, replaced_to = (size_t)-1;
+  while (i < n) {
+    size_t prefix = 0, vend = 0, v;
+    int after_repl = i == replaced_to;
+    size_t len = value_at(text, n, i, after_repl, &prefix);
+    if (len > 0) {
+      put(&b, text + copied, i + prefix - copied);
+      put(&b, REDACTED, strlen(REDACTED));
+      i += len;
+      copied = replaced_to = i;
+      continue;
+    }
+    if ((v = named_value_at(text, n, i, after_repl, &vend)) > 0) {
+      put(&b, text + copied, v - copied); /* the name stays, the value goes */
+      put(&b, REDACTED, strlen(REDACTED));
+      i = copied = replaced_to = vend;
+      continue;
+    }
+    i++;
+  }
+  put(&b, text + copied, n - copied);
+  return b.p;
+}
+
+/*
+ * The value to write for a header: "[redacted]" when its name is secret,
+ * else the value with secret values replaced. NULL value is "". The caller
+ * owns the result; NULL when out of memory.
+ */
+char *sim_redact_header(const char *name, const char *value) {
+  if (sim_redact_name(name)) return strdup(REDACTED);
+  if (value == NULL) value = "";
+  return sim_redact_text(value, strlen(value));
+}
