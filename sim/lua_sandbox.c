@@ -172,8 +172,8 @@ static int sb_pattern(lua_State *L) {
     lua_Integer init = luaL_optinteger(L, 3, 1);
     if (init > 1)
       n = (size_t)init - 1 < n ? n - ((size_t)init - 1) : 0;
-    else if (init < 0 && (lua_Unsigned)-init < n)
-      n = (size_t)-init;
+    else if (init < 0 && (lua_Unsigned)0 - (lua_Unsigned)init < n)
+      n = (size_t)((lua_Unsigned)0 - (lua_Unsigned)init); /* no -mininteger */
   }
   double cost;
   if (which == SB_FIND && lua_toboolean(L, 4))

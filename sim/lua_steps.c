@@ -181,22 +181,28 @@ static int opt_integer(args *a, const char *key, const char *dkey,
   return 1;
 }
 
-/* Copies an optional number field no smaller than min. */
-static int opt_number(args *a, const char *key, const char *dkey, double min,
-                      const char *want) {
+/* Copies an optional number field within [min, max]. */
+static int opt_number_in(args *a, const char *key, const char *dkey, double min,
+                         double max, const char *want) {
   if (arg_get(a, key) == LUA_TNIL) {
     lua_pop(a->L, 1);
     return 0;
   }
   if (lua_type(a->L, -1) != LUA_TNUMBER) arg_bad(a, key, want);
   double v = lua_tonumber(a->L, -1);
-  if (!isfinite(v) || v < min)
+  if (!isfinite(v) || v < min || v > max)
     luaL_error(a->L, "%s: field '%s' must be %s, got %f", a->step, key, want,
                (lua_Number)v);
   lua_pop(a->L, 1);
   lua_pushnumber(a->L, v);
   lua_setfield(a->L, a->d, dkey);
   return 1;
+}
+
+/* Copies an optional finite number field no smaller than min. */
+static int opt_number(args *a, const char *key, const char *dkey, double min,
+                      const char *want) {
+  return opt_number_in(a, key, dkey, min, HUGE_VAL, want);
 }
 
 /* Copies an optional boolean field as 0/1. */
@@ -488,7 +494,10 @@ static int l_stream(lua_State *L) {
       luaL_error(L, "stream: 'stall' needs 'stall_after' (the chunk count "
                     "after which the stream stalls)");
     double s = lua_tonumber(L, -1);
-    lua_pushnumber(L, s < 0 || isnan(s) ? -1 : s);
+    if (isnan(s))
+      luaL_error(L, "stream: field 'stall' must be a number of seconds "
+                    "(negative: forever), got nan");
+    lua_pushnumber(L, s < 0 ? -1 : s);
     lua_setfield(L, a.d, "stall");
   }
   lua_pop(L, 1);
@@ -521,7 +530,8 @@ static const char *const fail_keys[] = {
 static int l_fail(lua_State *L) {
   args a;
   args_begin(&a, L, "fail", fail_keys, 0);
-  if (!opt_integer(&a, "status", "status", 100, 599, NULL))
+  /* 1xx is an interim answer: a client would wait on for the real one. */
+  if (!opt_integer(&a, "status", "status", 200, 599, NULL))
     luaL_error(L, "fail: field 'status' is required, as in fail{status = 503}");
   opt_string(&a, "code", "code");
   opt_string(&a, "type", "type");
@@ -542,8 +552,10 @@ static int l_fail(lua_State *L) {
   }
   opt_number(&a, "retry_after_ms", "retry_after_ms", 0,
              "a number of milliseconds >= 0");
-  if (opt_number(&a, "retry_after_date", "retry_after_date", -1e9,
-                 "a number of seconds ahead") &&
+  /* An HTTP-date has a four-digit year: the range keeps it one. */
+  if (opt_number_in(&a, "retry_after_date", "retry_after_date",
+                    -SIM_RETRY_DATE_MAX, SIM_RETRY_DATE_MAX,
+                    "a number of seconds ahead, between -1e9 and 1e9") &&
       ra != LUA_TNIL)
     luaL_error(L, "fail: give retry_after or retry_after_date, not both "
                   "(both are the Retry-After header)");

@@ -324,6 +324,27 @@ static void on_completed(void *cls, struct MHD_Connection *mc, void **con_cls,
   *con_cls = NULL;
 }
 
+/* Percent-decodes a path or query in place, except %00: a decoded NUL would
+   cut the text short (an effect key "a%00b" looked up as "a"), so it stays
+   the three characters it was. Returns the new length. */
+static size_t unescape(void *cls, struct MHD_Connection *mc, char *s) {
+  (void)cls;
+  (void)mc;
+  char *w = s;
+  for (const char *r = s; *r != '\0';) {
+    if (r[0] == '%' && isxdigit((unsigned char)r[1]) && isxdigit((unsigned char)r[2]) &&
+        !(r[1] == '0' && r[2] == '0')) {
+      char hex[3] = {r[1], r[2], '\0'};
+      *w++ = (char)strtol(hex, NULL, 16);
+      r += 3;
+    } else {
+      *w++ = *r++;
+    }
+  }
+  *w = '\0';
+  return (size_t)(w - s);
+}
+
 static void on_mhd_log(void *cls, const char *fmt, va_list ap) {
   (void)cls;
   (void)fmt;
@@ -394,6 +415,7 @@ static int start_daemon(sim_server *srv, const sim_server_opts *o, char err[SIM_
       MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)(32 * 1024),
       MHD_OPTION_LISTEN_BACKLOG_SIZE, (unsigned)4096,
       MHD_OPTION_EXTERNAL_LOGGER, on_mhd_log, NULL,
+      MHD_OPTION_UNESCAPE_CALLBACK, unescape, NULL,
       MHD_OPTION_END);
   if (srv->daemon == NULL) {
     snprintf(err, SIM_ERRLEN, "cannot listen on %s:%d (port in use, or no permission)",

@@ -239,7 +239,11 @@ int sim__sse_build(sim_dialect d, const sim_step *s, const char *id,
 void sim__sse_clear(sim_sse *sse);
 /* Splits text into word-sized pieces for streaming. *out owned by caller. */
 int sim__split_words(const char *text, char ***out, int *n);
-/* Formats now + seconds (rounded up) as an IMF-fixdate HTTP-date. */
+/* The farthest a Retry-After date may lie from now, either way, in seconds
+   (scenarios are checked against it at load; the formatter clamps to it). */
+#define SIM_RETRY_DATE_MAX 1e9
+/* Formats now + seconds (rounded up) as an IMF-fixdate HTTP-date; seconds
+   beyond +-SIM_RETRY_DATE_MAX (or NaN) are clamped, never formatted. */
 void sim__http_date(double seconds_ahead, char out[40]);
 /* Formats seconds as delta-seconds ("2", "1.5"). */
 void sim__format_seconds(double seconds, char out[32]);

@@ -65,7 +65,11 @@ cJSON *sim__trace_event(const char *kind, double t_ms) {
 /* Length of the valid UTF-8 sequence at s (0 if invalid), at most n bytes. */
 static size_t utf8_len(const unsigned char *s, size_t n) {
   if (s[0] < 0x80) return 1;
-  size_t len = s[0] >= 0xF0 && s[0] <= 0xF4 ? 4 : s[0] >= 0xE0 ? 3 : s[0] >= 0xC2 && s[0] < 0xE0 ? 2 : 0;
+  /* C0, C1 (overlong) and F5-FF never start a sequence. */
+  size_t len = s[0] >= 0xF0 && s[0] <= 0xF4   ? 4
+               : s[0] >= 0xE0 && s[0] < 0xF0  ? 3
+               : s[0] >= 0xC2 && s[0] < 0xE0  ? 2
+                                              : 0;
   if (len == 0 || len > n) return 0;
   for (size_t i = 1; i < len; i++)
     if ((s[i] & 0xC0) != 0x80) return 0;

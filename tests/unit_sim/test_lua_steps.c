@@ -317,7 +317,16 @@ static const struct {
   {"stream { no_end = 1 }", "stream: field 'no_end' must be true or false, got number"},
   {"stream { stal_after = 1 }", "stream: unknown field 'stal_after' (did you mean 'stall_after'?)"},
   {"fail {}", "fail: field 'status' is required, as in fail{status = 503}"},
-  {"fail { status = 600 }", "fail: field 'status' must be between 100 and 599, got 600"},
+  {"fail { status = 600 }", "fail: field 'status' must be between 200 and 599, got 600"},
+  /* issue 11: a 1xx is an interim answer, the client would hang waiting. */
+  {"fail { status = 100 }", "fail: field 'status' must be between 200 and 599, got 100"},
+  {"fail { status = 103 }", "fail: field 'status' must be between 200 and 599, got 103"},
+  /* issue 11: a date past year 9999 was formatted from uninitialised memory. */
+  {"fail { status = 429, retry_after_date = 1e17 }", "fail: field 'retry_after_date' must be a number of seconds ahead, between -1e9 and 1e9, got 1e+17"},
+  {"fail { status = 429, retry_after_date = -1e17 }", "fail: field 'retry_after_date' must be a number of seconds ahead, between -1e9 and 1e9, got -1e+17"},
+  {"fail { status = 429, retry_after_date = 0/0 }", "fail: field 'retry_after_date' must be a number of seconds ahead, between -1e9 and 1e9, got *"},
+  /* issue 11: NaN stalled forever; it is refused as in every number field. */
+  {"stream { stall_after = 1, stall = 0/0 }", "stream: field 'stall' must be a number of seconds (negative: forever), got nan"},
   {"fail { status = '429' }", "fail: field 'status' must be an integer, got string"},
   {"fail { status = 429, retry_after = -1 }", "fail: field 'retry_after' must be a number of seconds >= 0 (or a string sent as is), got -1.0"},
   {"fail { status = 429, retry_after = {} }", "fail: field 'retry_after' must be a number of seconds >= 0 (or a string sent as is), got table"},
