@@ -447,6 +447,7 @@ int sim_server_start(const sim_server_opts *o, sim_server **out, char err[SIM_ER
   rc = sim__scenario_load(o->scenario_path, o->seed, &srv->sc, err);
   if (rc != SIM_OK) goto fail;
   rc = sim__trace_open(o->trace_path, o->trace_stream, &srv->trace, err);
+  if (rc == SIM_OK) sim__trace_on_error(srv->trace, o->on_trace_error, o->on_trace_error_arg);
   if (rc != SIM_OK) goto fail;
   srv->keys = sim__keymap_new();
   srv->ledger = sim__ledger_new(sim__scenario_idempotency_honoured(srv->sc));
@@ -505,8 +506,11 @@ int sim_server_note(sim_server *srv, const char *json) {
 }
 
 /* Stops serving with the trace complete; see sim.h. */
-void sim_server_free(sim_server *srv) {
-  if (srv == NULL) return;
+void sim_server_free(sim_server *srv) { (void)sim_server_stop(srv, NULL); }
+
+/* Stops and releases the server; see sim.h. */
+int sim_server_stop(sim_server *srv, char err[SIM_ERRLEN]) {
+  if (srv == NULL) return SIM_OK;
   /* Wake every hung, delayed or stalled connection, then stop the daemon,
      which ends them and writes their `end` lines. */
   if (srv->waiter) sim__waiter_shutdown(srv->waiter);
@@ -519,11 +523,12 @@ void sim_server_free(sim_server *srv) {
     }
   }
   sim__waiter_free(srv->waiter);
-  sim__trace_close(srv->trace);
+  int rc = sim__trace_finish(srv->trace, err);
   sim__keymap_free(srv->keys);
   sim__ledger_free(srv->ledger);
   sim__ratelimit_free(srv->rl);
   sim__scenario_free(srv->sc);
   pthread_mutex_destroy(&srv->lock);
   free(srv);
+  return rc;
 }

@@ -206,9 +206,20 @@ typedef struct sim_trace sim_trace;
    trace). Returns 0 or SIM_EIO with the reason in err. Caller owns *out. */
 int sim__trace_open(const char *path, FILE *stream, sim_trace **out,
                     char err[SIM_ERRLEN]);
-/* Writes ev as one line and frees it. Thread-safe; NULL trace = free only. */
+/* Called once, at the first failed write, with "path: cannot write trace:
+   reason"; runs on the writing thread with the trace locked. */
+typedef void (*sim_trace_error_fn)(void *arg, const char *msg);
+void sim__trace_on_error(sim_trace *tr, sim_trace_error_fn fn, void *arg);
+/* SIM_EIO with the reason in err when a write failed so far, else 0. */
+int sim__trace_status(sim_trace *tr, char err[SIM_ERRLEN]);
+/* Writes ev as one line and frees it. Thread-safe; NULL trace = free only.
+   After a failed write nothing more is written. */
 void sim__trace_emit(sim_trace *tr, cJSON *ev);
-/* Flushes and closes (the file, not a borrowed stream). NULL is a no-op. */
+/* Flushes and closes (the file, not a borrowed stream); returns SIM_EIO
+   with the reason in err (may be NULL) when any write failed, the last
+   flush included. NULL is a no-op. */
+int sim__trace_finish(sim_trace *tr, char err[SIM_ERRLEN]);
+/* sim__trace_finish, ignoring the result. */
 void sim__trace_close(sim_trace *tr);
 /* 1 when events are written anywhere (callers skip building them if not). */
 int sim__trace_on(const sim_trace *tr);
