@@ -28,6 +28,19 @@ typedef enum sim_step_kind {
   SIM_STEP_EFFECT    /* a side effect at the effect endpoint */
 } sim_step_kind;
 
+/* blob.c: one immutable, reference-counted copy of a large step body,
+   shared by the steps and connections that play it. Thread-safe. */
+typedef struct sim_blob sim_blob;
+/* Step bodies at least this long are shared as blobs; shorter ones are
+   copied per step. */
+#define SIM_BLOB_MIN ((size_t)64 << 10)
+sim_blob *sim__blob_new(const char *p, size_t len);
+sim_blob *sim__blob_ref(sim_blob *b);
+void sim__blob_unref(sim_blob *b);
+const char *sim__blob_data(const sim_blob *b);
+size_t sim__blob_len(const sim_blob *b);
+const char *sim__blob_json(sim_blob *b, size_t *len);
+
 typedef struct sim_header {
   char *name;
   char *value;
@@ -42,7 +55,9 @@ typedef struct sim_step {
   sim_step_kind kind;
 
   /* chat, stream */
-  char *content;      /* answer text; NULL = a default sentence */
+  char *content;      /* answer text; NULL = a default sentence; points
+                         into content_blob when that is set */
+  sim_blob *content_blob; /* the shared copy of a large content; owned ref */
   char *model;        /* NULL = echo the request's model */
   int usage_in;       /* prompt tokens billed; -1 = estimate from request */
   int usage_out;      /* completion tokens billed; -1 = estimate from text */
@@ -85,7 +100,9 @@ typedef struct sim_step {
   int early_close;           /* 1: Content-Length promises the full body */
 
   /* garbage */
-  char *body;                /* NULL = a default HTML page */
+  char *body;                /* NULL = a default HTML page; points into
+                                body_blob when that is set */
+  sim_blob *body_blob;       /* the shared copy of a large body; owned ref */
 
   /* effect */
   int apply;                 /* 1: the effect is applied (committed) */

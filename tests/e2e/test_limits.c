@@ -92,10 +92,55 @@ static void test_bypasses_are_bounded(void) {
   e2e_free(s);
 }
 
+/* issue 11: a large step body is served from one shared copy; what the
+   client receives is exactly what a private copy gave, escaped or not,
+   in both dialects and as a garbage page. */
+static void test_large_bodies_whole(void) {
+  e2e_server *s = e2e_start(
+      "local esc = string.rep('a\"\\n\\\\', 40000)\n"
+      "local plain = string.rep('xyz', 40000)\n"
+      "local page = string.rep('<b>', 40000)\n"
+      "return scenario { name = 'big', provider = function(req)\n"
+      "  if req.attempt == 1 then return chat { content = esc } end\n"
+      "  if req.attempt == 2 then return chat { content = plain } end\n"
+      "  return garbage { body = page } end }", 1);
+  CU_ASSERT_PTR_NOT_NULL_FATAL(s);
+  for (int d = 0; d < 2; d++) {
+    const char *path = d == 0 ? CHAT : "/v1/messages";
+    for (int attempt = 1; attempt <= 3; attempt++) {
+      e2e_resp r;
+      e2e_request(s, "POST", path, "{\"model\":\"m\"}", NULL, 10000, &r);
+      CU_ASSERT_EQUAL(r.status, 200);
+      if (attempt == 3) {
+        CU_ASSERT_EQUAL(r.body_len, 120000);
+        CU_ASSERT(r.body != NULL && strncmp(r.body, "<b><b>", 6) == 0);
+        e2e_resp_clear(&r);
+        continue;
+      }
+      cJSON *j = r.body ? cJSON_ParseWithLength(r.body, r.body_len) : NULL;
+      CU_ASSERT_PTR_NOT_NULL(j);
+      cJSON *text = d == 0 ? cJSON_GetObjectItem(cJSON_GetObjectItem(cJSON_GetArrayItem(
+                                 cJSON_GetObjectItem(j, "choices"), 0), "message"), "content")
+                           : cJSON_GetObjectItem(cJSON_GetArrayItem(cJSON_GetObjectItem(j, "content"), 0),
+                                                 "text");
+      CU_ASSERT(cJSON_IsString(text));
+      if (cJSON_IsString(text)) {
+        size_t n = strlen(text->valuestring);
+        CU_ASSERT_EQUAL(n, attempt == 1 ? 160000u : 120000u);
+        CU_ASSERT(strncmp(text->valuestring, attempt == 1 ? "a\"\n\\a\"" : "xyzxyz", 6) == 0);
+      }
+      cJSON_Delete(j);
+      e2e_resp_clear(&r);
+    }
+  }
+  e2e_free(s);
+}
+
 int suite_limits(void) {
   CU_pSuite s = CU_add_suite("e2e_limits", NULL, NULL);
   if (s == NULL) return CU_get_error();
   CU_add_test(s, "library-call bypasses stop; the waiting request is answered",
               test_bypasses_are_bounded);
+  CU_add_test(s, "large step bodies are served whole from one copy", test_large_bodies_whole);
   return CUE_SUCCESS;
 }
