@@ -2,14 +2,9 @@
 # issue 11, as a user meets it: a trace on a full disk stops serve with
 # exit status 2 and one message; a typo in a nested client table names its
 # whole path; a 1xx fail status is refused at its line.
-set -uo pipefail
-src=${FUSEBOX_SRC:-$(cd "$(dirname "$0")/../.." && pwd)}
-bin=${FUSEBOX_BIN:-$src/build/fusebox}
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
-pass=0 fail=0
-ok() { pass=$((pass + 1)); }
-bad() { fail=$((fail + 1)); echo "FAIL: $*"; }
+. "$(dirname "$0")/lib.sh"
+need_fusebox
+need_cmd timeout grep
 
 cat > "$tmp/ok.lua" <<'LUA'
 return scenario { name = "ok", provider = { chat {} } }
@@ -46,5 +41,4 @@ rc=$?
 [ "$rc" != 0 ] && grep -q "s100.lua:2: fail: field 'status' must be between 200 and 599" "$tmp/out" \
   && ok || bad "status 100: rc $rc: $(cat "$tmp/out")"
 
-echo "robustness: $pass passed, $fail failed"
-[ "$fail" = 0 ]
+finish
