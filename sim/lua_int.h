@@ -33,7 +33,13 @@ struct lua_State;
    CPU clock, checked by the count hook every few hundred instructions and
    by every library call charged by the size of its input). */
 #ifndef FUSEBOX_LUA_CPU_MAX_MS
+#if defined(__SANITIZE_ADDRESS__)
+/* AddressSanitizer makes every allocation several times slower: the memory
+   limit must still be reached before the CPU limit in the sanitizer build. */
+#define FUSEBOX_LUA_CPU_MAX_MS 5000L
+#else
 #define FUSEBOX_LUA_CPU_MAX_MS 1000L
+#endif
 #endif
 /* Largest scenario file read. */
 #define FUSEBOX_LUA_FILE_MAX ((size_t)1 << 20)
