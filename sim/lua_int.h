@@ -36,7 +36,7 @@ struct lua_State;
 #if defined(__SANITIZE_ADDRESS__)
 /* AddressSanitizer makes every allocation several times slower: the memory
    limit must still be reached before the CPU limit in the sanitizer build. */
-#define FUSEBOX_LUA_CPU_MAX_MS 5000L
+#define FUSEBOX_LUA_CPU_MAX_MS 8000L
 #else
 #define FUSEBOX_LUA_CPU_MAX_MS 1000L
 #endif

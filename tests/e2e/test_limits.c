@@ -65,18 +65,18 @@ static void test_bypasses_are_bounded(void) {
     /* The runaway has arrived (and holds the scenario) before the other. */
     CU_ASSERT(e2e_wait_trace(s, "arrive", (int)(2 * i + 1), 10000));
     e2e_resp ok;
-    e2e_chat(s, CHAT, 0, 60000, &ok);
+    e2e_chat(s, CHAT, 0, 120000, &ok);
     pthread_join(th, NULL);
-    /* Wide bounds: the limit is 1 s of CPU; a loaded machine stretches the
+    /* Wide bounds: the limit is 1 s of CPU (8 s under ASan); a loaded machine stretches the
        wall time, never to the minutes it took before. */
-    if (ok.status != 200 || ok.elapsed_ms > 20000 || ra.r.status != 500 || getenv("FUSEBOX_TEST_VERBOSE"))
+    if (ok.status != 200 || ok.elapsed_ms > 60000 || ra.r.status != 500 || getenv("FUSEBOX_TEST_VERBOSE"))
       fprintf(stderr, "\n  bypass %s: waiting request %ld after %.0f ms, runaway %ld after %.0f ms\n",
               bypasses[i], ok.status, ok.elapsed_ms, ra.r.status, ra.r.elapsed_ms);
     CU_ASSERT_EQUAL(ok.status, 200);
     CU_ASSERT(ok.body != NULL && strstr(ok.body, "answered") != NULL);
-    CU_ASSERT(ok.elapsed_ms < 20000);
+    CU_ASSERT(ok.elapsed_ms < 60000);
     CU_ASSERT_EQUAL(ra.r.status, 500);
-    CU_ASSERT(ra.r.elapsed_ms < 20000);
+    CU_ASSERT(ra.r.elapsed_ms < 60000);
     e2e_resp_clear(&ok);
     e2e_resp_clear(&ra.r);
   }
