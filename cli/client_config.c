@@ -59,6 +59,17 @@ static int lnum(const cJSON *o, const char *key, long *out, char err[RUN_ERRLEN]
   return 0;
 }
 
+/* Puts a sub-table's name into a failed check's "client.<key>" path
+   ("client.base" -> "client.backoff.base"); returns rc. */
+static int in_table(const char *table, int rc, char err[RUN_ERRLEN]) {
+  if (rc != 0 && strncmp(err, "client.", 7) == 0) {
+    char path[RUN_ERRLEN];
+    snprintf(path, sizeof path, "client.%s.%s", table, err + 7);
+    memcpy(err, path, RUN_ERRLEN);
+  }
+  return rc;
+}
+
 static int sub_keys(const cJSON *o, const char *name, const char *const *allowed,
                     char err[RUN_ERRLEN]) {
   const cJSON *k;
@@ -166,7 +177,8 @@ static int read_policy(const cJSON *c, guard_policy *p, char err[RUN_ERRLEN]) {
       if (!err[0]) snprintf(err, RUN_ERRLEN, "client.backoff must be a table");
       return -1;
     }
-    if (num(v, "base", 0, 3600, &p->backoff_base, err) || num(v, "cap", 0, 3600, &p->backoff_cap, err))
+    if (in_table("backoff", num(v, "base", 0, 3600, &p->backoff_base, err) ||
+                                num(v, "cap", 0, 3600, &p->backoff_cap, err), err))
       return -1;
     const cJSON *j = cJSON_GetObjectItemCaseSensitive(v, "jitter");
     if (cJSON_IsString(j) && strcmp(j->valuestring, "none") == 0) p->jitter = GUARD_JITTER_NONE;
@@ -187,7 +199,8 @@ static int read_policy(const cJSON *c, guard_policy *p, char err[RUN_ERRLEN]) {
       if (!err[0]) snprintf(err, RUN_ERRLEN, "client.budget must be a table");
       return -1;
     }
-    if (lnum(v, "per_call", &p->budget_per_call, err) || lnum(v, "per_session", &p->budget_per_session, err))
+    if (in_table("budget", lnum(v, "per_call", &p->budget_per_call, err) ||
+                               lnum(v, "per_session", &p->budget_per_session, err), err))
       return -1;
   }
   v = cJSON_GetObjectItemCaseSensitive(c, "breaker");
@@ -199,8 +212,8 @@ static int read_policy(const cJSON *c, guard_policy *p, char err[RUN_ERRLEN]) {
       if (!err[0]) snprintf(err, RUN_ERRLEN, "client.breaker must be a table or false");
       return -1;
     }
-    if (inum(v, "threshold", 1, 1000, &p->breaker_threshold, err) ||
-        num(v, "cooldown", 0, 86400, &p->breaker_cooldown, err))
+    if (in_table("breaker", inum(v, "threshold", 1, 1000, &p->breaker_threshold, err) ||
+                                num(v, "cooldown", 0, 86400, &p->breaker_cooldown, err), err))
       return -1;
   }
   v = cJSON_GetObjectItemCaseSensitive(c, "retry_budget");
@@ -212,9 +225,9 @@ static int read_policy(const cJSON *c, guard_policy *p, char err[RUN_ERRLEN]) {
       if (!err[0]) snprintf(err, RUN_ERRLEN, "client.retry_budget must be a table or false");
       return -1;
     }
-    if (num(v, "capacity", 0, 1e9, &p->retry_budget_capacity, err) ||
-        num(v, "cost", 0, 1e9, &p->retry_budget_cost, err) ||
-        num(v, "refill", 0, 1e9, &p->retry_budget_refill, err))
+    if (in_table("retry_budget", num(v, "capacity", 0, 1e9, &p->retry_budget_capacity, err) ||
+                                     num(v, "cost", 0, 1e9, &p->retry_budget_cost, err) ||
+                                     num(v, "refill", 0, 1e9, &p->retry_budget_refill, err), err))
       return -1;
   }
   v = cJSON_GetObjectItemCaseSensitive(c, "degraded");

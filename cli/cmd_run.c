@@ -136,7 +136,12 @@ static void play_one(run_state *st, slot *s, int index) {
   }
   sim_scenario_info_clear(&again);
   guard_free(g);
-  sim_server_free(srv);
+  /* A trace cut short by a failed write (a full disk) is no record to
+     judge: the run says so and exits 2. */
+  if (sim_server_stop(srv, err) != SIM_OK && !s->error[0]) {
+    snprintf(s->error, sizeof s->error, "%s: %s", s->file, err);
+    s->load_error = 1;
+  }
   s->wall_ms = mono_ms() - t0;
 }
 

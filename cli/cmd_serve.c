@@ -5,6 +5,7 @@
 #include <signal.h>
 #include <stdio.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "cli/cli.h"
 #include "sim/sim.h"
@@ -25,6 +26,17 @@ static const char USAGE[] =
 
 static int is_loopback(const char *a) {
   return strncmp(a, "127.", 4) == 0 || strcmp(a, "::1") == 0;
+}
+
+static volatile sig_atomic_t trace_failed;
+
+/* The first failed trace write (a full disk): say so once and stop, since
+   a session whose record is lost has nothing to show for itself. */
+static void on_trace_error(void *arg, const char *msg) {
+  (void)arg;
+  trace_failed = 1;
+  fprintf(stderr, "fusebox serve: %s\n", msg);
+  kill(getpid(), SIGTERM);
 }
 
 int cmd_serve(int argc, char **argv) {
@@ -84,6 +96,7 @@ int cmd_serve(int argc, char **argv) {
 
   sim_server *srv = NULL;
   char err[SIM_ERRLEN];
+  o.on_trace_error = on_trace_error;
   int rc = sim_server_start(&o, &srv, err);
   if (rc != SIM_OK) {
     fprintf(stderr, "fusebox serve: %s\n", err);
@@ -100,7 +113,12 @@ int cmd_serve(int argc, char **argv) {
   int sig = 0;
   sigwait(&set, &sig);
   long arrivals = sim_server_arrivals(srv);
-  sim_server_free(srv);
+  if (sim_server_stop(srv, err) != SIM_OK) {
+    if (!trace_failed) fprintf(stderr, "fusebox serve: %s\n", err);
+    fprintf(stderr, "fusebox serve: stopped after %ld arrivals; the trace ends at the "
+                    "failed write\n", arrivals);
+    return EXIT_USAGE;
+  }
   fprintf(stderr, "fusebox serve: stopped (%s) after %ld arrivals%s%s\n",
           sig == SIGINT ? "SIGINT" : "SIGTERM", arrivals,
           o.trace_path ? "; trace in " : "", o.trace_path ? o.trace_path : "");

@@ -138,7 +138,10 @@ int exec_scenario(const char *scenario, char **argv, const exec_opts *o, const c
   int rc = run_command(argv, o, sim_server_port(srv), scenario, res);
   if (rc != 0) snprintf(err, EXEC_ERRLEN, "cannot start %s: %s", argv[0], strerror(errno));
   else note_account(srv, res, label);
-  sim_server_free(srv);
+  if (sim_server_stop(srv, serr) != SIM_OK && rc == 0) { /* a full disk */
+    snprintf(err, EXEC_ERRLEN, "%s", serr);
+    rc = -1;
+  }
   return rc;
 }
 

@@ -19,6 +19,15 @@
 #define TOP 26           /* px above the first row, for the axis */
 #define LABEL_CHARS 30   /* characters of a row label that fit LABEL_W */
 #define MIN_BAR_W 5.0    /* px: a fast attempt stays visible */
+/* Attempts drawn per row: the first and the last ROW_ENDS; those between
+   are one grey band that counts them, so a request retried 200,000 times
+   does not make a page of 200,000 bars. */
+#define ROW_ENDS 20
+/* Side effects drawn: the first and the last FX_ENDS; the rest counted. */
+#define FX_ENDS 100
+
+/* 1 if item k of n is drawn (among the first or the last `ends`). */
+static int drawn(int k, int n, int ends) { return k < ends || k >= n - ends; }
 
 static void text(FILE *f, const char *s) { rpt__put_xml(f, s, 0); }
 
@@ -238,7 +247,7 @@ static void timeline(FILE *f, const rpt__entry *e) {
     /* Retry-After windows first, under the bars. */
     for (int k = 0; k < gr->n; k++) {
       const rpt__arrival *a = &tr->arr[gr->idx[k]];
-      if (!a->has_end || a->retry_after_ms < 0) continue;
+      if (!drawn(k, gr->n, ROW_ENDS) || !a->has_end || a->retry_after_ms < 0) continue;
       double x1 = X(&sx, a->t_end), x2 = X(&sx, a->t_end + a->retry_after_ms * e->scale);
       fprintf(f, "<rect class=\"ra\" x=\"%.1f\" y=\"%d\" width=\"%.1f\" height=\"%d\">"
                  "<title>Retry-After %s after attempt %d</title></rect>\n",
@@ -248,15 +257,27 @@ static void timeline(FILE *f, const rpt__entry *e) {
     /* Waits between successive attempts. */
     for (int k = 1; k < gr->n; k++) {
       const rpt__arrival *p = &tr->arr[gr->idx[k - 1]], *a = &tr->arr[gr->idx[k]];
+      if (!drawn(k, gr->n, ROW_ENDS) || !drawn(k - 1, gr->n, ROW_ENDS)) continue;
       if (!p->has_end || a->t_arrive <= p->t_end) continue;
       fprintf(f, "<line class=\"wait\" x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\">"
                  "<title>waited %s</title></line>\n",
               X(&sx, p->t_end), mid, X(&sx, a->t_arrive), mid,
               rpt__fmt_ms(a->t_arrive - p->t_end, tb, sizeof tb));
     }
-    /* Attempts. */
+    /* Attempts: the first and last ROW_ENDS, the middle as one band. */
+    if (gr->n > 2 * ROW_ENDS) {
+      const rpt__arrival *m0 = &tr->arr[gr->idx[ROW_ENDS]];
+      const rpt__arrival *m1 = &tr->arr[gr->idx[gr->n - ROW_ENDS - 1]];
+      double x1 = X(&sx, m0->t_arrive), x2 = X(&sx, m1->has_end ? m1->t_end : tr->t_last);
+      fprintf(f, "<rect class=\"omitted\" x=\"%.1f\" y=\"%.1f\" width=\"%.1f\" height=\"%d\" "
+                 "style=\"fill:#bbb\"><title>attempts %d to %d (%d) not drawn one by one</title>"
+                 "</rect>\n",
+              x1, mid - BAR_H / 2.0, fmax(x2 - x1, MIN_BAR_W), BAR_H, m0->attempt, m1->attempt,
+              gr->n - 2 * ROW_ENDS);
+    }
     for (int k = 0; k < gr->n; k++) {
       const rpt__arrival *a = &tr->arr[gr->idx[k]];
+      if (!drawn(k, gr->n, ROW_ENDS)) continue;
       double end = a->has_end ? a->t_end : tr->t_last;
       double x1 = X(&sx, a->t_arrive), x2 = X(&sx, end);
       fprintf(f, "<rect class=\"%s\" x=\"%.1f\" y=\"%.1f\" width=\"%.1f\" height=\"%d\" rx=\"2\">",
@@ -274,6 +295,7 @@ static void timeline(FILE *f, const rpt__entry *e) {
   /* Side effects. */
   for (int i = 0; i < tr->neff; i++) {
     const rpt__effect *fx = &tr->eff[i];
+    if (!drawn(i, tr->neff, FX_ENDS)) continue;
     const rpt__arrival *a = rpt__trace_find(tr, fx->id);
     int row = (a && a->group < rows) ? a->group : rows;
     double cx = X(&sx, fx->t), cy = TOP + row * ROW_H + ROW_H / 2.0;
@@ -300,6 +322,9 @@ static void timeline(FILE *f, const rpt__entry *e) {
             rpt__fmt_ms(e->deadline_ms, tb, sizeof tb));
   }
   fputs("</svg>\n", f);
+  if (tr->neff > 2 * FX_ENDS)
+    fprintf(f, "<p class=\"meta\">%d side effects between the first and the last %d are "
+               "not drawn.</p>\n", tr->neff - 2 * FX_ENDS, FX_ENDS);
   if (tr->ngroups > rows)
     fprintf(f, "<p class=\"meta\">%d more requests not drawn.</p>\n", tr->ngroups - rows);
 }

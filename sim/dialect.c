@@ -358,10 +358,12 @@ int sim__split_words(const char *text, char ***out, int *n) {
 void sim__http_date(double seconds_ahead, char out[40]) {
   struct timespec now;
   clock_gettime(CLOCK_REALTIME, &now);
+  if (!(seconds_ahead >= -SIM_RETRY_DATE_MAX)) seconds_ahead = -SIM_RETRY_DATE_MAX;
+  if (seconds_ahead > SIM_RETRY_DATE_MAX) seconds_ahead = SIM_RETRY_DATE_MAX;
   double when = (double)now.tv_sec + (double)now.tv_nsec / 1e9 + seconds_ahead;
   time_t t = (time_t)ceil(when);
-  struct tm tm;
-  gmtime_r(&t, &tm);
+  struct tm tm = {0};
+  if (gmtime_r(&t, &tm) == NULL) t = 0, gmtime_r(&t, &tm);
   strftime(out, 40, "%a, %d %b %Y %H:%M:%S GMT", &tm);
 }
 

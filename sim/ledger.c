@@ -15,7 +15,7 @@
 #define LEDGER_MAX 100000 /* bounded: entries beyond this are not stored */
 
 typedef struct ledger_entry {
-  char *key;         /* Idempotency-Key, or "fp:<fingerprint>" when none */
+  char *key;         /* Idempotency-Key, or "fp:<fingerprint>:<name>" when none */
   char fingerprint[17];
   int applied;       /* times executed */
   char *result;      /* JSON of the stored result */
@@ -92,10 +92,12 @@ static ledger_entry *add(sim_ledger *lg, const char *key, const char *fp) {
 int sim__ledger_post(sim_ledger *lg, const char *key, const char *name,
                      const char *fingerprint, int apply, int *count,
                      char **result) {
-  char fpkey[24];
+  /* Without a key an operation is its name and its payload: the same body
+     sent to two effects is two operations. */
+  char fpkey[24 + 256];
   const char *k = key;
   if (k == NULL) {
-    snprintf(fpkey, sizeof fpkey, "fp:%s", fingerprint);
+    snprintf(fpkey, sizeof fpkey, "fp:%s:%s", fingerprint, name ? name : "");
     k = fpkey;
   }
   int action;

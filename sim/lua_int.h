@@ -29,6 +29,18 @@ struct lua_State;
 #ifndef FUSEBOX_LUA_INSN_MAX
 #define FUSEBOX_LUA_INSN_MAX 10000000L
 #endif
+/* CPU time one call into a scenario may use, in milliseconds (the thread's
+   CPU clock, checked by the count hook every few hundred instructions and
+   by every library call charged by the size of its input). */
+#ifndef FUSEBOX_LUA_CPU_MAX_MS
+#if defined(__SANITIZE_ADDRESS__)
+/* AddressSanitizer makes every allocation several times slower: the memory
+   limit must still be reached before the CPU limit in the sanitizer build. */
+#define FUSEBOX_LUA_CPU_MAX_MS 8000L
+#else
+#define FUSEBOX_LUA_CPU_MAX_MS 1000L
+#endif
+#endif
 /* Largest scenario file read. */
 #define FUSEBOX_LUA_FILE_MAX ((size_t)1 << 20)
 /* Deepest request body turned into `req.body`; deeper bodies give nil. */
@@ -60,6 +72,9 @@ typedef struct sim_lua_sandbox {
   long insn_used;       /* instructions run by the current call, in hook steps */
   long insn_max;
   int insn_exceeded;    /* 1: the current call ran out; every hook raises */
+  long cpu_max_ms;      /* CPU time per call; 0 = FUSEBOX_LUA_CPU_MAX_MS */
+  double cpu_deadline;  /* thread CPU ms at which the current call stops */
+  int cpu_exceeded;     /* 1: the current call ran out of CPU time */
   int line;             /* last scenario line the hook saw in this call; 0 = none */
 } sim_lua_sandbox;
 
@@ -76,8 +91,8 @@ int sim__lua_open(sim_lua_sandbox *sb, const char *path, uint64_t seed,
 void sim__lua_close(sim_lua_sandbox *sb);
 /*
  * The one way into Lua: calls the function below `nargs` arguments on the
- * stack in protected mode, with a fresh instruction budget and a traceback
- * handler. Returns 0 with `nresults` results pushed, or `code` with
+ * stack in protected mode, with a fresh instruction and CPU-time budget and
+ * a traceback handler. Returns 0 with `nresults` results pushed, or `code` with
  * "file:line: message" in err and nothing pushed.
  */
 int sim__lua_call(sim_lua_sandbox *sb, int nargs, int nresults, int code,

@@ -4,9 +4,11 @@
  * What a scenario can reach: base (without dofile, loadfile, print; load
  * only compiles text; no __gc finalizers; see sb_xpcall), string (without
  * dump), table, math (seeded), utf8 and an `os` holding only clock and time. What bounds it: an allocator
- * with a byte budget, and a count hook with an instruction budget per call
- * into Lua (pattern matching, which runs in C, is charged its worst case
- * up front). Once over budget the hook is re-armed to fire on every
+ * with a byte budget, and a count hook with an instruction budget and a
+ * CPU-time deadline per call into Lua. Library functions whose work in C
+ * grows with their input (pattern matching, utf8.*, tonumber and string
+ * arithmetic, table.sort/move/insert/remove) are charged for it up front,
+ * so no single instruction runs long between two looks at the clock. Once over budget the hook is re-armed to fire on every
  * instruction and every line and raise each time, so a scenario's pcall
  * can catch the error but can never run on after it. Every call goes
  * through sim__lua_call: lua_pcall with a traceback handler, whose first
@@ -28,8 +30,14 @@
 _Static_assert(sizeof(((sim_lua_sandbox *)0)->short_src) >= LUA_IDSIZE,
                "short_src must hold a Lua chunk id");
 
-/* Instructions between two hook calls while under budget. */
-#define SB_HOOK_STEP 1000
+/* Instructions between two hook calls while under budget: each call also
+   reads the thread's CPU clock (about 0.2 us), so the deadline is seen
+   within a few hundred instructions. */
+#define SB_HOOK_STEP 250
+
+/* Input bytes a library function may scan for the cost of one instruction
+   (see sb_costly). */
+#define SB_SCAN_BYTES_PER_INSN 8
 
 /* Bytes allocated that cost as much as one instruction (see sb_alloc). */
 #define SB_BYTES_PER_INSN 32
@@ -70,10 +78,23 @@ static void *sb_alloc(void *ud, void *ptr, size_t osize, size_t nsize) {
   return p;
 }
 
+/* Milliseconds of CPU time the calling thread has used. */
+static double sb_cpu_ms(void) {
+  struct timespec ts;
+  if (clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts) != 0) return 0;
+  return (double)ts.tv_sec * 1000.0 + (double)ts.tv_nsec / 1e6;
+}
+
+/* 1 when the current call has used up its CPU time. */
+static int sb_out_of_time(sim_lua_sandbox *sb) {
+  if (!sb->cpu_exceeded && sb_cpu_ms() > sb->cpu_deadline) sb->cpu_exceeded = 1;
+  return sb->cpu_exceeded;
+}
+
 /*
- * The count hook. Under budget it counts and notes the scenario line being
- * run (for memory-limit messages). Over budget it fires on every
- * instruction and raises every time.
+ * The count hook. Under budget it counts, looks at the CPU clock and notes
+ * the scenario line being run (for limit messages). Over budget it fires
+ * on every instruction and raises every time.
  */
 static void sb_hook(lua_State *L, lua_Debug *ar) {
   sim_lua_sandbox *sb = sandbox_of(L);
@@ -82,11 +103,12 @@ static void sb_hook(lua_State *L, lua_Debug *ar) {
     if (lua_getinfo(L, "Sl", ar) && ar->currentline > 0 &&
         strcmp(ar->short_src, sb->short_src) == 0)
       sb->line = ar->currentline;
-    if (sb->insn_used <= sb->insn_max) return;
+    if (sb->insn_used <= sb->insn_max && !sb_out_of_time(sb)) return;
     sb->insn_exceeded = 1;
     lua_sethook(L, sb_hook, LUA_MASKCOUNT | LUA_MASKLINE, 1);
   }
-  lua_pushliteral(L, "instruction limit exceeded");
+  if (sb->cpu_exceeded) lua_pushliteral(L, "CPU time limit exceeded");
+  else lua_pushliteral(L, "instruction limit exceeded");
   lua_error(L);
 }
 
@@ -96,7 +118,8 @@ static void sb_hook(lua_State *L, lua_Debug *ar) {
  */
 static void sb_charge(lua_State *L, double cost) {
   sim_lua_sandbox *sb = sandbox_of(L);
-  if (!sb->insn_exceeded && cost < (double)(sb->insn_max - sb->insn_used)) {
+  if (!sb->insn_exceeded && cost < (double)(sb->insn_max - sb->insn_used) &&
+      (cost < SB_HOOK_STEP || !sb_out_of_time(sb))) {
     sb->insn_used += (long)cost;
     return;
   }
@@ -108,7 +131,8 @@ static void sb_charge(lua_State *L, double cost) {
     sb->insn_exceeded = 1;
     lua_sethook(L, sb_hook, LUA_MASKCOUNT | LUA_MASKLINE, 1);
   }
-  lua_pushliteral(L, "instruction limit exceeded");
+  if (sb->cpu_exceeded) lua_pushliteral(L, "CPU time limit exceeded");
+  else lua_pushliteral(L, "instruction limit exceeded");
   lua_error(L);
 }
 
@@ -172,8 +196,8 @@ static int sb_pattern(lua_State *L) {
     lua_Integer init = luaL_optinteger(L, 3, 1);
     if (init > 1)
       n = (size_t)init - 1 < n ? n - ((size_t)init - 1) : 0;
-    else if (init < 0 && (lua_Unsigned)-init < n)
-      n = (size_t)-init;
+    else if (init < 0 && (lua_Unsigned)0 - (lua_Unsigned)init < n)
+      n = (size_t)((lua_Unsigned)0 - (lua_Unsigned)init); /* no -mininteger */
   }
   double cost;
   if (which == SB_FIND && lua_toboolean(L, 4))
@@ -185,10 +209,65 @@ static int sb_pattern(lua_State *L) {
   return orig(L);
 }
 
+/*
+ * Library functions whose C work grows with their input, charged for it
+ * before they run (upvalue 1 the original, upvalue 2 what to charge):
+ * SB_COST_STR1 the bytes of a string first argument (utf8.len, codepoint,
+ * offset; tonumber), SB_COST_STRS the bytes of every string argument
+ * (string arithmetic, which converts its operands), SB_COST_LEN1 the length
+ * of the table argument (table.insert/remove shift it), SB_COST_MOVE the
+ * elements moved, SB_COST_SORT n log n comparisons, each as long as the
+ * longest string element.
+ */
+enum { SB_COST_STR1, SB_COST_STRS, SB_COST_LEN1, SB_COST_MOVE, SB_COST_SORT };
+
+static int sb_costly(lua_State *L) {
+  int kind = (int)lua_tointeger(L, lua_upvalueindex(2));
+  double cost = 1;
+  if (kind == SB_COST_STR1 && lua_type(L, 1) == LUA_TSTRING) {
+    cost += (double)lua_rawlen(L, 1) / SB_SCAN_BYTES_PER_INSN;
+  } else if (kind == SB_COST_STRS) {
+    for (int i = 1; i <= lua_gettop(L); i++)
+      if (lua_type(L, i) == LUA_TSTRING)
+        cost += (double)lua_rawlen(L, i) / SB_SCAN_BYTES_PER_INSN;
+  } else if (kind == SB_COST_LEN1 && lua_type(L, 1) == LUA_TTABLE) {
+    cost += (double)lua_rawlen(L, 1);
+  } else if (kind == SB_COST_MOVE && lua_isinteger(L, 2) && lua_isinteger(L, 3)) {
+    lua_Integer f = lua_tointeger(L, 2), e = lua_tointeger(L, 3);
+    if (e >= f) cost += (double)e - (double)f;
+  } else if (kind == SB_COST_SORT && lua_type(L, 1) == LUA_TTABLE) {
+    lua_Unsigned n = lua_rawlen(L, 1);
+    size_t longest = 0;
+    for (lua_Unsigned i = 1; i <= n; i++) { /* n is bounded by the memory */
+      if (lua_rawgeti(L, 1, (lua_Integer)i) == LUA_TSTRING && lua_rawlen(L, -1) > longest)
+        longest = lua_rawlen(L, -1);
+      lua_pop(L, 1);
+    }
+    cost += (double)n * log2((double)n + 1) *
+            (1.0 + (double)longest / SB_SCAN_BYTES_PER_INSN);
+  }
+  sb_charge(L, cost);
+  lua_CFunction orig = lua_tocfunction(L, lua_upvalueindex(1));
+  return orig(L);
+}
+
+/* Wraps field `name` of the table at the top of the stack in sb_costly. */
+static void sb_wrap(lua_State *L, const char *name, int kind) {
+  if (lua_getfield(L, -1, name) != LUA_TFUNCTION) {
+    lua_pop(L, 1);
+    return;
+  }
+  lua_pushinteger(L, kind);
+  lua_pushcclosure(L, sb_costly, 2);
+  lua_setfield(L, -2, name);
+}
+
 /* Arms the hook with a fresh budget. */
 static void sb_arm(sim_lua_sandbox *sb) {
   sb->insn_used = 0;
   sb->insn_exceeded = 0;
+  sb->cpu_exceeded = 0;
+  sb->cpu_deadline = sb_cpu_ms() + (double)sb->cpu_max_ms;
   sb->mem_denied = 0;
   sb->line = 0;
   lua_sethook(sb->L, sb_hook, LUA_MASKCOUNT, SB_HOOK_STEP);
@@ -253,7 +332,9 @@ static void sb_error(sim_lua_sandbox *sb, int status, int idx,
   lua_State *L = sb->L;
   const char *msg = lua_type(L, idx) == LUA_TSTRING ? lua_tostring(L, idx)
                                                      : "(no error message)";
-  if (sb->insn_exceeded)
+  if (sb->cpu_exceeded)
+    sb_limit_message(sb, "CPU time limit exceeded", err);
+  else if (sb->insn_exceeded)
     sb_limit_message(sb, "instruction limit exceeded", err);
   else if (status == LUA_ERRMEM ||
            (sb->mem_denied && (status == LUA_ERRERR ||
@@ -405,6 +486,29 @@ static int sb_setup(lua_State *L) {
   }
   lua_pop(L, 1);
 
+  static const char *const utf8_funcs[] = {"len", "codepoint", "offset", NULL};
+  lua_getglobal(L, LUA_UTF8LIBNAME);
+  for (int i = 0; utf8_funcs[i] != NULL; i++) sb_wrap(L, utf8_funcs[i], SB_COST_STR1);
+  lua_pop(L, 1);
+  lua_getglobal(L, LUA_TABLIBNAME);
+  sb_wrap(L, "insert", SB_COST_LEN1);
+  sb_wrap(L, "remove", SB_COST_LEN1);
+  sb_wrap(L, "move", SB_COST_MOVE);
+  sb_wrap(L, "sort", SB_COST_SORT);
+  lua_pop(L, 1);
+  lua_pushglobaltable(L);
+  sb_wrap(L, "tonumber", SB_COST_STR1);
+  lua_pop(L, 1);
+  /* "123" + 1 converts in the string metatable's arithmetic metamethods. */
+  static const char *const arith[] = {"__add", "__sub", "__mul", "__div", "__mod",
+                                      "__pow", "__unm", "__idiv", NULL};
+  lua_pushliteral(L, "");
+  if (lua_getmetatable(L, -1)) {
+    for (int i = 0; arith[i] != NULL; i++) sb_wrap(L, arith[i], SB_COST_STRS);
+    lua_pop(L, 1);
+  }
+  lua_pop(L, 1);
+
   luaL_newlib(L, sb_os_funcs);
   lua_setglobal(L, "os");
 
@@ -425,6 +529,7 @@ int sim__lua_open(sim_lua_sandbox *sb, const char *path, uint64_t seed,
   sb->mem_used = 0;
   if (sb->mem_max == 0) sb->mem_max = FUSEBOX_LUA_MEM_MAX;
   if (sb->insn_max == 0) sb->insn_max = FUSEBOX_LUA_INSN_MAX;
+  if (sb->cpu_max_ms == 0) sb->cpu_max_ms = FUSEBOX_LUA_CPU_MAX_MS;
   sb->L = lua_newstate(sb_alloc, sb);
   if (sb->L == NULL) {
     snprintf(err, SIM_ERRLEN, "%s: out of memory", path);

@@ -18,6 +18,14 @@
 
 #include "sim/lua_int.h"
 
+/* Registry names of the shared-body cache and its entries' metatable. */
+#define BLOB_CACHE "fusebox.blobcache"
+#define BLOB_MT "fusebox.blob"
+/* Distinct large strings the cache keeps before it starts over. */
+#define BLOB_CACHE_MAX 8
+
+static int blobref_gc(lua_State *L);
+
 #define MAX_NEST 8            /* steps wrapped in steps */
 #define MAX_CHUNKS 100000     /* stream chunks */
 #define MAX_HEADERS 64        /* extra headers of one step */
@@ -181,22 +189,28 @@ static int opt_integer(args *a, const char *key, const char *dkey,
   return 1;
 }
 
-/* Copies an optional number field no smaller than min. */
-static int opt_number(args *a, const char *key, const char *dkey, double min,
-                      const char *want) {
+/* Copies an optional number field within [min, max]. */
+static int opt_number_in(args *a, const char *key, const char *dkey, double min,
+                         double max, const char *want) {
   if (arg_get(a, key) == LUA_TNIL) {
     lua_pop(a->L, 1);
     return 0;
   }
   if (lua_type(a->L, -1) != LUA_TNUMBER) arg_bad(a, key, want);
   double v = lua_tonumber(a->L, -1);
-  if (!isfinite(v) || v < min)
+  if (!isfinite(v) || v < min || v > max)
     luaL_error(a->L, "%s: field '%s' must be %s, got %f", a->step, key, want,
                (lua_Number)v);
   lua_pop(a->L, 1);
   lua_pushnumber(a->L, v);
   lua_setfield(a->L, a->d, dkey);
   return 1;
+}
+
+/* Copies an optional finite number field no smaller than min. */
+static int opt_number(args *a, const char *key, const char *dkey, double min,
+                      const char *want) {
+  return opt_number_in(a, key, dkey, min, HUGE_VAL, want);
 }
 
 /* Copies an optional boolean field as 0/1. */
@@ -488,7 +502,10 @@ static int l_stream(lua_State *L) {
       luaL_error(L, "stream: 'stall' needs 'stall_after' (the chunk count "
                     "after which the stream stalls)");
     double s = lua_tonumber(L, -1);
-    lua_pushnumber(L, s < 0 || isnan(s) ? -1 : s);
+    if (isnan(s))
+      luaL_error(L, "stream: field 'stall' must be a number of seconds "
+                    "(negative: forever), got nan");
+    lua_pushnumber(L, s < 0 ? -1 : s);
     lua_setfield(L, a.d, "stall");
   }
   lua_pop(L, 1);
@@ -521,7 +538,8 @@ static const char *const fail_keys[] = {
 static int l_fail(lua_State *L) {
   args a;
   args_begin(&a, L, "fail", fail_keys, 0);
-  if (!opt_integer(&a, "status", "status", 100, 599, NULL))
+  /* 1xx is an interim answer: a client would wait on for the real one. */
+  if (!opt_integer(&a, "status", "status", 200, 599, NULL))
     luaL_error(L, "fail: field 'status' is required, as in fail{status = 503}");
   opt_string(&a, "code", "code");
   opt_string(&a, "type", "type");
@@ -542,8 +560,10 @@ static int l_fail(lua_State *L) {
   }
   opt_number(&a, "retry_after_ms", "retry_after_ms", 0,
              "a number of milliseconds >= 0");
-  if (opt_number(&a, "retry_after_date", "retry_after_date", -1e9,
-                 "a number of seconds ahead") &&
+  /* An HTTP-date has a four-digit year: the range keeps it one. */
+  if (opt_number_in(&a, "retry_after_date", "retry_after_date",
+                    -SIM_RETRY_DATE_MAX, SIM_RETRY_DATE_MAX,
+                    "a number of seconds ahead, between -1e9 and 1e9") &&
       ra != LUA_TNIL)
     luaL_error(L, "fail: give retry_after or retry_after_date, not both "
                   "(both are the Retry-After header)");
@@ -763,6 +783,11 @@ void sim__lua_open_steps(lua_State *L) {
   lua_setfield(L, -2, "__gc");
   lua_pop(L, 1);
 
+  luaL_newmetatable(L, BLOB_MT);
+  lua_pushcfunction(L, blobref_gc);
+  lua_setfield(L, -2, "__gc");
+  lua_pop(L, 1);
+
   for (const luaL_Reg *r = step_ctors; r->name != NULL; r++) {
     lua_pushcfunction(L, r->func);
     lua_setglobal(L, r->name);
@@ -780,6 +805,80 @@ static char *dup_lua(lua_State *L, int idx) {
   if (p == NULL) oom(L);
   memcpy(p, s, len + 1);
   return p;
+}
+
+/* __gc of a cache entry: drops the entry's reference to its blob. */
+static int blobref_gc(lua_State *L) {
+  sim_blob **box = lua_touserdata(L, 1);
+  if (box != NULL && *box != NULL) {
+    sim__blob_unref(*box);
+    *box = NULL;
+  }
+  return 0;
+}
+
+/*
+ * The shared blob of the large string at idx, made on first use: a cache in
+ * the registry maps the Lua string (kept alive by the cache) to a userdata
+ * holding one reference, so every step built from the same string, at load
+ * or per request, shares one copy. Returns a reference the caller owns.
+ */
+static sim_blob *string_blob(lua_State *L, int idx) {
+  idx = lua_absindex(L, idx);
+  if (lua_getfield(L, LUA_REGISTRYINDEX, BLOB_CACHE) != LUA_TTABLE) {
+    lua_pop(L, 1);
+    lua_createtable(L, 0, BLOB_CACHE_MAX);
+    lua_pushvalue(L, -1);
+    lua_setfield(L, LUA_REGISTRYINDEX, BLOB_CACHE);
+  }
+  int cache = lua_gettop(L);
+  lua_pushvalue(L, idx);
+  if (lua_rawget(L, cache) == LUA_TUSERDATA) {
+    sim_blob *b = *(sim_blob **)lua_touserdata(L, -1);
+    lua_pop(L, 2);
+    return sim__blob_ref(b);
+  }
+  lua_pop(L, 1);
+  int n = 0;
+  lua_pushnil(L);
+  while (lua_next(L, cache) != 0) {
+    n++;
+    lua_pop(L, 1);
+  }
+  if (n >= BLOB_CACHE_MAX) { /* start over; the old entries are collected */
+    lua_createtable(L, 0, BLOB_CACHE_MAX);
+    lua_pushvalue(L, -1);
+    lua_setfield(L, LUA_REGISTRYINDEX, BLOB_CACHE);
+    lua_replace(L, cache);
+  }
+  sim_blob **box = lua_newuserdatauv(L, sizeof *box, 0);
+  *box = NULL;
+  luaL_setmetatable(L, BLOB_MT);
+  size_t len;
+  const char *p = lua_tolstring(L, idx, &len);
+  *box = sim__blob_new(p, len);
+  if (*box == NULL) oom(L);
+  lua_pushvalue(L, idx);
+  lua_pushvalue(L, -2);
+  lua_rawset(L, cache);
+  sim_blob *b = sim__blob_ref(*box);
+  lua_pop(L, 2);
+  return b;
+}
+
+/* A text field (content, body): shared as a blob when large, else copied;
+   both stay NULL when absent. */
+static void field_text(lua_State *L, int d, const char *key, char **text,
+                       sim_blob **blob) {
+  if (lua_getfield(L, d, key) == LUA_TSTRING) {
+    if (lua_rawlen(L, -1) >= SIM_BLOB_MIN) {
+      *blob = string_blob(L, -1);
+      *text = (char *)sim__blob_data(*blob);
+    } else {
+      *text = dup_lua(L, -1);
+    }
+  }
+  lua_pop(L, 1);
 }
 
 /* A string field of the field table at d, copied, or NULL. */
@@ -822,7 +921,7 @@ static void convert(lua_State *L, int idx, sim_step **slot) {
   if (s == NULL) oom(L);
   *slot = s;
 
-  s->content = field_str(L, d, "content");
+  field_text(L, d, "content", &s->content, &s->content_blob);
   s->model = field_str(L, d, "model");
   field_int(L, d, "usage_in", &s->usage_in);
   field_int(L, d, "usage_out", &s->usage_out);
@@ -879,7 +978,7 @@ static void convert(lua_State *L, int idx, sim_step **slot) {
   if (field_int(L, d, "at", &at_i)) at = at_i;
   s->at = at;
   field_int(L, d, "early_close", &s->early_close);
-  s->body = field_str(L, d, "body");
+  field_text(L, d, "body", &s->body, &s->body_blob);
   field_int(L, d, "apply", &s->apply);
   if (lua_getfield(L, d, "next") == LUA_TUSERDATA) convert(L, -1, &s->next);
   lua_pop(L, 2);

@@ -116,11 +116,145 @@ static enum MHD_Result queue_body(sim_conn *c, int status, const char *ctype,
   add_header(r, c, "content-type", ctype, 0);
   add_step_headers(r, c, s);
   c->status = status;
-  c->bytes = (long)len;
+  /* A 204 or 304 carries no body (RFC 9110 6.4.1): libmicrohttpd sends
+     none, so none is traced. */
+  c->bytes = status == 204 || status == 304 ? 0 : (long)len;
   c->phase = 2;
   enum MHD_Result ret = MHD_queue_response(c->mc, (unsigned)status, r);
   MHD_destroy_response(r);
   return ret;
+}
+
+/* ------------------------------------------------------ shared bodies */
+
+/*
+ * A body of three pieces: a small head and tail of this connection's own
+ * and, between them, the step's shared blob (raw, or JSON-escaped), so a
+ * large answer is never copied per connection.
+ */
+typedef struct shared_body {
+  char *head, *tail;       /* owned */
+  sim_blob *blob;          /* one reference */
+  const char *mid;         /* borrowed from blob */
+  size_t head_len, mid_len, tail_len;
+} shared_body;
+
+static void shared_body_free(void *cls) {
+  shared_body *b = cls;
+  if (b == NULL) return;
+  free(b->head);
+  free(b->tail);
+  sim__blob_unref(b->blob);
+  free(b);
+}
+
+static ssize_t shared_body_read(void *cls, uint64_t pos, char *buf, size_t max) {
+  shared_body *b = cls;
+  size_t n = 0;
+  const char *part[3] = {b->head, b->mid, b->tail};
+  size_t len[3] = {b->head_len, b->mid_len, b->tail_len};
+  uint64_t off = pos;
+  for (int i = 0; i < 3 && n < max; i++) {
+    if (off >= len[i]) {
+      off -= len[i];
+      continue;
+    }
+    size_t k = len[i] - (size_t)off;
+    if (k > max - n) k = max - n;
+    memcpy(buf + n, part[i] + off, k);
+    n += k;
+    off = 0;
+  }
+  return n > 0 ? (ssize_t)n : MHD_CONTENT_READER_END_OF_STREAM;
+}
+
+/* Queues a shared body (taking it over) with the step's headers. */
+static enum MHD_Result queue_shared(sim_conn *c, int status, const char *ctype,
+                                    shared_body *b, const sim_step *s) {
+  size_t total = b->head_len + b->mid_len + b->tail_len;
+  struct MHD_Response *r = MHD_create_response_from_callback(total, 64 * 1024, shared_body_read,
+                                                             b, shared_body_free);
+  if (r == NULL) {
+    shared_body_free(b);
+    return MHD_NO;
+  }
+  add_header(r, c, "content-type", ctype, 0);
+  add_step_headers(r, c, s);
+  c->status = status;
+  c->bytes = status == 204 || status == 304 ? 0 : (long)total;
+  c->phase = 2;
+  enum MHD_Result ret = MHD_queue_response(c->mc, (unsigned)status, r);
+  MHD_destroy_response(r);
+  return ret;
+}
+
+/* Marks where the shared text goes in a body rendered around it. */
+#define SHARED_MARK "\x01" "fusebox-shared-text" "\x01"
+#define SHARED_MARK_JSON "\\u0001fusebox-shared-text\\u0001"
+
+/*
+ * A chat answer whose large content is a blob: the dialect renders the body
+ * around a marker, and the blob's JSON-escaped text is served in its place.
+ * Returns NULL (the caller renders a private copy) when anything is amiss.
+ */
+static shared_body *shared_chat(sim_conn *c, const sim_step *s, sim_dialect d) {
+  size_t jlen;
+  const char *json = sim__blob_json(s->content_blob, &jlen);
+  if (json == NULL) return NULL;
+  char *whole = sim__chat_body(d, c->rid, s->model ? s->model : c->model, SHARED_MARK,
+                               c->tokens_in, c->tokens_out);
+  char *at = whole ? strstr(whole, SHARED_MARK_JSON) : NULL;
+  shared_body *b = at ? calloc(1, sizeof *b) : NULL;
+  if (b == NULL) {
+    free(whole);
+    return NULL;
+  }
+  const char *rest = at + strlen(SHARED_MARK_JSON);
+  b->tail_len = strlen(rest);
+  b->tail = malloc(b->tail_len + 1);
+  if (b->tail == NULL) {
+    free(whole);
+    free(b);
+    return NULL;
+  }
+  memcpy(b->tail, rest, b->tail_len + 1);
+  *at = '\0';
+  b->head = whole;
+  b->head_len = strlen(whole);
+  b->blob = sim__blob_ref(s->content_blob);
+  b->mid = json;
+  b->mid_len = jlen;
+  return b;
+}
+
+/* A garbage answer whose large body is a blob, served as is. */
+static shared_body *shared_raw(sim_blob *blob) {
+  shared_body *b = calloc(1, sizeof *b);
+  if (b == NULL) return NULL;
+  b->blob = sim__blob_ref(blob);
+  b->mid = sim__blob_data(blob);
+  b->mid_len = sim__blob_len(blob);
+  return b;
+}
+
+/* Plays a chat or garbage step whose body is shared; MHD_YES/MHD_NO as the
+   access handler returns, or -1 when the step has no shared body. */
+static int play_shared(sim_conn *c, const sim_step *s) {
+  shared_body *b = NULL;
+  if (s->kind == SIM_STEP_GARBAGE && s->body_blob != NULL) {
+    b = shared_raw(s->body_blob);
+    if (b == NULL) return -1;
+    return queue_shared(c, s->status ? s->status : 200, "application/json", b, s);
+  }
+  if (s->kind != SIM_STEP_CHAT || s->content_blob == NULL) return -1;
+  sim_dialect d = c->dialect == SIM_DIALECT_ANTHROPIC ? SIM_DIALECT_ANTHROPIC : SIM_DIALECT_OPENAI;
+  c->tokens_in = s->usage_in >= 0 ? s->usage_in : c->tokens_in_est;
+  c->tokens_out = s->usage_out >= 0 ? s->usage_out
+                                    : (int)((sim__blob_len(s->content_blob) + 3) / 4);
+  b = shared_chat(c, s, d);
+  if (b == NULL) return -1;
+  sim__conn_add_text(c, s->content); /* bounded by SIM_MAX_TEXT */
+  return queue_shared(c, 200, "application/json", b, s);
 }
 
 /* ---------------------------------------------------------- bodies */
@@ -517,6 +651,8 @@ enum MHD_Result sim__play(sim_conn *c) {
       /* fall through */
     case SIM_STEP_FAIL:
     case SIM_STEP_GARBAGE: {
+      int shared = play_shared(c, s);
+      if (shared >= 0) return (enum MHD_Result)shared;
       int status;
       const char *ctype;
       char *body = step_body(c, s, &status, &ctype);

@@ -324,6 +324,27 @@ static void on_completed(void *cls, struct MHD_Connection *mc, void **con_cls,
   *con_cls = NULL;
 }
 
+/* Percent-decodes a path or query in place, except %00: a decoded NUL would
+   cut the text short (an effect key "a%00b" looked up as "a"), so it stays
+   the three characters it was. Returns the new length. */
+static size_t unescape(void *cls, struct MHD_Connection *mc, char *s) {
+  (void)cls;
+  (void)mc;
+  char *w = s;
+  for (const char *r = s; *r != '\0';) {
+    if (r[0] == '%' && isxdigit((unsigned char)r[1]) && isxdigit((unsigned char)r[2]) &&
+        !(r[1] == '0' && r[2] == '0')) {
+      char hex[3] = {r[1], r[2], '\0'};
+      *w++ = (char)strtol(hex, NULL, 16);
+      r += 3;
+    } else {
+      *w++ = *r++;
+    }
+  }
+  *w = '\0';
+  return (size_t)(w - s);
+}
+
 static void on_mhd_log(void *cls, const char *fmt, va_list ap) {
   (void)cls;
   (void)fmt;
@@ -394,6 +415,7 @@ static int start_daemon(sim_server *srv, const sim_server_opts *o, char err[SIM_
       MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)(32 * 1024),
       MHD_OPTION_LISTEN_BACKLOG_SIZE, (unsigned)4096,
       MHD_OPTION_EXTERNAL_LOGGER, on_mhd_log, NULL,
+      MHD_OPTION_UNESCAPE_CALLBACK, unescape, NULL,
       MHD_OPTION_END);
   if (srv->daemon == NULL) {
     snprintf(err, SIM_ERRLEN, "cannot listen on %s:%d (port in use, or no permission)",
@@ -425,6 +447,7 @@ int sim_server_start(const sim_server_opts *o, sim_server **out, char err[SIM_ER
   rc = sim__scenario_load(o->scenario_path, o->seed, &srv->sc, err);
   if (rc != SIM_OK) goto fail;
   rc = sim__trace_open(o->trace_path, o->trace_stream, &srv->trace, err);
+  if (rc == SIM_OK) sim__trace_on_error(srv->trace, o->on_trace_error, o->on_trace_error_arg);
   if (rc != SIM_OK) goto fail;
   srv->keys = sim__keymap_new();
   srv->ledger = sim__ledger_new(sim__scenario_idempotency_honoured(srv->sc));
@@ -483,8 +506,11 @@ int sim_server_note(sim_server *srv, const char *json) {
 }
 
 /* Stops serving with the trace complete; see sim.h. */
-void sim_server_free(sim_server *srv) {
-  if (srv == NULL) return;
+void sim_server_free(sim_server *srv) { (void)sim_server_stop(srv, NULL); }
+
+/* Stops and releases the server; see sim.h. */
+int sim_server_stop(sim_server *srv, char err[SIM_ERRLEN]) {
+  if (srv == NULL) return SIM_OK;
   /* Wake every hung, delayed or stalled connection, then stop the daemon,
      which ends them and writes their `end` lines. */
   if (srv->waiter) sim__waiter_shutdown(srv->waiter);
@@ -497,11 +523,12 @@ void sim_server_free(sim_server *srv) {
     }
   }
   sim__waiter_free(srv->waiter);
-  sim__trace_close(srv->trace);
+  int rc = sim__trace_finish(srv->trace, err);
   sim__keymap_free(srv->keys);
   sim__ledger_free(srv->ledger);
   sim__ratelimit_free(srv->rl);
   sim__scenario_free(srv->sc);
   pthread_mutex_destroy(&srv->lock);
   free(srv);
+  return rc;
 }

@@ -98,6 +98,11 @@ typedef struct sim_server_opts {
   double time_scale;         /* 0 = 1.0; 0.1 makes every delay 10x shorter */
   uint64_t seed;             /* math.random seed for the scenario */
   int max_connections;       /* 0 = 20000 */
+  /* Told once, at the first failed trace write (a full disk), with
+     "path: cannot write trace: reason"; runs on a server thread. NULL =
+     nobody is told until sim_server_stop. */
+  void (*on_trace_error)(void *arg, const char *msg);
+  void *on_trace_error_arg;
 } sim_server_opts;
 
 /*
@@ -128,6 +133,12 @@ int sim_server_note(sim_server *srv, const char *json);
  * lines, closes the trace and releases everything. NULL is a no-op.
  */
 void sim_server_free(sim_server *srv);
+/*
+ * sim_server_free, and says whether the trace is whole: returns SIM_OK, or
+ * SIM_EIO with "path: cannot write trace: reason" in err when any trace
+ * write failed (the trace then ends at the failure). NULL is SIM_OK.
+ */
+int sim_server_stop(sim_server *srv, char err[SIM_ERRLEN]);
 
 /* --------------------------------------------------------------- import */
 /* `fusebox import` and `fusebox record`: an incident log, a HAR file or a

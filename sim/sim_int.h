@@ -28,6 +28,19 @@ typedef enum sim_step_kind {
   SIM_STEP_EFFECT    /* a side effect at the effect endpoint */
 } sim_step_kind;
 
+/* blob.c: one immutable, reference-counted copy of a large step body,
+   shared by the steps and connections that play it. Thread-safe. */
+typedef struct sim_blob sim_blob;
+/* Step bodies at least this long are shared as blobs; shorter ones are
+   copied per step. */
+#define SIM_BLOB_MIN ((size_t)64 << 10)
+sim_blob *sim__blob_new(const char *p, size_t len);
+sim_blob *sim__blob_ref(sim_blob *b);
+void sim__blob_unref(sim_blob *b);
+const char *sim__blob_data(const sim_blob *b);
+size_t sim__blob_len(const sim_blob *b);
+const char *sim__blob_json(sim_blob *b, size_t *len);
+
 typedef struct sim_header {
   char *name;
   char *value;
@@ -42,7 +55,9 @@ typedef struct sim_step {
   sim_step_kind kind;
 
   /* chat, stream */
-  char *content;      /* answer text; NULL = a default sentence */
+  char *content;      /* answer text; NULL = a default sentence; points
+                         into content_blob when that is set */
+  sim_blob *content_blob; /* the shared copy of a large content; owned ref */
   char *model;        /* NULL = echo the request's model */
   int usage_in;       /* prompt tokens billed; -1 = estimate from request */
   int usage_out;      /* completion tokens billed; -1 = estimate from text */
@@ -85,7 +100,9 @@ typedef struct sim_step {
   int early_close;           /* 1: Content-Length promises the full body */
 
   /* garbage */
-  char *body;                /* NULL = a default HTML page */
+  char *body;                /* NULL = a default HTML page; points into
+                                body_blob when that is set */
+  sim_blob *body_blob;       /* the shared copy of a large body; owned ref */
 
   /* effect */
   int apply;                 /* 1: the effect is applied (committed) */
@@ -209,9 +226,20 @@ typedef struct sim_trace sim_trace;
    trace). Returns 0 or SIM_EIO with the reason in err. Caller owns *out. */
 int sim__trace_open(const char *path, FILE *stream, sim_trace **out,
                     char err[SIM_ERRLEN]);
-/* Writes ev as one line and frees it. Thread-safe; NULL trace = free only. */
+/* Called once, at the first failed write, with "path: cannot write trace:
+   reason"; runs on the writing thread with the trace locked. */
+typedef void (*sim_trace_error_fn)(void *arg, const char *msg);
+void sim__trace_on_error(sim_trace *tr, sim_trace_error_fn fn, void *arg);
+/* SIM_EIO with the reason in err when a write failed so far, else 0. */
+int sim__trace_status(sim_trace *tr, char err[SIM_ERRLEN]);
+/* Writes ev as one line and frees it. Thread-safe; NULL trace = free only.
+   After a failed write nothing more is written. */
 void sim__trace_emit(sim_trace *tr, cJSON *ev);
-/* Flushes and closes (the file, not a borrowed stream). NULL is a no-op. */
+/* Flushes and closes (the file, not a borrowed stream); returns SIM_EIO
+   with the reason in err (may be NULL) when any write failed, the last
+   flush included. NULL is a no-op. */
+int sim__trace_finish(sim_trace *tr, char err[SIM_ERRLEN]);
+/* sim__trace_finish, ignoring the result. */
 void sim__trace_close(sim_trace *tr);
 /* 1 when events are written anywhere (callers skip building them if not). */
 int sim__trace_on(const sim_trace *tr);
@@ -242,7 +270,11 @@ int sim__sse_build(sim_dialect d, const sim_step *s, const char *id,
 void sim__sse_clear(sim_sse *sse);
 /* Splits text into word-sized pieces for streaming. *out owned by caller. */
 int sim__split_words(const char *text, char ***out, int *n);
-/* Formats now + seconds (rounded up) as an IMF-fixdate HTTP-date. */
+/* The farthest a Retry-After date may lie from now, either way, in seconds
+   (scenarios are checked against it at load; the formatter clamps to it). */
+#define SIM_RETRY_DATE_MAX 1e9
+/* Formats now + seconds (rounded up) as an IMF-fixdate HTTP-date; seconds
+   beyond +-SIM_RETRY_DATE_MAX (or NaN) are clamped, never formatted. */
 void sim__http_date(double seconds_ahead, char out[40]);
 /* Formats seconds as delta-seconds ("2", "1.5"). */
 void sim__format_seconds(double seconds, char out[32]);

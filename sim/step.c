@@ -39,7 +39,8 @@ sim_step *sim__step_new(sim_step_kind kind) {
 void sim__step_free(sim_step *s) {
   while (s != NULL) {
     sim_step *next = s->next;
-    free(s->content);
+    if (s->content_blob != NULL) sim__blob_unref(s->content_blob);
+    else free(s->content);
     free(s->model);
     for (int i = 0; i < s->nchunks; i++) free(s->chunks[i]);
     free(s->chunks);
@@ -52,7 +53,8 @@ void sim__step_free(sim_step *s) {
       free(s->headers[i].value);
     }
     free(s->headers);
-    free(s->body);
+    if (s->body_blob != NULL) sim__blob_unref(s->body_blob);
+    else free(s->body);
     free(s);
     s = next; /* wrapped steps form a chain: free it without recursion */
   }

@@ -14,7 +14,11 @@
 struct sim_trace {
   FILE *f;
   int owned;            /* 1: we opened f and close it */
-  int failed;           /* a write failed; later lines are still attempted */
+  int failed;           /* a write failed: no later line is written */
+  int err_no;           /* errno of the first failed write */
+  char name[256];       /* the path, or "the trace stream", for messages */
+  sim_trace_error_fn on_error; /* told once, at the first failed write */
+  void *on_error_arg;
   pthread_mutex_t lock;
 };
 
@@ -41,12 +45,51 @@ int sim__trace_open(const char *path, FILE *stream, sim_trace **out,
       return SIM_EIO;
     }
     tr->owned = 1;
+    snprintf(tr->name, sizeof tr->name, "%s", path);
   } else {
     tr->f = stream;
+    snprintf(tr->name, sizeof tr->name, "the trace stream");
   }
   pthread_mutex_init(&tr->lock, NULL);
   *out = tr;
   return SIM_OK;
+}
+
+/* Tells fn(arg, message) once, at the first failed write. */
+void sim__trace_on_error(sim_trace *tr, sim_trace_error_fn fn, void *arg) {
+  if (tr == NULL) return;
+  tr->on_error = fn;
+  tr->on_error_arg = arg;
+}
+
+/* The message of a failed trace. */
+static void fail_message(const sim_trace *tr, char err[SIM_ERRLEN]) {
+  int n = snprintf(err, SIM_ERRLEN, "%.150s: cannot write trace: ", tr->name);
+  snprintf(err + n, SIM_ERRLEN - (size_t)n, "%.48s%s", strerror(tr->err_no),
+           tr->err_no == ENOSPC ? " (the disk is full)" : "");
+}
+
+/* Marks the trace failed with errno e (under the lock) and tells the
+   caller's callback the first time. */
+static void mark_failed(sim_trace *tr, int e) {
+  if (tr->failed) return;
+  tr->failed = 1;
+  tr->err_no = e ? e : EIO;
+  if (tr->on_error) {
+    char msg[SIM_ERRLEN];
+    fail_message(tr, msg);
+    tr->on_error(tr->on_error_arg, msg);
+  }
+}
+
+/* SIM_EIO with the reason in err when a write failed so far, else 0. */
+int sim__trace_status(sim_trace *tr, char err[SIM_ERRLEN]) {
+  if (tr == NULL) return SIM_OK;
+  pthread_mutex_lock(&tr->lock);
+  int failed = tr->failed;
+  if (failed) fail_message(tr, err);
+  pthread_mutex_unlock(&tr->lock);
+  return failed ? SIM_EIO : SIM_OK;
 }
 
 /* 1 when events are written anywhere. */
@@ -65,7 +108,11 @@ cJSON *sim__trace_event(const char *kind, double t_ms) {
 /* Length of the valid UTF-8 sequence at s (0 if invalid), at most n bytes. */
 static size_t utf8_len(const unsigned char *s, size_t n) {
   if (s[0] < 0x80) return 1;
-  size_t len = s[0] >= 0xF0 && s[0] <= 0xF4 ? 4 : s[0] >= 0xE0 ? 3 : s[0] >= 0xC2 && s[0] < 0xE0 ? 2 : 0;
+  /* C0, C1 (overlong) and F5-FF never start a sequence. */
+  size_t len = s[0] >= 0xF0 && s[0] <= 0xF4   ? 4
+               : s[0] >= 0xE0 && s[0] < 0xF0  ? 3
+               : s[0] >= 0xC2 && s[0] < 0xE0  ? 2
+                                              : 0;
   if (len == 0 || len > n) return 0;
   for (size_t i = 1; i < len; i++)
     if ((s[i] & 0xC0) != 0x80) return 0;
@@ -140,20 +187,32 @@ void sim__trace_emit(sim_trace *tr, cJSON *ev) {
   cJSON_Delete(ev);
   if (line == NULL) return;
   pthread_mutex_lock(&tr->lock);
-  /* cJSON escapes control characters, so a line never contains '\n'. */
-  if (fputs(line, tr->f) < 0 || fputc('\n', tr->f) == EOF || fflush(tr->f) != 0)
-    tr->failed = 1;
+  /* cJSON escapes control characters, so a line never contains '\n'. After
+     a failed write nothing more is written: the file ends at the failure. */
+  errno = 0;
+  if (!tr->failed &&
+      (fputs(line, tr->f) < 0 || fputc('\n', tr->f) == EOF || fflush(tr->f) != 0))
+    mark_failed(tr, errno);
   pthread_mutex_unlock(&tr->lock);
   free(line);
 }
 
-/* Flushes and closes the trace; a borrowed stream is flushed, not closed. */
-void sim__trace_close(sim_trace *tr) {
-  if (tr == NULL) return;
+/* Flushes and closes the trace (a borrowed stream is flushed, not
+   closed); returns SIM_EIO with the reason in err when any write failed,
+   the last flush included. */
+int sim__trace_finish(sim_trace *tr, char err[SIM_ERRLEN]) {
+  if (tr == NULL) return SIM_OK;
   if (tr->f != NULL) {
-    if (tr->owned) fclose(tr->f);
-    else fflush(tr->f);
+    errno = 0;
+    int bad = tr->owned ? fclose(tr->f) != 0 : fflush(tr->f) != 0;
+    if (bad) mark_failed(tr, errno);
   }
+  int rc = tr->failed ? SIM_EIO : SIM_OK;
+  if (rc != SIM_OK && err != NULL) fail_message(tr, err);
   pthread_mutex_destroy(&tr->lock);
   free(tr);
+  return rc;
 }
+
+/* Flushes and closes the trace, ignoring failures. NULL is a no-op. */
+void sim__trace_close(sim_trace *tr) { (void)sim__trace_finish(tr, NULL); }

@@ -63,13 +63,20 @@ static void still_serving(e2e_server *s) {
   e2e_resp_clear(&r);
 }
 
+/* Strict UTF-8 (RFC 3629): no overlong forms, surrogates, values past
+   U+10FFFF, or the bytes C0, C1, F5-FF; what Python's json accepts. */
 static int valid_utf8(const unsigned char *p, size_t n) {
   for (size_t i = 0; i < n;) {
     unsigned char c = p[i];
     size_t l = c < 0x80 ? 1 : (c >> 5) == 6 ? 2 : (c >> 4) == 14 ? 3 : (c >> 3) == 30 ? 4 : 0;
     if (l == 0 || i + l > n) return 0;
-    for (size_t k = 1; k < l; k++)
+    unsigned long cp = l == 1 ? c : l == 2 ? (c & 0x1Fu) : l == 3 ? (c & 0x0Fu) : (c & 0x07u);
+    for (size_t k = 1; k < l; k++) {
       if ((p[i + k] & 0xC0) != 0x80) return 0;
+      cp = (cp << 6) | (p[i + k] & 0x3Fu);
+    }
+    static const unsigned long min[] = {0, 0, 0x80, 0x800, 0x10000};
+    if (cp < min[l] || cp > 0x10FFFF || (cp >= 0xD800 && cp <= 0xDFFF)) return 0;
     i += l;
   }
   return 1;
@@ -106,6 +113,65 @@ static void test_invalid_utf8(void) {
                      "Content-Length: 14\r\n\r\n{\"m\":\"\xff\xfe\xfd\xfc\"}  ";
   CU_ASSERT_EQUAL(raw(s->port, req, sizeof req - 1), 200);
   still_serving(s);
+  e2e_stop(s);
+  trace_valid(s);
+  e2e_free(s);
+}
+
+/* issue 11: F5-FF, overlong and surrogate forms in a header reach the trace
+   as U+FFFD, not as bytes Python's json refuses. */
+static void test_invalid_utf8_forms(void) {
+  e2e_server *s = start();
+  static const char *const forms[] = {"\xff\xbf\xbf", "\xf5\x80\x80\x80", "\xc0\xaf",
+                                      "\xe0\x80\xaf", "\xed\xa0\x80", "\xf4\x90\x80\x80"};
+  for (size_t i = 0; i < sizeof forms / sizeof forms[0]; i++) {
+    char req[256];
+    int n = snprintf(req, sizeof req, "POST " CHAT " HTTP/1.1\r\nHost: x\r\nX-Name: a%sb\r\n"
+                     "Content-Length: 2\r\n\r\n{}", forms[i]);
+    CU_ASSERT_EQUAL(raw(s->port, req, (size_t)n), 200);
+  }
+  still_serving(s);
+  e2e_stop(s);
+  trace_valid(s);
+  e2e_free(s);
+}
+
+/* issue 11: a 204 or 304 carries no body, and the trace says so. */
+static void test_no_body_statuses(void) {
+  e2e_server *s = e2e_start("return scenario { name='t', provider = { fail{status=204}, "
+                            "fail{status=304}, fail{status=503} } }", 1);
+  e2e_resp r;
+  for (int i = 0; i < 3; i++) {
+    e2e_chat(s, CHAT, 0, 3000, &r);
+    e2e_resp_clear(&r);
+  }
+  e2e_stop(s);
+  CU_ASSERT_EQUAL(e2e_num(e2e_end_of(s, 0), "status"), 204);
+  CU_ASSERT_EQUAL(e2e_num(e2e_end_of(s, 0), "bytes"), 0);
+  CU_ASSERT_EQUAL(e2e_num(e2e_end_of(s, 1), "status"), 304);
+  CU_ASSERT_EQUAL(e2e_num(e2e_end_of(s, 1), "bytes"), 0);
+  CU_ASSERT(e2e_num(e2e_end_of(s, 2), "bytes") > 0);
+  e2e_free(s);
+}
+
+/* issue 11: %00 in an effect key cut the key short, so "k%00x" found the
+   effect applied under "k". */
+static void test_effect_key_nul(void) {
+  e2e_server *s = e2e_start("return scenario { name='t', effects = { effect{} } }", 1);
+  const char *hv[] = {"Idempotency-Key: k", NULL};
+  e2e_resp r;
+  e2e_request(s, "POST", "/v1/effects/send_email", "{}", hv, 3000, &r);
+  CU_ASSERT_EQUAL(r.status, 200);
+  e2e_resp_clear(&r);
+  e2e_request(s, "GET", "/v1/effects/k", NULL, NULL, 3000, &r);
+  CU_ASSERT_EQUAL(r.status, 200);
+  e2e_resp_clear(&r);
+  e2e_request(s, "GET", "/v1/effects/k%00x", NULL, NULL, 3000, &r);
+  CU_ASSERT_EQUAL(r.status, 404);
+  e2e_resp_clear(&r);
+  e2e_request(s, "GET", "/v1/effects/k%00", NULL, NULL, 3000, &r);
+  CU_ASSERT_EQUAL(r.status, 404);
+  e2e_resp_clear(&r);
   e2e_stop(s);
   trace_valid(s);
   e2e_free(s);
@@ -291,6 +357,9 @@ int suite_bad_input(void) {
   CU_pSuite s = CU_add_suite("e2e_bad_input", NULL, NULL);
   if (s == NULL) return CU_get_error();
   CU_add_test(s, "invalid UTF-8 in headers and body", test_invalid_utf8);
+  CU_add_test(s, "F5-FF, overlong and surrogate forms", test_invalid_utf8_forms);
+  CU_add_test(s, "no body bytes traced for 204 and 304", test_no_body_statuses);
+  CU_add_test(s, "effect key with %00", test_effect_key_nul);
   CU_add_test(s, "JSON nested 100,000 deep", test_deep_json);
   CU_add_test(s, "header flood, huge header", test_header_flood_and_huge_header);
   CU_add_test(s, "slow-loris and unfinished bodies", test_slow_and_unfinished_clients);

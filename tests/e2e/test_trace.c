@@ -96,6 +96,61 @@ static void test_unwritable_trace(void) {
   unlink(path);
 }
 
+static int trace_errors;
+static char trace_error_msg[SIM_ERRLEN];
+
+static void count_trace_error(void *arg, const char *msg) {
+  (void)arg;
+  trace_errors++;
+  snprintf(trace_error_msg, sizeof trace_error_msg, "%s", msg);
+}
+
+/* issue 11: a trace write that fails (the disk fills mid-session) is an
+   error, told once, and sim_server_stop reports it; before, the writer
+   went on silently and the session ended "fine" with a trace cut mid-line. */
+static void test_full_disk_is_an_error(void) {
+  char path[] = "/tmp/fbx-ok-XXXXXX.lua";
+  int fd = mkstemps(path, 4);
+  const char *lua = "return scenario { name = 't', provider = { chat {} } }";
+  CU_ASSERT(write(fd, lua, strlen(lua)) > 0);
+  close(fd);
+  /* A "disk" of 1,000 bytes: the session line fits, a few attempts do not. */
+  static char disk[1000];
+  FILE *f = fmemopen(disk, sizeof disk, "w");
+  CU_ASSERT_PTR_NOT_NULL_FATAL(f);
+  trace_errors = 0;
+  sim_server_opts o = {.scenario_path = path, .trace_stream = f,
+                       .on_trace_error = count_trace_error};
+  e2e_server s = {0};
+  char err[SIM_ERRLEN] = "";
+  CU_ASSERT_EQUAL_FATAL(sim_server_start(&o, &s.srv, err), SIM_OK);
+  s.port = sim_server_port(s.srv);
+  for (int i = 0; i < 6; i++) {
+    e2e_resp r;
+    e2e_chat(&s, "/v1/chat/completions", 0, 3000, &r);
+    CU_ASSERT_EQUAL(r.status, 200); /* the library keeps answering */
+    e2e_resp_clear(&r);
+  }
+  CU_ASSERT_EQUAL(sim_server_stop(s.srv, err), SIM_EIO);
+  CU_ASSERT_EQUAL(trace_errors, 1);
+  CU_ASSERT(strstr(err, "cannot write trace") != NULL);
+  CU_ASSERT(strstr(trace_error_msg, "cannot write trace") != NULL);
+  fclose(f);
+
+  /* /dev/full fails the first line: an error too, with the disk named. */
+  sim_server_opts o2 = {.scenario_path = path, .trace_path = "/dev/full"};
+  sim_server *srv = NULL;
+  CU_ASSERT_EQUAL_FATAL(sim_server_start(&o2, &srv, err), SIM_OK);
+  CU_ASSERT_EQUAL(sim_server_stop(srv, err), SIM_EIO);
+  CU_ASSERT(strstr(err, "/dev/full: cannot write trace: No space left on device") != NULL);
+  /* A whole trace stops cleanly. */
+  sim_server_opts o3 = {.scenario_path = path};
+  CU_ASSERT_EQUAL_FATAL(sim_server_start(&o3, &srv, err), SIM_OK);
+  CU_ASSERT_EQUAL(sim_server_stop(srv, err), SIM_OK);
+  CU_ASSERT_EQUAL(sim_server_stop(NULL, err), SIM_OK);
+  unlink(path);
+}
+
 int suite_trace(void) {
   CU_pSuite s = CU_add_suite("e2e_trace", NULL, NULL);
   if (s == NULL) return CU_get_error();
@@ -103,5 +158,6 @@ int suite_trace(void) {
   CU_add_test(s, "scenario errors at run time", test_runtime_error_is_a_500);
   CU_add_test(s, "a bad scenario does not start", test_bad_scenario_does_not_start);
   CU_add_test(s, "an unwritable trace is an error at start", test_unwritable_trace);
+  CU_add_test(s, "a full disk is an error, told once", test_full_disk_is_an_error);
   return CU_get_error();
 }

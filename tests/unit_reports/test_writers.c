@@ -191,6 +191,49 @@ static void test_write_errors(void) {
   rpt_run_free(run);
 }
 
+/* issue 11: the page does not grow with attempts: a request retried
+   20,000 times draws its first and last 20 attempts and one band for the
+   rest (before, 20,000 bars with a title each: several megabytes). */
+static void test_html_many_attempts(void) {
+  size_t cap = 4u << 20, len = 0;
+  char *trace = malloc(cap);
+  CU_ASSERT_PTR_NOT_NULL_FATAL(trace);
+  len += (size_t)snprintf(trace + len, cap - len,
+                          "{\"ev\":\"session\",\"t\":0,\"scenario\":\"storm\",\"time_scale\":1,"
+                          "\"expect\":{\"attempts\":{\"max\":3}}}\n");
+  int n = 20000;
+  for (int i = 1; i <= n && len + 256 < cap; i++)
+    len += (size_t)snprintf(trace + len, cap - len,
+                            "{\"ev\":\"arrive\",\"t\":%d,\"id\":%d,\"key\":\"hash:ab12ab12ab12ab12\","
+                            "\"attempt\":%d,\"method\":\"POST\",\"path\":\"/v1/chat/completions\"}\n"
+                            "{\"ev\":\"end\",\"t\":%d,\"id\":%d,\"step\":\"fail\",\"status\":503,"
+                            "\"how\":\"complete\"}\n",
+                            2 * i, i, i, 2 * i + 1, i);
+  len += (size_t)snprintf(trace + len, cap - len, "{\"ev\":\"done\",\"t\":%d}\n", 2 * n + 2);
+  char *tpath = rt_tmpfile(trace, len);
+  free(trace);
+  CU_ASSERT_PTR_NOT_NULL_FATAL(tpath);
+  rpt_run *run = rpt_run_new();
+  char err[RPT_ERRLEN];
+  rpt_input in = {.file = "storm.lua", .client = "guard", .trace_path = tpath};
+  CU_ASSERT_EQUAL(rpt_run_add(run, &in, err), RPT_OK);
+  char *hpath = rt_tmppath(".html");
+  CU_ASSERT_EQUAL(rpt_run_write_html(run, hpath, err), RPT_OK);
+  size_t hlen = 0;
+  char *html = rt_slurp(hpath, &hlen);
+  CU_ASSERT_PTR_NOT_NULL_FATAL(html);
+  if (hlen >= 200000) fprintf(stderr, "\n  HTML of %zu bytes for %d attempts\n", hlen, n);
+  CU_ASSERT(hlen < 200000);
+  CU_ASSERT(rt_has(html, "attempts 21 to 19980 (19960) not drawn one by one"));
+  CU_ASSERT(rt_has(html, "attempt 20000"));
+  free(html);
+  unlink(hpath);
+  unlink(tpath);
+  free(hpath);
+  free(tpath);
+  rpt_run_free(run);
+}
+
 #define ADD(s, name, fn)                                        \
   if (CU_add_test(s, name, fn) == NULL) return CU_get_error()
 
@@ -221,5 +264,6 @@ int suite_writer_html(void) {
   CU_pSuite s = CU_add_suite("writer_html", NULL, NULL);
   if (s == NULL) return CU_get_error();
   ADD(s, "self-contained, escaped, timelines", test_html);
+  ADD(s, "bounded for many attempts", test_html_many_attempts);
   return 0;
 }

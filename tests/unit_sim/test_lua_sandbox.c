@@ -57,6 +57,24 @@ static const struct {
   {"local s = 'x'\nwhile true do s = s .. s end", 0, "memory limit exceeded"},
 };
 
+/* issue 11: string.find(s, p, math.mininteger) negated the most negative
+   integer while charging the search (an UBSan abort in the sanitizer
+   build); every extreme init is searched as Lua defines it. */
+static void test_pattern_extreme_init(void) {
+  sim_scenario *sc;
+  char *path, err[SIM_ERRLEN];
+  int rc = tl_load("assert(string.find('abc', 'b', math.mininteger) == 2)\n"
+                   "assert(string.match('abc', 'c', math.mininteger) == 'c')\n"
+                   "assert(string.find('abc', 'b', math.maxinteger) == nil)\n"
+                   "assert(string.find('abc', 'c', -1) == 3)\n"
+                   "assert(string.gmatch('abc', '.', math.mininteger)() == 'a')" OK_TAIL,
+                   &sc, &path, err);
+  CU_ASSERT_EQUAL(rc, SIM_OK);
+  if (rc != SIM_OK) fprintf(stderr, "\n  %s\n", err);
+  sim__scenario_free(sc);
+  tl_remove(path);
+}
+
 static void test_escapes(void) {
   for (size_t i = 0; i < sizeof escapes / sizeof escapes[0]; i++) {
     char text[1024];
@@ -234,7 +252,8 @@ int suite_lua_sandbox(void) {
       !CU_add_test(s, "allowed", test_allowed) ||
       !CU_add_test(s, "gc_loop", test_gc_loop) ||
       !CU_add_test(s, "runtime_limits", test_runtime_limits) ||
-      !CU_add_test(s, "budget_per_call", test_budget_per_call))
+      !CU_add_test(s, "budget_per_call", test_budget_per_call) ||
+      !CU_add_test(s, "pattern_extreme_init", test_pattern_extreme_init))
     return CU_get_error();
   return 0;
 }

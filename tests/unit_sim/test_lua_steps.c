@@ -317,7 +317,16 @@ static const struct {
   {"stream { no_end = 1 }", "stream: field 'no_end' must be true or false, got number"},
   {"stream { stal_after = 1 }", "stream: unknown field 'stal_after' (did you mean 'stall_after'?)"},
   {"fail {}", "fail: field 'status' is required, as in fail{status = 503}"},
-  {"fail { status = 600 }", "fail: field 'status' must be between 100 and 599, got 600"},
+  {"fail { status = 600 }", "fail: field 'status' must be between 200 and 599, got 600"},
+  /* issue 11: a 1xx is an interim answer, the client would hang waiting. */
+  {"fail { status = 100 }", "fail: field 'status' must be between 200 and 599, got 100"},
+  {"fail { status = 103 }", "fail: field 'status' must be between 200 and 599, got 103"},
+  /* issue 11: a date past year 9999 was formatted from uninitialised memory. */
+  {"fail { status = 429, retry_after_date = 1e17 }", "fail: field 'retry_after_date' must be a number of seconds ahead, between -1e9 and 1e9, got 1e+17"},
+  {"fail { status = 429, retry_after_date = -1e17 }", "fail: field 'retry_after_date' must be a number of seconds ahead, between -1e9 and 1e9, got -1e+17"},
+  {"fail { status = 429, retry_after_date = 0/0 }", "fail: field 'retry_after_date' must be a number of seconds ahead, between -1e9 and 1e9, got *"},
+  /* issue 11: NaN stalled forever; it is refused as in every number field. */
+  {"stream { stall_after = 1, stall = 0/0 }", "stream: field 'stall' must be a number of seconds (negative: forever), got nan"},
   {"fail { status = '429' }", "fail: field 'status' must be an integer, got string"},
   {"fail { status = 429, retry_after = -1 }", "fail: field 'retry_after' must be a number of seconds >= 0 (or a string sent as is), got -1.0"},
   {"fail { status = 429, retry_after = {} }", "fail: field 'retry_after' must be a number of seconds >= 0 (or a string sent as is), got table"},
@@ -347,6 +356,46 @@ static const struct {
   {"garbage { status = 502 }", "garbage: unknown field 'status'"},
   {"delay{1,delay{1,delay{1,delay{1,delay{1,delay{1,delay{1,delay{1,chat{}}}}}}}}}", "delay: steps nest deeper than 8"},
 };
+
+/* issue 11: a large body is one shared copy, not one per decision: two
+   arrivals playing the same 1 MB string (made per request or at load) see
+   the same bytes at the same address. */
+static void test_large_bodies_shared(void) {
+  sim_scenario *sc;
+  char *path, err[SIM_ERRLEN];
+  int rc = tl_load("local big = string.rep('ab\"c', 1 << 18)\n"
+                   "local page = string.rep('<p>', 1 << 18)\n"
+                   "return scenario { name = 'big', providers = {\n"
+                   "  { name = 'a', fn = function(req) return chat { content = big } end },\n"
+                   "  { name = 'b', garbage { body = page }, garbage { body = page } },\n"
+                   "  { name = 'c', fn = function(req) return chat { content = 'small' } end } } }",
+                   &sc, &path, err);
+  CU_ASSERT_EQUAL_FATAL(rc, SIM_OK);
+  for (int p = 0; p < 2; p++) {
+    sim_req r1 = tl_req(1), r2 = tl_req(2);
+    sim_step *s1 = NULL, *s2 = NULL;
+    CU_ASSERT_EQUAL(sim__scenario_decide(sc, p, &r1, &s1, err), SIM_OK);
+    CU_ASSERT_EQUAL(sim__scenario_decide(sc, p, &r2, &s2, err), SIM_OK);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(s1);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(s2);
+    const char *t1 = p == 0 ? s1->content : s1->body, *t2 = p == 0 ? s2->content : s2->body;
+    CU_ASSERT_PTR_NOT_NULL_FATAL(t1);
+    CU_ASSERT_EQUAL(strlen(t1), (size_t)(p == 0 ? 4 : 3) << 18);
+    CU_ASSERT(t1 == t2); /* one copy */
+    sim__step_free(s1);
+    sim__step_free(s2);
+  }
+  /* Small texts stay private copies. */
+  sim_req r = tl_req(1);
+  sim_step *s = NULL;
+  CU_ASSERT_EQUAL(sim__scenario_decide(sc, 2, &r, &s, err), SIM_OK);
+  CU_ASSERT_PTR_NOT_NULL_FATAL(s);
+  TL_ASSERT_STR(s->content, "small");
+  CU_ASSERT_PTR_NULL(s->content_blob);
+  sim__step_free(s);
+  sim__scenario_free(sc);
+  tl_remove(path);
+}
 
 static void test_bad_steps(void) {
   for (size_t i = 0; i < sizeof bad_steps / sizeof bad_steps[0]; i++) {
@@ -429,6 +478,7 @@ int suite_lua_steps(void) {
       !CU_add_test(s, "truncate", test_truncate) ||
       !CU_add_test(s, "effect", test_effect) ||
       !CU_add_test(s, "bad_steps", test_bad_steps) ||
+      !CU_add_test(s, "large_bodies_shared", test_large_bodies_shared) ||
       !CU_add_test(s, "bad_effects", test_bad_effects) ||
       !CU_add_test(s, "step_values", test_step_values))
     return CU_get_error();

@@ -39,6 +39,77 @@ static void test_lines_parse_and_flush(void) {
   unlink(path);
 }
 
+/* A strict UTF-8 check (RFC 3629), written apart from trace.c's: decodes
+   each sequence and refuses overlong forms, surrogates, values past
+   U+10FFFF and the bytes C0, C1, F5-FF. */
+static int strict_utf8(const unsigned char *p, size_t n) {
+  for (size_t i = 0; i < n;) {
+    unsigned c = p[i], cp, need;
+    if (c < 0x80) { i++; continue; }
+    if ((c & 0xE0) == 0xC0) { cp = c & 0x1F; need = 1; }
+    else if ((c & 0xF0) == 0xE0) { cp = c & 0x0F; need = 2; }
+    else if ((c & 0xF8) == 0xF0) { cp = c & 0x07; need = 3; }
+    else return 0;
+    if (i + need >= n) return 0;
+    for (unsigned k = 1; k <= need; k++) {
+      if ((p[i + k] & 0xC0) != 0x80) return 0;
+      cp = (cp << 6) | (p[i + k] & 0x3F);
+    }
+    static const unsigned min[] = {0, 0x80, 0x800, 0x10000};
+    if (cp < min[need] || cp > 0x10FFFF || (cp >= 0xD800 && cp <= 0xDFFF)) return 0;
+    i += need + 1;
+  }
+  return 1;
+}
+
+/* issue 11: bytes F5-FF passed the check (a header "\xff\xbf\xbf" made a
+   line Python's json refuses); overlong forms and surrogates must not pass
+   either. Each is replaced by U+FFFD. */
+static void test_invalid_utf8_replaced(void) {
+  static const char *const bad[] = {
+    "\xff\xbf\xbf", "\xf5\x80\x80\x80", "\xf8\x88\x80\x80\x80", "\xfe", "x\xff",
+    "\xc0\xaf", "\xc1\xbf", "\xe0\x80\xaf", "\xf0\x80\x80\xaf",   /* overlong */
+    "\xed\xa0\x80", "\xed\xbf\xbf",                                /* surrogates */
+    "\xf4\x90\x80\x80", "\xe2\x82", "\x80",                         /* too big, cut, lone */
+  };
+  char path[] = "/tmp/fbx-trace-XXXXXX";
+  int fd = mkstemp(path);
+  close(fd);
+  sim_trace *tr = NULL;
+  char err[SIM_ERRLEN];
+  CU_ASSERT_EQUAL_FATAL(sim__trace_open(path, NULL, &tr, err), 0);
+  size_t nbad = sizeof bad / sizeof bad[0];
+  for (size_t i = 0; i < nbad; i++) {
+    cJSON *ev = sim__trace_event("arrive", 1);
+    cJSON *h = cJSON_AddObjectToObject(ev, "headers");
+    cJSON_AddStringToObject(h, "x-name", bad[i]);
+    cJSON_AddStringToObject(h, bad[i], "as a name");
+    sim__trace_emit(tr, ev);
+  }
+  cJSON *ok = sim__trace_event("arrive", 1);
+  cJSON_AddStringToObject(ok, "text", "h\xc3\xa9 \xe2\x82\xac \xf0\x9f\x98\x80 \xf4\x8f\xbf\xbf");
+  sim__trace_emit(tr, ok);
+  sim__trace_close(tr);
+  FILE *f = fopen(path, "rb");
+  char line[1024];
+  size_t n = 0;
+  while (fgets(line, sizeof line, f)) {
+    int valid = strict_utf8((const unsigned char *)line, strlen(line));
+    if (!valid) fprintf(stderr, "\n  invalid UTF-8 in trace line %zu (%s)\n", n,
+                        n < nbad ? "bad case" : "good text");
+    CU_ASSERT(valid);
+    if (n < nbad) {
+      CU_ASSERT(strstr(line, "\xef\xbf\xbd") != NULL);
+    } else {
+      CU_ASSERT(strstr(line, "h\xc3\xa9 \xe2\x82\xac \xf0\x9f\x98\x80 \xf4\x8f\xbf\xbf") != NULL);
+    }
+    n++;
+  }
+  fclose(f);
+  CU_ASSERT_EQUAL(n, nbad + 1);
+  unlink(path);
+}
+
 static void test_unwritable_path(void) {
   sim_trace *tr = NULL;
   char err[SIM_ERRLEN];
@@ -61,6 +132,7 @@ int suite_trace_write(void) {
   if (s == NULL) return CU_get_error();
   CU_add_test(s, "lines parse and are flushed", test_lines_parse_and_flush);
   CU_add_test(s, "unwritable path is an error", test_unwritable_path);
+  CU_add_test(s, "invalid UTF-8 is replaced", test_invalid_utf8_replaced);
   CU_add_test(s, "no trace", test_no_trace_is_fine);
   return CU_get_error();
 }
