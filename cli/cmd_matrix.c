@@ -313,6 +313,7 @@ int cmd_matrix(int argc, char **argv) {
     if (html && write_html(html, cl, ncl, (int)files.n, files.v) != 0) bad++;
   }
   status = bad || !ok ? EXIT_USAGE : failed ? EXIT_VERDICT : EXIT_PASS;
+  if (trace_dir == NULL) cli_remove_tree(tmpdir); /* nothing left behind without --trace-dir */
   for (int c = 0; c < ncl; c++) cJSON_Delete(cl[c].report);
   path_list_clear(&files);
 out:

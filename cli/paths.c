@@ -1,7 +1,9 @@
 /*
  * paths.c - finding scenario files, and parsing numeric options.
  */
+#define _GNU_SOURCE /* nftw */
 #include <dirent.h>
+#include <ftw.h>
 #include <errno.h>
 #include <math.h>
 #include <stdio.h>
@@ -132,4 +134,16 @@ int cli_parse_int(const char *opt, const char *s, long lo, long hi, long *out) {
   }
   *out = v;
   return 0;
+}
+
+static int rm_one(const char *path, const struct stat *st, int flag, struct FTW *ftw) {
+  (void)st;
+  (void)flag;
+  (void)ftw;
+  return remove(path) == 0 || errno == ENOENT ? 0 : -1;
+}
+
+/* Removes dir and everything under it (a temp dir of our own). */
+int cli_remove_tree(const char *dir) {
+  return nftw(dir, rm_one, 16, FTW_DEPTH | FTW_PHYS);
 }
