@@ -94,7 +94,8 @@ typedef struct imp_resp {
   double interval_s;     /* seconds between stream chunks */
   imp_cut cut;
   int stream_error;      /* 1: an error event after the chunks (code, type, message) */
-  int no_end;            /* 1: the stream ended without its end marker */
+  int no_end;            /* 1: the stream ended before its finish chunk */
+  int no_terminator;     /* 1: it sent the finish chunk but no end marker */
   int truncated;         /* 1: the body was cut at `at` bytes */
   long at;
   int early_close;       /* 1: cut below its Content-Length */

@@ -128,7 +128,7 @@ static int take_sse(imp_resp *r, const char *s, size_t n) {
   imp_lines it = {s, n, 0, 0};
   const char *line;
   size_t len;
-  int done = 0, rc = SIM_OK;
+  int done = 0, finished = 0, rc = SIM_OK;
   r->stream = 1;
   while (rc == SIM_OK && imp__next_line(&it, &line, &len)) {
     if (len < 5 || memcmp(line, "data:", 5) != 0) continue;
@@ -151,6 +151,7 @@ static int take_sse(imp_resp *r, const char *s, size_t n) {
       const cJSON *c = get(get(ch, "delta"), "content");
       if (cJSON_IsString(c) && c->valuestring[0] != '\0')
         rc = imp__resp_chunk(r, c->valuestring, strlen(c->valuestring));
+      if (cJSON_IsString(get(ch, "finish_reason"))) finished = 1;
       const cJSON *u = get(j, "usage");
       if (cJSON_IsObject(u)) take_usage(r, u);
     } else if (strcmp(ty, "content_block_delta") == 0) {
@@ -161,6 +162,7 @@ static int take_sse(imp_resp *r, const char *s, size_t n) {
       const cJSON *u = get(get(j, "message"), "usage");
       if (cJSON_IsObject(u)) take_usage(r, u);
     } else if (strcmp(ty, "message_delta") == 0) {
+      if (cJSON_IsString(get(get(j, "delta"), "stop_reason"))) finished = 1;
       const cJSON *u = get(j, "usage");
       if (cJSON_IsObject(u)) take_usage(r, u);
     } else if (strcmp(ty, "message_stop") == 0) {
@@ -168,7 +170,12 @@ static int take_sse(imp_resp *r, const char *s, size_t n) {
     }
     cJSON_Delete(j);
   }
-  if (!done && !r->stream_error) r->no_end = 1;
+  /* Without its end marker: with the finish chunk, only the terminator is
+     missing; without it, the stream stopped before it. */
+  if (!done && !r->stream_error) {
+    if (finished) r->no_terminator = 1;
+    else r->no_end = 1;
+  }
   return rc;
 }
 

@@ -244,6 +244,8 @@ static void put_core(imp_buf *b, const imp_resp *r) {
       step_close(&e);
     } else if (r->no_end && r->cut == IMP_CUT_NONE) {
       imp__buf_puts(b, ", no_end = true");
+    } else if (r->no_terminator && r->cut == IMP_CUT_NONE) {
+      imp__buf_puts(b, ", no_terminator = true");
     }
     put_usage(b, r);
     static const char *const own[] = {"cache-control", NULL}; /* the server sends it */

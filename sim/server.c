@@ -351,6 +351,7 @@ static void trace_end(sim_conn *c, enum MHD_RequestTerminationCode toe) {
   cJSON_AddNumberToObject(ev, "chunks", c->chunks);
   if (c->stalled) cJSON_AddBoolToObject(ev, "stalled", 1);
   if (c->no_end_marker) cJSON_AddBoolToObject(ev, "end_marker", 0);
+  if (c->no_finish) cJSON_AddBoolToObject(ev, "finish", 0);
   if (c->delay_ms > 0) cJSON_AddNumberToObject(ev, "delay_ms", c->delay_ms);
   if (c->text) cJSON_AddStringToObject(ev, "text", c->text);
   sim__trace_emit(c->srv->trace, ev);
