@@ -80,14 +80,6 @@ static char *best_practice(const char *expect_json, const char *profile_json) {
   return s;
 }
 
-/* 1 when an expect table (JSON, may be NULL) states nothing to judge. */
-static int nothing_to_judge(const char *expect_json) {
-  cJSON *e = expect_json ? cJSON_Parse(expect_json) : NULL;
-  int empty = !cJSON_IsObject(e) || e->child == NULL;
-  cJSON_Delete(e);
-  return empty;
-}
-
 /* One scenario of a suite: prepared, then played by a worker. */
 typedef struct xslot {
   const char *file;
@@ -117,7 +109,7 @@ static void prepare(xslot *s, const exec_opts *o) {
     return;
   }
   char err[EXEC_ERRLEN];
-  if (nothing_to_judge(info.expect_json)) {
+  if (cli_nothing_to_judge(info.expect_json)) {
     snprintf(s->error, sizeof s->error,
              "%s: nothing to judge: the scenario has no expect table (or an empty one)", s->file);
   } else if (exec_describe(info.client_json, &s->call, err) != 0) {

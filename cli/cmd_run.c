@@ -94,8 +94,9 @@ static void play_one(run_state *st, slot *s, int index) {
   }
   char rerr[RUN_ERRLEN];
   char perr[RPT_ERRLEN];
-  if (info.expect_json == NULL) {
-    snprintf(s->error, sizeof s->error, "%s: the scenario has no expect table", s->file);
+  if (cli_nothing_to_judge(info.expect_json)) {
+    snprintf(s->error, sizeof s->error,
+             "%s: nothing to judge: the scenario has no expect table (or an empty one)", s->file);
     s->load_error = 1;
   } else if (run_client_validate(info.client_json, rerr) != 0) {
     snprintf(s->error, sizeof s->error, "%s: %s", s->file, rerr);

@@ -11,6 +11,8 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include <cjson/cJSON.h>
+
 #include "cli/cli.h"
 
 #define MAX_SCENARIOS 10000
@@ -134,6 +136,14 @@ int cli_parse_int(const char *opt, const char *s, long lo, long hi, long *out) {
   }
   *out = v;
   return 0;
+}
+
+/* 1 when an expect table (JSON, may be NULL) states nothing to judge. */
+int cli_nothing_to_judge(const char *expect_json) {
+  cJSON *e = expect_json ? cJSON_Parse(expect_json) : NULL;
+  int empty = !cJSON_IsObject(e) || e->child == NULL;
+  cJSON_Delete(e);
+  return empty;
 }
 
 static int rm_one(const char *path, const struct stat *st, int flag, struct FTW *ftw) {

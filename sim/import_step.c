@@ -321,6 +321,12 @@ int imp__add(imp_log *lg, const imp_attempt *a, const imp_resp *r) {
   }
   imp_attempt *d = &lg->v[lg->n];
   *d = *a;
+  d->status = r->outcome == IMP_ANSWER ? r->status : 0;
+  d->dropped = r->outcome == IMP_DROP;
+  d->quota = r->status == 429 && ((r->code && strstr(r->code, "insufficient_quota")) ||
+                                  (r->type && strstr(r->type, "insufficient_quota")));
+  d->has_ra = imp__resp_get_header(r, "retry-after") != NULL ||
+              imp__resp_get_header(r, "retry-after-ms") != NULL;
   int nomem = 0;
   d->key = dup_opt(a->key, &nomem);
   d->provider = dup_opt(a->provider, &nomem);

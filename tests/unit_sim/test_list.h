@@ -12,4 +12,5 @@
   X(wire_format)       \
   X(ledger)            \
   X(waiter)            \
-  X(import)
+  X(import)            \
+  X(import_expect)
