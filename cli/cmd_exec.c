@@ -274,7 +274,7 @@ int cmd_exec(int argc, char **argv) {
   char **paths = calloc((size_t)argc + 1, sizeof *paths);
   int npaths = 0, status = EXIT_USAGE;
   path_list files = {0};
-  char tmpdir[] = "/tmp/fusebox-exec-XXXXXX";
+  char tmpdir[4096];
   int made_tmp = 0;
   if (paths == NULL) return EXIT_USAGE;
   for (int i = 1; i < argc; i++) {
@@ -359,6 +359,8 @@ int cmd_exec(int argc, char **argv) {
   }
   const char *dir = c.trace_dir;
   if (dir == NULL) {
+    const char *t = getenv("TMPDIR");
+    snprintf(tmpdir, sizeof tmpdir, "%s/fusebox-exec-XXXXXX", t && t[0] ? t : "/tmp");
     if (mkdtemp(tmpdir) == NULL) {
       fprintf(stderr, "fusebox exec: cannot create a temp dir: %s\n", strerror(errno));
       goto out;
