@@ -18,7 +18,7 @@
 enum { EXEC_WITHOUT_STREAM = 1 << 0, EXEC_WITHOUT_EFFECTS = 1 << 1 };
 
 typedef struct exec_opts {
-  double timeout_s;  /* the command is killed after this long (scenario seconds) */
+  double timeout_s;  /* the command is killed after this long (real seconds) */
   uint64_t seed;
   const char *profile_json; /* a client profile to judge conformance; NULL = none */
   unsigned without;  /* EXEC_WITHOUT_*: scenarios that need them are skipped */
