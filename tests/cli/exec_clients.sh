@@ -134,6 +134,33 @@ else
   bad "-j 4 (ports $ports)"; diff <(facts "$tmp/j1") <(facts "$tmp/j4")
 fi
 
+# --warp 10: the client's clock runs ten times fast, the server plays at 0.1;
+# the 2 s Retry-After is still waited out (on the client's clock) and judged
+# at that scale. A missing libfaketime is a usage error that says so.
+if [ -n "$(ls /usr/lib/*/faketime/libfaketime.so.1 2>/dev/null)" ]; then
+  "$bin" exec --quiet --warp 10 --json "$tmp/warp.json" --trace-dir "$tmp/warp" \
+    "$I/retry_after_seconds.lua" -- $toy good > "$tmp/warp.log" 2>&1; rc=$?
+  scale=$(head -n 1 "$tmp"/warp/*.jsonl | python3 -c 'import json,sys; print(json.load(sys.stdin)["time_scale"])')
+  # The real gap between the 429 and the retry (trace times are real ms).
+  gap=$(python3 -c '
+import json, sys
+ev = [json.loads(l) for l in open(sys.argv[1]) if l.strip()]
+a = [e["t"] for e in ev if e["ev"] == "arrive"]
+e = [x["t"] for x in ev if x["ev"] == "end"]
+print(int(a[1] - e[0]) if len(a) > 1 and e else -1)' "$tmp"/warp/*.jsonl)
+  if [ $rc = 0 ] && [ "$scale" = 0.1 ] && [ "$(facts "$tmp/warp")" = "retry_after_seconds 2 0 0 0 -" ] &&
+     [ "$gap" -ge 150 ] && [ "$gap" -lt 1500 ]; then
+    ok "--warp 10: Retry-After: 2 waited out in ${gap} ms real, judged at time scale 0.1"
+  else
+    bad "--warp 10 (exit $rc, scale $scale, gap $gap ms)"; cat "$tmp/warp.log"
+  fi
+else
+  echo "skip: --warp (libfaketime is not installed: apt-get install libfaketime)"
+fi
+FUSEBOX_LIBFAKETIME=/nonexistent/libfaketime.so.1 "$bin" exec --quiet --warp 10 "$I/fail_401.lua" \
+  -- true > "$tmp/nowarp.log" 2>&1
+[ $? = 2 ] && grep -q 'needs libfaketime' "$tmp/nowarp.log" && ok "--warp without libfaketime is exit 2, saying what to install" || bad "--warp without libfaketime"
+
 # A command that cannot be started, and a scenario with nothing to judge: exit 2.
 "$bin" exec --quiet "$I/fail_401.lua" -- /nonexistent/client > "$tmp/ns.log" 2>&1
 [ $? = 2 ] && grep -q 'cannot start /nonexistent/client' "$tmp/ns.log" && ok "a missing program is exit 2" || bad "missing program"
