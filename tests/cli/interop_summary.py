@@ -1,6 +1,8 @@
 #!/usr/bin/env python3
 """One line per scenario of a `fusebox exec --json` report:
-   SCENARIO<TAB>requests=N<TAB>exit=E<TAB>failed verdicts (comma-separated)."""
+   SCENARIO<TAB>requests=N<TAB>exit=E<TAB>failed verdicts (comma-separated).
+   requests=? when the command was killed (the count then depends on timing);
+   SCENARIO<TAB>skipped<TAB>reason for a scenario the client cannot play."""
 import json
 import re
 import sys
@@ -18,5 +20,8 @@ for r in json.load(open(sys.argv[1]))["results"]:
             exit_code = m.group(1) or "killed"
     if r.get("error"):
         failed.append("error")
-    print("%s\trequests=%s\texit=%s\t%s" % (r["file"].split("/")[-1], r.get("arrivals"), exit_code,
+    # Killed by --timeout while backing off: how many requests went out
+    # before the kill depends on the client's random jitter, not pinned.
+    arrivals = "?" if exit_code == "killed" else r.get("arrivals")
+    print("%s\trequests=%s\texit=%s\t%s" % (r["file"].split("/")[-1], arrivals, exit_code,
                                             ",".join(failed) or "-"))
