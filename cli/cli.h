@@ -26,6 +26,12 @@ void path_list_clear(path_list *l);
 /* The standard scenario library folder. */
 const char *cli_scenario_dir(void);
 
+/* 1 when an expect table (JSON, may be NULL) states nothing to judge:
+   run and exec refuse such a scenario (exit 2). */
+int cli_nothing_to_judge(const char *expect_json);
+/* Removes dir and everything under it (a temp dir of our own). 0 or -1. */
+int cli_remove_tree(const char *dir);
+
 /* Parses a number option; returns 0, or -1 with a message on stderr. */
 int cli_parse_double(const char *opt, const char *s, double lo, double hi, double *out);
 int cli_parse_int(const char *opt, const char *s, long lo, long hi, long *out);

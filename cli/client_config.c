@@ -341,6 +341,22 @@ int run_client_validate(const char *client_json, char err[RUN_ERRLEN]) {
   return rc;
 }
 
+/* What a scenario asks of a client, without building one; see run.h. */
+int run_client_describe(const char *client_json, run_workload *w, double *deadline_s,
+                        double *attempt_timeout_s, char err[RUN_ERRLEN]) {
+  err[0] = '\0';
+  if (run_client_validate(client_json, err) != 0) return -1;
+  cJSON *c = client_json ? cJSON_Parse(client_json) : NULL;
+  guard_policy pol = guard_policy_default();
+  int rc = read_workload(c, w, err);
+  if (rc == 0) rc = read_policy(c, &pol, err);
+  *deadline_s = cJSON_GetObjectItemCaseSensitive(c, "deadline") ? pol.deadline : 0;
+  *attempt_timeout_s =
+      cJSON_GetObjectItemCaseSensitive(c, "attempt_timeout") ? pol.attempt_timeout_cap : 0;
+  cJSON_Delete(c);
+  return rc;
+}
+
 /* Builds the client for one scenario session; see run.h. */
 int run_client_new(const char *client_json, run_client_kind kind, sim_server *srv,
                    double time_scale, uint64_t seed, guard **out, run_workload *w,

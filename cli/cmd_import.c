@@ -15,19 +15,24 @@
 
 static const char USAGE[] =
     "usage: fusebox import LOG [-o FILE] [--format F] [--name NAME] [--raw-dates]\n"
+    "                      [--map OURS=THEIRS,...] [--request N]\n"
     "\n"
     "Turns LOG into a scenario that replays it: one step per recorded attempt,\n"
     "per logical request and provider, in order (statuses, headers with\n"
     "Retry-After, latencies as delay{}). Credentials are never written.\n"
     "LOG is JSON Lines (one attempt per line), a HAR file, or a trace written by\n"
-    "fusebox serve; the format is detected. See docs/import.md.\n"
+    "fusebox serve; the format is detected. The scenario's expect table holds\n"
+    "the best-practice verdicts that apply to the incident. See docs/import.md.\n"
     "\n"
     "options:\n"
     "  -o, --output FILE  write the scenario to FILE (default: standard output)\n"
     "  --format F         json-lines, har or trace (default: detect)\n"
     "  --name NAME        the scenario's name (default: \"Imported from LOG\")\n"
     "  --raw-dates        keep Retry-After dates as sent (default: a date up to a day\n"
-    "                     ahead replays as that many seconds after the replayed answer)\n";
+    "                     ahead replays as that many seconds after the replayed answer)\n"
+    "  --map OURS=THEIRS,...  JSON Lines: read our field OURS from the log's THEIRS\n"
+    "                     (e.g. status=status_code,t=timestamp,headers=response_headers)\n"
+    "  --request N        a client's first call replays recorded request N (default 1)\n";
 
 /* Writes text to path; returns 0 or -1 with a message on stderr. */
 static int write_file(const char *path, const char *text) {
@@ -87,6 +92,14 @@ int cmd_import(int argc, char **argv) {
       i++;
     } else if (strcmp(a, "--raw-dates") == 0) {
       o.raw_dates = 1;
+    } else if (strcmp(a, "--map") == 0 && v) {
+      o.map = v;
+      i++;
+    } else if (strcmp(a, "--request") == 0) {
+      long n;
+      if (cli_parse_int(a, v, 1, 1000000, &n) != 0) return EXIT_USAGE;
+      o.request = (int)n;
+      i++;
     } else if (strcmp(a, "--name") == 0 && v) {
       o.name = v;
       i++;
@@ -145,6 +158,14 @@ int cmd_import(int argc, char **argv) {
   fprintf(stderr, "fusebox import: %d attempt%s of %d logical request%s (%s)%s%s\n",
           st.attempts, st.attempts == 1 ? "" : "s", st.requests, st.requests == 1 ? "" : "s",
           sim_import_format_name(st.format), out ? " -> " : "", out ? out : "");
+  if (st.unknown[0])
+    fprintf(stderr, "fusebox import: warning: fields not read: %s (if one holds the status, "
+                    "time or headers, name it with --map, e.g. --map status=status_code)\n",
+            st.unknown);
+  if (st.drops_only)
+    fprintf(stderr, "fusebox import: warning: every attempt came out as a dropped connection "
+                    "(no status was read): is the status under another name? (--map "
+                    "status=FIELD)\n");
   if (st.skipped > 0)
     fprintf(stderr, "fusebox import: %d entr%s left out (other endpoints, or answered by the "
                     "server itself)\n", st.skipped, st.skipped == 1 ? "y" : "ies");

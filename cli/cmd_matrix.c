@@ -11,6 +11,7 @@
 
 #include "reports/reports.h"
 #include "cli/cli.h"
+#include "cli/options.h"
 #include "cli/exec.h"
 #include "cli/run.h"
 
@@ -25,18 +26,23 @@ static const char USAGE[] =
     "of the built-in clients by name: guard, naive, sdk-default.\n"
     "\n"
     "options:\n"
-    "  --client SPEC     a client (repeatable, at least one)\n"
-    "  --timeout S       kill an external command after S seconds (default 60)\n"
-    "  --time-scale F    time scale of the built-in clients (default 0.2)\n"
-    "  --trace-dir DIR   keep traces and output (default: a temp dir)\n"
-    "  --json FILE       the matrix as JSON\n"
-    "  --html FILE       the matrix as a self-contained HTML page\n"
-    "  --junit FILE      JUnit XML, one testsuite per client\n"
-    "  --quiet           no table, no progress on the terminal\n"
+    "  --client SPEC     a client (repeatable, at least one)\n";
+static const char TAIL[] =
+    "--time-scale applies to the built-in clients; commands play in real time.\n"
     "A cell is PASS only when the client exercised the scenario, a verdict applied\n"
     "and none failed; N/A means no evidence either way. Cells show the attempts\n"
     "and the exit status of an external command.\n"
     "Exit status: 0 every client passed everything, 1 some verdict failed, 2 usage.\n";
+#define MATRIX_OPTS (CLI_OPT_REPORTS | CLI_OPT_SCALE | CLI_OPT_SEED | CLI_OPT_TIMEOUT | \
+                     CLI_OPT_TRACE_DIR)
+
+static void matrix_usage(FILE *f) {
+  cli_common d;
+  cli_common_init(&d, CLI_TIME_SCALE_CLIENT, CLI_JOBS_RUN);
+  fputs(USAGE, f);
+  cli_common_usage(f, MATRIX_OPTS, &d);
+  fputs(TAIL, f);
+}
 
 typedef struct mclient {
   char name[64];
@@ -48,18 +54,19 @@ int cmd_matrix(int argc, char **argv) {
   mclient cl[MAX_CLIENTS];
   int ncl = 0;
   memset(cl, 0, sizeof cl);
-  exec_opts eo = {.timeout_s = 60, .seed = 1};
-  double scale = 0.2;
-  const char *trace_dir = NULL, *json = NULL, *html = NULL, *junit = NULL;
-  int quiet = 0;
+  exec_opts eo = {0};
+  cli_common co;
+  cli_common_init(&co, CLI_TIME_SCALE_CLIENT, CLI_JOBS_RUN);
   char **paths = calloc((size_t)argc + 1, sizeof *paths);
   int npaths = 0, status = EXIT_USAGE;
   if (paths == NULL) return EXIT_USAGE;
   for (int i = 1; i < argc; i++) {
     const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
-    double d;
+    int r = cli_common_option("matrix", argc, argv, &i, MATRIX_OPTS, &co);
+    if (r == 1) continue;
+    if (r < 0) goto out;
     if (strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0) {
-      fputs(USAGE, stdout);
+      matrix_usage(stdout);
       free(paths);
       return EXIT_PASS;
     } else if (strcmp(a, "--client") == 0 && v) {
@@ -72,12 +79,11 @@ int cmd_matrix(int argc, char **argv) {
       if (eq) {
         snprintf(c->name, sizeof c->name, "%.*s", (int)(eq - v), v);
         c->cmd = eq + 1;
-      } else if (strcmp(v, "guard") == 0 || strcmp(v, "naive") == 0 || strcmp(v, "sdk-default") == 0) {
+      } else if (cli_client_kind(v) >= 0) {
         snprintf(c->name, sizeof c->name, "%s", v);
-        c->kind = strcmp(v, "guard") == 0 ? RUN_CLIENT_GUARD
-                  : strcmp(v, "naive") == 0 ? RUN_CLIENT_NAIVE : RUN_CLIENT_SDK;
+        c->kind = (run_client_kind)cli_client_kind(v);
       } else {
-        fprintf(stderr, "fusebox matrix: --client takes NAME='CMD' or guard, naive, sdk-default\n");
+        fprintf(stderr, "fusebox matrix: --client takes NAME='CMD' or " CLI_CLIENT_NAMES "\n");
         goto out;
       }
       if (!c->name[0] || (c->cmd && !c->cmd[0]) || strpbrk(c->name, "/ ")) {
@@ -86,35 +92,19 @@ int cmd_matrix(int argc, char **argv) {
       }
       ncl++;
       i++;
-    } else if (strcmp(a, "--timeout") == 0) {
-      if (cli_parse_double(a, v, 0.1, 86400, &d) != 0) goto out;
-      eo.timeout_s = d;
-      i++;
-    } else if (strcmp(a, "--time-scale") == 0) {
-      if (cli_parse_double(a, v, 0.01, 100, &d) != 0) goto out;
-      scale = d;
-      i++;
-    } else if (strcmp(a, "--trace-dir") == 0 && v) {
-      trace_dir = v;
-      i++;
-    } else if (strcmp(a, "--json") == 0 && v) {
-      json = v;
-      i++;
-    } else if (strcmp(a, "--html") == 0 && v) {
-      html = v;
-      i++;
-    } else if (strcmp(a, "--junit") == 0 && v) {
-      junit = v;
-      i++;
-    } else if (strcmp(a, "--quiet") == 0) {
-      quiet = 1;
     } else if (a[0] == '-') {
-      fprintf(stderr, "fusebox matrix: unknown or incomplete option '%s'\n\n%s", a, USAGE);
+      fprintf(stderr, "fusebox matrix: unknown or incomplete option '%s'\n\n", a);
+      matrix_usage(stderr);
       goto out;
     } else {
       paths[npaths++] = argv[i];
     }
   }
+  eo.timeout_s = co.timeout_s;
+  eo.seed = co.seed;
+  double scale = co.time_scale;
+  const char *trace_dir = co.trace_dir, *json = co.json, *html = co.html, *junit = co.junit;
+  int quiet = co.quiet;
   if (ncl == 0) {
     fprintf(stderr, "fusebox matrix: give at least one --client\n\n%s", USAGE);
     goto out;
@@ -163,6 +153,7 @@ int cmd_matrix(int argc, char **argv) {
   }
   status = bad ? EXIT_USAGE : rpt_matrix_failed(m) ? EXIT_VERDICT : EXIT_PASS;
   rpt_matrix_free(m);
+  if (trace_dir == NULL) cli_remove_tree(tmpdir); /* nothing left behind without --trace-dir */
   path_list_clear(&files);
 out:
   free(paths);

@@ -17,9 +17,8 @@
 
 #include "reports/reports.h"
 #include "cli/cli.h"
+#include "cli/options.h"
 #include "cli/run.h"
-
-#define DEFAULT_TIME_SCALE 0.2
 
 static const char RUN_USAGE[] =
     "usage: fusebox run [options] [SCENARIO|FOLDER...]\n"
@@ -29,19 +28,20 @@ static const char RUN_USAGE[] =
     "\n"
     "options:\n"
     "  --client NAME     guard (default; the guarded client configured by the\n"
-    "                    scenario's client table), naive, or sdk-default\n"
-    "  -j N              scenarios played at once (default 4)\n"
-    "  --time-scale F    compress time: server delays, client waits and timeouts\n"
-    "                    and verdict tolerances all times F (default 0.2)\n"
-    "  --seed N          seed for scenario and client randomness (default 1)\n"
-    "  --trace-dir DIR   keep each scenario's trace as DIR/<name>.jsonl\n"
-    "  --json FILE       write the run as JSON\n"
-    "  --junit FILE      write JUnit XML (one testcase per scenario)\n"
-    "  --html FILE       write a self-contained HTML report with timelines\n"
-    "  --quiet           no table on standard output (reports and exit status only)\n"
-    "\n"
+    "                    scenario's client table), naive, or sdk-default\n";
+static const char RUN_TAIL[] =
+    "\nWith --time-scale F, server delays, client waits and timeouts and verdict\n"
+    "tolerances are all times F.\n"
     "Exit status: 0 every verdict holds, 1 a verdict failed, 2 usage or input error.\n";
+#define RUN_OPTS (CLI_OPT_REPORTS | CLI_OPT_SCALE | CLI_OPT_SEED | CLI_OPT_TRACE_DIR | CLI_OPT_JOBS)
 
+static void run_usage(FILE *f) {
+  cli_common d;
+  cli_common_init(&d, CLI_TIME_SCALE_CLIENT, CLI_JOBS_RUN);
+  fputs(RUN_USAGE, f);
+  cli_common_usage(f, RUN_OPTS, &d);
+  fputs(RUN_TAIL, f);
+}
 
 /* One scenario's slot: filled by a worker, read after all are done. */
 typedef struct slot {
@@ -94,8 +94,9 @@ static void play_one(run_state *st, slot *s, int index) {
   }
   char rerr[RUN_ERRLEN];
   char perr[RPT_ERRLEN];
-  if (info.expect_json == NULL) {
-    snprintf(s->error, sizeof s->error, "%s: the scenario has no expect table", s->file);
+  if (cli_nothing_to_judge(info.expect_json)) {
+    snprintf(s->error, sizeof s->error,
+             "%s: nothing to judge: the scenario has no expect table (or an empty one)", s->file);
     s->load_error = 1;
   } else if (run_client_validate(info.client_json, rerr) != 0) {
     snprintf(s->error, sizeof s->error, "%s: %s", s->file, rerr);
@@ -191,86 +192,57 @@ static int write_reports(const rpt_run *run, const run_opts *o) {
   return rc;
 }
 
-/* Parses the report options shared by run and report; 1 if argv[*i] was one. */
-static int report_option(int argc, char **argv, int *i, run_opts *o) {
-  const char *a = argv[*i];
-  const char *v = *i + 1 < argc ? argv[*i + 1] : NULL;
-  const char **slotp = strcmp(a, "--json") == 0    ? &o->json
-                       : strcmp(a, "--junit") == 0 ? &o->junit
-                       : strcmp(a, "--html") == 0  ? &o->html
-                                                   : NULL;
-  if (slotp == NULL) {
-    if (strcmp(a, "--quiet") == 0 || strcmp(a, "-q") == 0) {
-      o->quiet = 1;
-      return 1;
-    }
-    return 0;
-  }
-  if (v == NULL) return -1;
-  *slotp = v;
-  (*i)++;
-  return 1;
+/* Copies the shared options into o. */
+static void take_common(const cli_common *c, run_opts *o) {
+  o->json = c->json;
+  o->junit = c->junit;
+  o->html = c->html;
+  o->quiet = c->quiet;
+  o->scale = c->time_scale;
+  o->seed = c->seed;
+  o->trace_dir = c->trace_dir;
+  o->jobs = c->jobs;
 }
 
 int cmd_run(int argc, char **argv) {
-  run_opts o = {.client = RUN_CLIENT_GUARD, .jobs = 4, .scale = DEFAULT_TIME_SCALE, .seed = 1,
-                .progress = 1};
+  run_opts o = {.client = RUN_CLIENT_GUARD, .progress = 1};
+  cli_common c;
+  cli_common_init(&c, CLI_TIME_SCALE_CLIENT, CLI_JOBS_RUN);
   char **paths = calloc((size_t)argc, sizeof *paths);
   int npaths = 0;
   if (paths == NULL) return EXIT_USAGE;
   for (int i = 1; i < argc; i++) {
     const char *a = argv[i];
     const char *v = i + 1 < argc ? argv[i + 1] : NULL;
-    long n;
-    double d;
-    int r = report_option(argc, argv, &i, &o);
+    int r = cli_common_option("run", argc, argv, &i, RUN_OPTS, &c);
     if (r == 1) continue;
+    if (r < 0) {
+      free(paths);
+      return EXIT_USAGE;
+    }
     if (strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0) {
-      fputs(RUN_USAGE, stdout);
+      run_usage(stdout);
       free(paths);
       return EXIT_PASS;
-    } else if (r == 0 && strcmp(a, "--client") == 0 && v) {
-      if (strcmp(v, "guard") == 0) o.client = RUN_CLIENT_GUARD;
-      else if (strcmp(v, "naive") == 0) o.client = RUN_CLIENT_NAIVE;
-      else if (strcmp(v, "sdk-default") == 0) o.client = RUN_CLIENT_SDK;
-      else {
-        fprintf(stderr, "fusebox run: --client is guard, naive or sdk-default, not '%s'\n", v);
+    } else if (strcmp(a, "--client") == 0 && v) {
+      int k = cli_client_kind(v);
+      if (k < 0) {
+        fprintf(stderr, "fusebox run: --client is " CLI_CLIENT_NAMES ", not '%s'\n", v);
         free(paths);
         return EXIT_USAGE;
       }
-      i++;
-    } else if (r == 0 && (strcmp(a, "-j") == 0 || strcmp(a, "--jobs") == 0)) {
-      if (cli_parse_int(a, v, 1, 64, &n) != 0) {
-        free(paths);
-        return EXIT_USAGE;
-      }
-      o.jobs = (int)n;
-      i++;
-    } else if (r == 0 && strcmp(a, "--time-scale") == 0) {
-      if (cli_parse_double(a, v, 0.01, 100, &d) != 0) {
-        free(paths);
-        return EXIT_USAGE;
-      }
-      o.scale = d;
-      i++;
-    } else if (r == 0 && strcmp(a, "--seed") == 0) {
-      if (cli_parse_int(a, v, 0, 2147483647L, &n) != 0) {
-        free(paths);
-        return EXIT_USAGE;
-      }
-      o.seed = (uint64_t)n;
-      i++;
-    } else if (r == 0 && strcmp(a, "--trace-dir") == 0 && v) {
-      o.trace_dir = v;
+      o.client = (run_client_kind)k;
       i++;
     } else if (a[0] == '-') {
-      fprintf(stderr, "fusebox run: unknown or incomplete option '%s'\n\n%s", a, RUN_USAGE);
+      fprintf(stderr, "fusebox run: unknown or incomplete option '%s'\n\n", a);
+      run_usage(stderr);
       free(paths);
       return EXIT_USAGE;
     } else {
       paths[npaths++] = argv[i];
     }
   }
+  take_common(&c, &o);
   if (o.trace_dir && mkdir(o.trace_dir, 0755) != 0 && errno != EEXIST) {
     fprintf(stderr, "fusebox run: cannot create %s: %s\n", o.trace_dir, strerror(errno));
     free(paths);
@@ -357,12 +329,17 @@ static const char REPORT_USAGE[] =
 
 int cmd_report(int argc, char **argv) {
   run_opts o = {0};
+  cli_common c;
+  cli_common_init(&c, CLI_TIME_SCALE_CLIENT, CLI_JOBS_RUN);
   rpt_run *run = rpt_run_new();
   if (run == NULL) return EXIT_USAGE;
   int ntraces = 0, bad_input = 0;
   for (int i = 1; i < argc; i++) {
-    int r = report_option(argc, argv, &i, &o);
-    if (r == 1) continue;
+    int r = cli_common_option("report", argc, argv, &i, CLI_OPT_REPORTS, &c);
+    if (r == 1) {
+      take_common(&c, &o);
+      continue;
+    }
     if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0) {
       fputs(REPORT_USAGE, stdout);
       rpt_run_free(run);

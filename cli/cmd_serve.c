@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include "cli/cli.h"
+#include "cli/options.h"
 #include "sim/sim.h"
 
 static const char USAGE[] =
@@ -20,9 +21,15 @@ static const char USAGE[] =
     "options:\n"
     "  --port N          port to listen on (default 0: pick a free one and print it)\n"
     "  --bind ADDR       address to bind (default 127.0.0.1; others print a warning)\n"
-    "  --trace FILE      write the trace (JSON Lines) to FILE\n"
-    "  --time-scale F    multiply every server-side delay by F (default 1)\n"
-    "  --seed N          seed for the scenario's math.random (default 1)\n";
+    "  --trace FILE      write the trace (JSON Lines) to FILE\n";
+#define SERVE_OPTS (CLI_OPT_SCALE | CLI_OPT_SEED)
+
+static void serve_usage(FILE *f) {
+  cli_common d;
+  cli_common_init(&d, CLI_TIME_SCALE_SERVE, CLI_JOBS_EXEC);
+  fputs(USAGE, f);
+  cli_common_usage(f, SERVE_OPTS, &d);
+}
 
 static int is_loopback(const char *a) {
   return strncmp(a, "127.", 4) == 0 || strcmp(a, "::1") == 0;
@@ -41,13 +48,17 @@ static void on_trace_error(void *arg, const char *msg) {
 
 int cmd_serve(int argc, char **argv) {
   sim_server_opts o = {.seed = 1};
+  cli_common c;
+  cli_common_init(&c, CLI_TIME_SCALE_SERVE, CLI_JOBS_EXEC);
   for (int i = 1; i < argc; i++) {
     const char *a = argv[i];
     const char *v = i + 1 < argc ? argv[i + 1] : NULL;
     long n;
-    double d;
+    int r = cli_common_option("serve", argc, argv, &i, SERVE_OPTS, &c);
+    if (r == 1) continue;
+    if (r < 0) return EXIT_USAGE;
     if (strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0) {
-      fputs(USAGE, stdout);
+      serve_usage(stdout);
       return EXIT_PASS;
     } else if (strcmp(a, "--port") == 0) {
       if (cli_parse_int(a, v, 0, 65535, &n) != 0) return EXIT_USAGE;
@@ -59,16 +70,9 @@ int cmd_serve(int argc, char **argv) {
     } else if (strcmp(a, "--trace") == 0 && v) {
       o.trace_path = v;
       i++;
-    } else if (strcmp(a, "--time-scale") == 0) {
-      if (cli_parse_double(a, v, 0.001, 1000, &d) != 0) return EXIT_USAGE;
-      o.time_scale = d;
-      i++;
-    } else if (strcmp(a, "--seed") == 0) {
-      if (cli_parse_int(a, v, 0, 2147483647L, &n) != 0) return EXIT_USAGE;
-      o.seed = (uint64_t)n;
-      i++;
     } else if (a[0] == '-') {
-      fprintf(stderr, "fusebox serve: unknown or incomplete option '%s'\n\n%s", a, USAGE);
+      fprintf(stderr, "fusebox serve: unknown or incomplete option '%s'\n\n", a);
+      serve_usage(stderr);
       return EXIT_USAGE;
     } else if (o.scenario_path == NULL) {
       o.scenario_path = a;
@@ -81,6 +85,8 @@ int cmd_serve(int argc, char **argv) {
     fprintf(stderr, "fusebox serve: which scenario?\n\n%s", USAGE);
     return EXIT_USAGE;
   }
+  o.time_scale = c.time_scale;
+  o.seed = c.seed;
   if (o.bind && !is_loopback(o.bind))
     fprintf(stderr, "fusebox serve: warning: binding %s exposes the fake provider beyond "
                     "this machine\n", o.bind);

@@ -1,6 +1,7 @@
 /*
  * exec.h - external clients: one scenario served to a command (`fusebox
  * exec`), and one suite played by several clients (`fusebox matrix`).
+ * docs/exec.md describes the environment a command gets.
  */
 #ifndef FUSEBOX_EXEC_H
 #define FUSEBOX_EXEC_H
@@ -11,12 +12,40 @@
 #include "sim/sim.h"
 
 #define EXEC_ERRLEN 512
+#define EXEC_WARP_MAX 100.0
+
+/* What a client may declare it cannot do (--without). */
+enum { EXEC_WITHOUT_STREAM = 1 << 0, EXEC_WITHOUT_EFFECTS = 1 << 1 };
 
 typedef struct exec_opts {
-  double timeout_s;  /* the command is killed after this long */
+  double timeout_s;  /* the command is killed after this long (real seconds) */
   uint64_t seed;
   const char *profile_json; /* a client profile to judge conformance; NULL = none */
+  unsigned without;  /* EXEC_WITHOUT_*: scenarios that need them are skipped */
+  int jobs;          /* scenarios played at once (0 = 1) */
+  double warp;       /* 0 or 1: real time; F: the command runs under libfaketime
+                        F times faster and the server plays at time scale 1/F */
+  const char *faketime_lib; /* libfaketime's path, when warp > 1 */
 } exec_opts;
+
+/* What a scenario asks of an outside client: the FUSEBOX_* variables. */
+typedef struct exec_call {
+  int stream;              /* FUSEBOX_STREAM */
+  int anthropic;           /* FUSEBOX_DIALECT: 1 anthropic, 0 openai */
+  int effect;              /* FUSEBOX_CALL: 1 effect, 0 chat */
+  char effect_name[64];    /* the effect endpoint's name */
+  char payload[1024];      /* FUSEBOX_EFFECT_PAYLOAD: the effect's JSON body */
+  double deadline_s;       /* FUSEBOX_DEADLINE, 0 = none */
+  double attempt_timeout_s; /* FUSEBOX_ATTEMPT_TIMEOUT, 0 = none */
+  int requests;            /* FUSEBOX_REQUESTS */
+  int concurrency;         /* FUSEBOX_CONCURRENCY */
+} exec_call;
+
+/*
+ * Reads what the scenario's `client` table (JSON, may be NULL) asks of a
+ * client. Returns 0, or -1 with err when the table is bad.
+ */
+int exec_describe(const char *client_json, exec_call *call, char err[EXEC_ERRLEN]);
 
 typedef struct exec_result {
   char trace_path[4096];
@@ -28,23 +57,29 @@ typedef struct exec_result {
 } exec_result;
 
 /*
- * Serves scenario on a free loopback port, runs argv with OPENAI_BASE_URL,
- * ANTHROPIC_BASE_URL, FUSEBOX_URL (and placeholder API keys when unset),
- * writes the trace to BASE.jsonl and the output to BASE.stdout/.stderr, and
- * notes the command's account in the trace (label names the client).
- * Returns 0, or -1 with err when the scenario or the command cannot start.
+ * Serves scenario on a free loopback port, runs argv with the environment of
+ * docs/exec.md (base URLs of every SDK family, placeholder keys when unset,
+ * FUSEBOX_* from call), writes the trace to BASE.jsonl and the output to
+ * BASE.stdout/.stderr, and notes the command's account in the trace (label
+ * names the client). Returns 0, or -1 with err when the scenario or the
+ * command cannot start (a command not found or not executable counts).
  */
-int exec_scenario(const char *scenario, char **argv, const exec_opts *o, const char *label,
-                  const char *base, exec_result *res, char err[EXEC_ERRLEN]);
+int exec_scenario(const char *scenario, const exec_call *call, char **argv, const exec_opts *o,
+                  const char *label, const char *base, exec_result *res, char err[EXEC_ERRLEN]);
 /*
- * Plays each file against argv (label names the client) and adds them to
- * run, with a `command_finished` verdict each. Returns how many could not be
- * played.
+ * Plays each file against argv (label names the client), o->jobs at a time,
+ * and adds them to run in file order, with a `command_finished` verdict
+ * each. Returns how many could not be played (a usage or input error).
  */
 typedef struct rpt_run rpt_run;
 int exec_suite(rpt_run *run, char **files, size_t nfiles, char **argv, const exec_opts *o,
                const char *label, const char *dir);
 /* The last line of the command's stderr, control characters blanked. */
 void exec_last_stderr(const exec_result *res, char *out, size_t cap);
+/*
+ * Finds libfaketime (FUSEBOX_LIBFAKETIME, else the Debian paths). Returns
+ * its path (static storage) or NULL.
+ */
+const char *exec_find_faketime(void);
 
 #endif

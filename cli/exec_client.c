@@ -1,14 +1,18 @@
 /*
  * exec_client.c - plays one scenario against an external command: serve the
  * scenario on a free loopback port, run the command with the provider base
- * URLs in its environment, bounded by a timeout, keep its exit status and
- * output, and write its account (exit status as the outcome, stdout as the
- * answer text) to the trace as a `client` event.
+ * URLs and what the scenario asks of it in its environment (docs/exec.md),
+ * bounded by a timeout, optionally under libfaketime, keep its exit status
+ * and output, and write its account (exit status as the outcome, stdout as
+ * the answer text) to the trace as a `client` event.
  */
+#define _GNU_SOURCE /* execvpe */
 #include <cjson/cJSON.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <glob.h>
 #include <signal.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -17,8 +21,12 @@
 #include <unistd.h>
 
 #include "cli/exec.h"
+#include "cli/run.h"
 
 #define MAX_TEXT (64 * 1024) /* stdout kept as the answer text */
+#define MAX_ENV 64           /* variables exec sets */
+
+extern char **environ;
 
 static double mono_ms(void) {
   struct timespec ts;
@@ -37,45 +45,178 @@ static size_t slurp(const char *path, char *buf, size_t cap) {
   return n;
 }
 
-static void child(char **argv, const char *out, const char *errp, int port,
-                  const char *scenario) {
-  setpgid(0, 0);
-  char v[256];
-  snprintf(v, sizeof v, "http://127.0.0.1:%d/v1", port);
-  setenv("OPENAI_BASE_URL", v, 1);
-  snprintf(v, sizeof v, "http://127.0.0.1:%d", port);
-  setenv("ANTHROPIC_BASE_URL", v, 1);
-  setenv("FUSEBOX_URL", v, 1);
-  setenv("FUSEBOX_SCENARIO", scenario, 1);
+/* What the client table asks; see exec.h. */
+int exec_describe(const char *client_json, exec_call *call, char err[EXEC_ERRLEN]) {
+  run_workload w;
+  char rerr[RUN_ERRLEN];
+  memset(call, 0, sizeof *call);
+  if (run_client_describe(client_json, &w, &call->deadline_s, &call->attempt_timeout_s, rerr) != 0) {
+    snprintf(err, EXEC_ERRLEN, "%s", rerr);
+    return -1;
+  }
+  call->stream = w.call == RUN_CALL_STREAM;
+  call->effect = w.call == RUN_CALL_EFFECT;
+  call->anthropic = w.anthropic;
+  snprintf(call->effect_name, sizeof call->effect_name, "%s", w.effect);
+  snprintf(call->payload, sizeof call->payload, "%s", w.payload);
+  call->requests = w.requests;
+  call->concurrency = w.concurrency;
+  return 0;
+}
+
+const char *exec_find_faketime(void) {
+  static char found[1024];
+  const char *env = getenv("FUSEBOX_LIBFAKETIME");
+  if (env && env[0]) return access(env, R_OK) == 0 ? env : NULL;
+  static const char *const PATTERNS[] = {"/usr/lib/*/faketime/libfaketime.so.1",
+                                         "/usr/lib/faketime/libfaketime.so.1",
+                                         "/usr/local/lib/faketime/libfaketime.so.1", NULL};
+  for (int i = 0; PATTERNS[i]; i++) {
+    glob_t g;
+    if (glob(PATTERNS[i], 0, NULL, &g) == 0 && g.gl_pathc > 0) {
+      snprintf(found, sizeof found, "%s", g.gl_pathv[0]);
+      globfree(&g);
+      return found;
+    }
+    globfree(&g);
+  }
+  return NULL;
+}
+
+/* The command's environment: the caller's, with exec's variables set. */
+typedef struct env_list {
+  char *v[MAX_ENV];
+  int n;
+} env_list;
+
+static void env_add(env_list *e, const char *name, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+static void env_add(env_list *e, const char *name, const char *fmt, ...) {
+  if (e->n >= MAX_ENV) return;
+  char val[2048];
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(val, sizeof val, fmt, ap);
+  va_end(ap);
+  size_t len = strlen(name) + strlen(val) + 2;
+  char *s = malloc(len);
+  if (s == NULL) return;
+  snprintf(s, len, "%s=%s", name, val);
+  e->v[e->n++] = s;
+}
+
+/* 1 if entry ("NAME=value") sets a variable of e. */
+static int overridden(const env_list *e, const char *entry) {
+  const char *eq = strchr(entry, '=');
+  size_t n = eq ? (size_t)(eq - entry) : strlen(entry);
+  for (int i = 0; i < e->n; i++)
+    if (strncmp(e->v[i], entry, n) == 0 && e->v[i][n] == '=') return 1;
+  return 0;
+}
+
+/*
+ * Builds the environment (docs/exec.md). Returns a NULL-terminated array
+ * (the caller frees it and e's strings), or NULL when out of memory.
+ */
+static char **build_env(env_list *e, const exec_call *c, int port, const char *scenario,
+                        const exec_opts *o) {
+  char host[64];
+  snprintf(host, sizeof host, "http://127.0.0.1:%d", port);
+  env_add(e, "OPENAI_BASE_URL", "%s/v1", host);
+  env_add(e, "ANTHROPIC_BASE_URL", "%s", host);
+  env_add(e, "GROQ_BASE_URL", "%s", host);
+  env_add(e, "FUSEBOX_URL", "%s", host);
+  env_add(e, "FUSEBOX_SCENARIO", "%s", scenario);
+  env_add(e, "FUSEBOX_STREAM", "%d", c->stream ? 1 : 0);
+  env_add(e, "FUSEBOX_DIALECT", "%s", c->anthropic ? "anthropic" : "openai");
+  env_add(e, "FUSEBOX_CALL", "%s", c->effect ? "effect" : "chat");
+  env_add(e, "FUSEBOX_EFFECT_URL", "%s/v1/effects/%s", host, c->effect_name);
+  if (c->payload[0]) env_add(e, "FUSEBOX_EFFECT_PAYLOAD", "%s", c->payload);
+  env_add(e, "FUSEBOX_MODEL", "%s", c->anthropic ? "claude-fusebox" : "gpt-fusebox");
+  if (c->deadline_s > 0) env_add(e, "FUSEBOX_DEADLINE", "%g", c->deadline_s);
+  if (c->attempt_timeout_s > 0) env_add(e, "FUSEBOX_ATTEMPT_TIMEOUT", "%g", c->attempt_timeout_s);
+  env_add(e, "FUSEBOX_REQUESTS", "%d", c->requests);
+  env_add(e, "FUSEBOX_CONCURRENCY", "%d", c->concurrency);
   /* Placeholders only when unset: a real key is never needed here. */
-  setenv("OPENAI_API_KEY", "sk-fusebox-placeholder", 0);
-  setenv("ANTHROPIC_API_KEY", "sk-ant-fusebox-placeholder", 0);
-  int o = open(out, O_WRONLY | O_CREAT | O_TRUNC, 0644);
-  int e = open(errp, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+  static const char *const KEYS[][2] = {{"OPENAI_API_KEY", "sk-fusebox-placeholder"},
+                                        {"ANTHROPIC_API_KEY", "sk-ant-fusebox-placeholder"},
+                                        {"GROQ_API_KEY", "gsk_fusebox_placeholder"}};
+  for (size_t i = 0; i < sizeof KEYS / sizeof KEYS[0]; i++)
+    if (getenv(KEYS[i][0]) == NULL) env_add(e, KEYS[i][0], "%s", KEYS[i][1]);
+  if (o->warp > 1) {
+    const char *pre = getenv("LD_PRELOAD");
+    env_add(e, "LD_PRELOAD", "%s%s%s", o->faketime_lib, pre && pre[0] ? ":" : "", pre ? pre : "");
+    env_add(e, "FAKETIME", "+0 x%g", o->warp);
+    env_add(e, "FUSEBOX_WARP", "%g", o->warp);
+  }
+  size_t n = 0;
+  while (environ[n]) n++;
+  char **envp = calloc(n + (size_t)e->n + 1, sizeof *envp);
+  if (envp == NULL) return NULL;
+  size_t k = 0;
+  for (size_t i = 0; i < n; i++)
+    if (!overridden(e, environ[i])) envp[k++] = environ[i];
+  for (int i = 0; i < e->n; i++) envp[k++] = e->v[i];
+  envp[k] = NULL;
+  return envp;
+}
+
+/* In the child: only async-signal-safe calls (the parent may have threads). */
+static void child(char **argv, char **envp, const exec_result *res, int errfd) {
+  setpgid(0, 0);
+  int o = open(res->stdout_path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+  int e = open(res->stderr_path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
   int in = open("/dev/null", O_RDONLY);
-  if (o < 0 || e < 0 || in < 0) _exit(126);
+  if (o < 0 || e < 0 || in < 0) {
+    int er = errno;
+    (void)!write(errfd, &er, sizeof er);
+    _exit(126);
+  }
   dup2(in, 0);
   dup2(o, 1);
   dup2(e, 2);
-  execvp(argv[0], argv);
-  fprintf(stderr, "fusebox exec: cannot run %s: %s\n", argv[0], strerror(errno));
+  execvpe(argv[0], argv, envp);
+  int er = errno;
+  (void)!write(errfd, &er, sizeof er);
   _exit(127);
 }
 
-/* Runs the command; fills the exit fields of res. -1 if it cannot start. */
-static int run_command(char **argv, const exec_opts *o, int port, const char *scenario,
-                       exec_result *res) {
+/*
+ * Runs the command; fills the exit fields of res. -1 with err if it cannot
+ * start (fork failed, or the program could not be executed).
+ */
+static int run_command(char **argv, char **envp, const exec_opts *o, exec_result *res,
+                       char err[EXEC_ERRLEN]) {
+  int pfd[2];
+  if (pipe2(pfd, O_CLOEXEC) != 0) {
+    snprintf(err, EXEC_ERRLEN, "cannot start %s: %s", argv[0], strerror(errno));
+    return -1;
+  }
   pid_t pid = fork();
-  if (pid < 0) return -1;
-  if (pid == 0) child(argv, res->stdout_path, res->stderr_path, port, scenario);
+  if (pid < 0) {
+    snprintf(err, EXEC_ERRLEN, "cannot start %s: %s", argv[0], strerror(errno));
+    close(pfd[0]);
+    close(pfd[1]);
+    return -1;
+  }
+  if (pid == 0) child(argv, envp, res, pfd[1]);
+  close(pfd[1]);
   setpgid(pid, pid);
   double t0 = mono_ms();
+  int child_errno = 0;
+  ssize_t got;
+  do got = read(pfd[0], &child_errno, sizeof child_errno); /* EOF when exec worked */
+  while (got < 0 && errno == EINTR);
+  close(pfd[0]);
+  /* Real seconds, also under --warp: starting a program costs real time
+     (a Node process takes about a second), which a warped clock multiplies. */
+  double limit_ms = o->timeout_s * 1000.0;
   int status = 0;
   for (;;) {
     pid_t w = waitpid(pid, &status, WNOHANG);
     if (w == pid) break;
     if (w < 0 && errno != EINTR) break;
-    if (mono_ms() - t0 > o->timeout_s * 1000.0) {
+    if (mono_ms() - t0 > limit_ms) {
       res->timed_out = 1;
       kill(-pid, SIGKILL);
       waitpid(pid, &status, 0);
@@ -88,6 +229,10 @@ static int run_command(char **argv, const exec_opts *o, int port, const char *sc
   res->wall_ms = mono_ms() - t0;
   if (WIFEXITED(status)) res->exit_code = WEXITSTATUS(status);
   else if (WIFSIGNALED(status)) res->exit_code = 128 + WTERMSIG(status);
+  if (got == (ssize_t)sizeof child_errno) {
+    snprintf(err, EXEC_ERRLEN, "cannot start %s: %s", argv[0], strerror(child_errno));
+    return -1;
+  }
   return 0;
 }
 
@@ -121,27 +266,41 @@ static void note_account(sim_server *srv, const exec_result *res, const char *la
 }
 
 /* Plays one scenario against argv; see exec.h. */
-int exec_scenario(const char *scenario, char **argv, const exec_opts *o, const char *label,
-                  const char *base, exec_result *res, char err[EXEC_ERRLEN]) {
+int exec_scenario(const char *scenario, const exec_call *call, char **argv, const exec_opts *o,
+                  const char *label, const char *base, exec_result *res, char err[EXEC_ERRLEN]) {
   memset(res, 0, sizeof *res);
   snprintf(res->trace_path, sizeof res->trace_path, "%s.jsonl", base);
   snprintf(res->stdout_path, sizeof res->stdout_path, "%s.stdout", base);
   snprintf(res->stderr_path, sizeof res->stderr_path, "%s.stderr", base);
   sim_server_opts so = {.scenario_path = scenario, .trace_path = res->trace_path,
-                        .time_scale = 1.0, .seed = o->seed};
+                        .time_scale = o->warp > 1 ? 1.0 / o->warp : 1.0, .seed = o->seed};
   sim_server *srv = NULL;
   char serr[SIM_ERRLEN];
   if (sim_server_start(&so, &srv, serr) != SIM_OK) {
     snprintf(err, EXEC_ERRLEN, "%s", serr);
     return -1;
   }
-  int rc = run_command(argv, o, sim_server_port(srv), scenario, res);
-  if (rc != 0) snprintf(err, EXEC_ERRLEN, "cannot start %s: %s", argv[0], strerror(errno));
-  else note_account(srv, res, label);
+  env_list e = {.n = 0};
+  char **envp = build_env(&e, call, sim_server_port(srv), scenario, o);
+  int rc = -1;
+  if (envp == NULL) snprintf(err, EXEC_ERRLEN, "out of memory");
+  else rc = run_command(argv, envp, o, res, err);
+  if (rc == 0 && (res->exit_code == 126 || res->exit_code == 127) &&
+      sim_server_arrivals(srv) == 0) {
+    /* sh -c 'missing-program': the shell started, the client did not. */
+    char last[200];
+    exec_last_stderr(res, last, sizeof last);
+    snprintf(err, EXEC_ERRLEN, "the command could not be started (exit %d%s%s)", res->exit_code,
+             last[0] ? ": " : "", last);
+    rc = -1;
+  }
+  if (rc == 0) note_account(srv, res, label);
   if (sim_server_stop(srv, serr) != SIM_OK && rc == 0) { /* a full disk */
     snprintf(err, EXEC_ERRLEN, "%s", serr);
     rc = -1;
   }
+  free(envp);
+  for (int i = 0; i < e.n; i++) free(e.v[i]);
   return rc;
 }
 

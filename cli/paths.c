@@ -1,13 +1,17 @@
 /*
  * paths.c - finding scenario files, and parsing numeric options.
  */
+#define _GNU_SOURCE /* nftw */
 #include <dirent.h>
+#include <ftw.h>
 #include <errno.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+
+#include <cjson/cJSON.h>
 
 #include "cli/cli.h"
 
@@ -132,4 +136,24 @@ int cli_parse_int(const char *opt, const char *s, long lo, long hi, long *out) {
   }
   *out = v;
   return 0;
+}
+
+/* 1 when an expect table (JSON, may be NULL) states nothing to judge. */
+int cli_nothing_to_judge(const char *expect_json) {
+  cJSON *e = expect_json ? cJSON_Parse(expect_json) : NULL;
+  int empty = !cJSON_IsObject(e) || e->child == NULL;
+  cJSON_Delete(e);
+  return empty;
+}
+
+static int rm_one(const char *path, const struct stat *st, int flag, struct FTW *ftw) {
+  (void)st;
+  (void)flag;
+  (void)ftw;
+  return remove(path) == 0 || errno == ENOENT ? 0 : -1;
+}
+
+/* Removes dir and everything under it (a temp dir of our own). */
+int cli_remove_tree(const char *dir) {
+  return nftw(dir, rm_one, 16, FTW_DEPTH | FTW_PHYS);
 }

@@ -35,6 +35,13 @@ typedef struct run_workload {
   char payload[1024];  /* JSON; "" = a default */
 } run_workload;
 
+/*
+ * What the `client` table (JSON, may be NULL) asks of a client, for an
+ * outside command: the workload, and the deadline and per-attempt timeout
+ * in seconds (0 when the table sets none). -1 with err when it is bad.
+ */
+int run_client_describe(const char *client_json, run_workload *w, double *deadline_s,
+                        double *attempt_timeout_s, char err[RUN_ERRLEN]);
 /* Checks a `client` table (JSON, may be NULL). -1 with err on a bad key or value. */
 int run_client_validate(const char *client_json, char err[RUN_ERRLEN]);
 /*

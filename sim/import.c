@@ -101,13 +101,16 @@ static const char REPLAY_FN[] =
     "-- method, path and body) is given the next recorded request's steps in\n"
     "-- order of first arrival, one step per arrival; the last step repeats,\n"
     "-- and requests beyond the recorded ones replay the last recorded one.\n"
+    "-- The first logical request replays recorded request `first` (so a\n"
+    "-- client making one call replays that one; `fusebox import --request N`).\n"
     "local function replay(requests)\n"
     "  local order, count, seen = {}, {}, 0\n"
     "  return function(req)\n"
     "    local i = order[req.key]\n"
     "    if i == nil then\n"
     "      seen = seen + 1\n"
-    "      i = seen <= #requests and seen or #requests\n"
+    "      i = first + seen - 1\n"
+    "      if i > #requests then i = #requests end\n"
     "      order[req.key] = i\n"
     "    end\n"
     "    local n = (count[req.key] or 0) + 1\n"
@@ -172,6 +175,58 @@ static void put_requests(imp_buf *b, const imp_log *lg, const req_group *reqs, s
       put_attempt(b, &lg->v[reqs[r].idx[k]], (int)k + 1, in3, t0, times, lg);
     imp__buf_printf(b, "%s},\n", in2);
   }
+}
+
+/* A status that the same request can never turn into a success. */
+static int permanent_status(int s) {
+  return s == 400 || s == 401 || s == 402 || s == 403 || s == 404 || s == 413 || s == 422;
+}
+
+/*
+ * Writes the expect table: the best-practice verdicts that apply to what the
+ * log holds. No retry after the permanent errors it shows (a quota 429
+ * included), Retry-After honoured when an answer asked for a wait, no
+ * duplicate side effect when it has effects, and bounded attempts (at most
+ * 4 arrivals per logical request: one call and three retries). Returns how
+ * many verdicts were written.
+ */
+static int put_expect(imp_buf *b, const imp_log *lg, size_t nreq, int have_effects) {
+  int seen[600] = {0}, quota = 0, ra = 0, n = 0;
+  for (size_t i = 0; i < lg->n; i++) {
+    const imp_attempt *a = &lg->v[i];
+    if (a->status > 0 && a->status < 600 && permanent_status(a->status)) seen[a->status] = 1;
+    quota |= a->quota;
+    ra |= a->has_ra && a->status >= 300;
+  }
+  imp__buf_puts(b, "  -- Best practice for this incident (what any good client does);\n"
+                   "  -- add attempts, outcome or a deadline for your own client's policy.\n"
+                   "  expect = {\n");
+  int any_perm = quota;
+  for (int s = 0; s < 600; s++) any_perm |= seen[s];
+  if (any_perm) {
+    imp__buf_puts(b, "    no_retry_after = {");
+    int first = 1;
+    for (int s = 0; s < 600; s++) {
+      if (!seen[s]) continue;
+      imp__buf_printf(b, "%s%d", first ? " " : ", ", s);
+      first = 0;
+    }
+    if (quota) imp__buf_printf(b, "%s\"quota\"", first ? " " : ", ");
+    imp__buf_puts(b, " },\n");
+    n++;
+  }
+  if (ra) {
+    imp__buf_puts(b, "    retry_after_honoured = true,\n");
+    n++;
+  }
+  if (have_effects) {
+    imp__buf_puts(b, "    side_effects = true,\n");
+    n++;
+  }
+  imp__buf_printf(b, "    max_requests = %zu,\n", nreq * 4);
+  n++;
+  imp__buf_puts(b, "  },\n");
+  return n;
 }
 
 /* Today's date in UTC as YYYY-MM-DD. */
@@ -340,7 +395,20 @@ static int assemble(imp_log *lg, const sim_import_opts *opts, char **out,
   for (size_t r = 0; r < nreq; r++) count_p[reqs[r].prov + 1]++;
   for (int k = 0; k <= nprov; k++)
     if (count_p[k] > 1) need_fn = 1;
-  if (need_fn) imp__buf_puts(&b, REPLAY_FN);
+  int first = opts->request > 0 ? opts->request : 1;
+  int most = 0; /* the most logical requests of one provider (or the effects) */
+  for (int k = 0; k <= nprov; k++)
+    if (count_p[k] > most) most = count_p[k];
+  if (first > most) {
+    rc = imp__fail(lg, 0, "--request %d: the log holds %d logical request%s per provider at "
+                          "most", first, most, most == 1 ? "" : "s");
+    goto done;
+  }
+  if (first > 1) need_fn = 1;
+  if (need_fn) {
+    imp__buf_printf(&b, "local first = %d -- the recorded request a first call replays\n", first);
+    imp__buf_puts(&b, REPLAY_FN);
+  }
   imp__buf_puts(&b, "return scenario {\n  name = ");
   imp__lua_string(&b, name, strlen(name));
   int lvl = bracket_level(doc);
@@ -348,7 +416,7 @@ static int assemble(imp_log *lg, const sim_import_opts *opts, char **out,
                   "================");
   imp__buf_puts(&b, "  tags = { \"imported\" },\n");
   if (nprov == 1 && !multi) {
-    if (count_p[1] > 1) {
+    if (count_p[1] > 1 || first > 1) {
       imp__buf_puts(&b, "  provider = replay {\n");
       put_requests(&b, lg, reqs, nreq, 0, 0, "  ", t0, times);
     } else {
@@ -372,6 +440,7 @@ static int assemble(imp_log *lg, const sim_import_opts *opts, char **out,
     if (lg->idem_ignored) imp__buf_puts(&b, "  idempotency = \"ignored\",\n");
     if (lg->ledger_down) imp__buf_puts(&b, "  ledger = \"down\",\n");
   }
+  int nexp = put_expect(&b, lg, nreq, have_effects);
   imp__buf_puts(&b, "}\n");
   if (b.over) {
     lg->too_big = 1;
@@ -389,6 +458,11 @@ static int assemble(imp_log *lg, const sim_import_opts *opts, char **out,
     st->requests = (int)nreq;
     st->providers = nprov;
     st->skipped = lg->skipped;
+    st->expects = nexp;
+    snprintf(st->unknown, sizeof st->unknown, "%s", lg->unknown);
+    int drops = 1;
+    for (size_t i = 0; i < lg->n; i++) drops &= lg->v[i].dropped;
+    st->drops_only = lg->n > 0 && drops;
   }
   rc = SIM_OK;
 
@@ -463,6 +537,7 @@ int sim_import_buffer(const char *text, size_t len, const sim_import_opts *opts,
   imp_log lg = {0};
   lg.source = opts->source ? opts->source : "input";
   lg.raw_dates = opts->raw_dates;
+  lg.map = opts->map;
   lg.err = err;
   if (len > SIM_IMPORT_MAX_INPUT)
     return imp__fail(&lg, 0, "larger than %zu bytes", (size_t)SIM_IMPORT_MAX_INPUT);

@@ -94,7 +94,8 @@ typedef struct imp_resp {
   double interval_s;     /* seconds between stream chunks */
   imp_cut cut;
   int stream_error;      /* 1: an error event after the chunks (code, type, message) */
-  int no_end;            /* 1: the stream ended without its end marker */
+  int no_end;            /* 1: the stream ended before its finish chunk */
+  int no_terminator;     /* 1: it sent the finish chunk but no end marker */
   int truncated;         /* 1: the body was cut at `at` bytes */
   long at;
   int early_close;       /* 1: cut below its Content-Length */
@@ -141,6 +142,11 @@ typedef struct imp_attempt {
   int effect;        /* 1: at the effect endpoint */
   char *step;        /* the step, as Lua text */
   char *note;        /* what the comment beside the step says */
+  /* What the expect table needs, set by imp__add from the response: */
+  int status;        /* HTTP status, 0 when no response */
+  int dropped;       /* 1: closed without a response */
+  int quota;         /* 1: a 429 that says the quota is used up */
+  int has_ra;        /* 1: the answer asked for a wait (Retry-After) */
 } imp_attempt;
 
 /* The attempts read from one input. */
@@ -156,6 +162,8 @@ typedef struct imp_log {
   int raw_dates;               /* 1: every Retry-After date is kept as sent */
   int compact;                 /* 1: no comment per attempt (to fit the size limit) */
   int too_big;                 /* 1: the scenario came out over the size limit */
+  const char *map;             /* --map: "ours=theirs,..." for JSON Lines; NULL = none */
+  char unknown[256];           /* JSON Lines fields nobody reads, comma-separated */
   char *err;                   /* SIM_ERRLEN bytes */
 } imp_log;
 

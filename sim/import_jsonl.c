@@ -128,7 +128,7 @@ static int take_sse(imp_resp *r, const char *s, size_t n) {
   imp_lines it = {s, n, 0, 0};
   const char *line;
   size_t len;
-  int done = 0, rc = SIM_OK;
+  int done = 0, finished = 0, rc = SIM_OK;
   r->stream = 1;
   while (rc == SIM_OK && imp__next_line(&it, &line, &len)) {
     if (len < 5 || memcmp(line, "data:", 5) != 0) continue;
@@ -151,6 +151,7 @@ static int take_sse(imp_resp *r, const char *s, size_t n) {
       const cJSON *c = get(get(ch, "delta"), "content");
       if (cJSON_IsString(c) && c->valuestring[0] != '\0')
         rc = imp__resp_chunk(r, c->valuestring, strlen(c->valuestring));
+      if (cJSON_IsString(get(ch, "finish_reason"))) finished = 1;
       const cJSON *u = get(j, "usage");
       if (cJSON_IsObject(u)) take_usage(r, u);
     } else if (strcmp(ty, "content_block_delta") == 0) {
@@ -161,6 +162,7 @@ static int take_sse(imp_resp *r, const char *s, size_t n) {
       const cJSON *u = get(get(j, "message"), "usage");
       if (cJSON_IsObject(u)) take_usage(r, u);
     } else if (strcmp(ty, "message_delta") == 0) {
+      if (cJSON_IsString(get(get(j, "delta"), "stop_reason"))) finished = 1;
       const cJSON *u = get(j, "usage");
       if (cJSON_IsObject(u)) take_usage(r, u);
     } else if (strcmp(ty, "message_stop") == 0) {
@@ -168,7 +170,12 @@ static int take_sse(imp_resp *r, const char *s, size_t n) {
     }
     cJSON_Delete(j);
   }
-  if (!done && !r->stream_error) r->no_end = 1;
+  /* Without its end marker: with the finish chunk, only the terminator is
+     missing; without it, the stream stopped before it. */
+  if (!done && !r->stream_error) {
+    if (finished) r->no_terminator = 1;
+    else r->no_end = 1;
+  }
   return rc;
 }
 
@@ -458,11 +465,89 @@ done:
   return rc;
 }
 
+/* The fields read_line reads; docs/import.md lists them. */
+static const char *const KNOWN[] = {
+    "t", "time", "path", "url", "method", "key", "request", "provider", "status",
+    "latency_ms", "duration_ms", "interval_ms", "headers", "error", "stream", "chunks",
+    "body", "code", "type", "message", "content", "text", "bytes", "request_id", NULL};
+
+static int known_field(const char *name) {
+  for (int i = 0; KNOWN[i]; i++)
+    if (strcmp(KNOWN[i], name) == 0) return 1;
+  return 0;
+}
+
+/*
+ * Checks a --map ("ours=theirs,..."): every "ours" must be a field we read.
+ * Returns SIM_OK or SIM_EINVAL with the message in lg->err.
+ */
+static int check_map(imp_log *lg) {
+  const char *p = lg->map;
+  while (p && *p) {
+    const char *comma = strchr(p, ',');
+    size_t n = comma ? (size_t)(comma - p) : strlen(p);
+    const char *eq = memchr(p, '=', n);
+    char ours[64];
+    size_t on = eq ? (size_t)(eq - p) : 0;
+    if (eq == NULL || on == 0 || on >= sizeof ours || eq + 1 == p + n)
+      return imp__fail(lg, 0, "--map takes ours=theirs pairs separated by commas "
+                              "(e.g. status=status_code), not '%.*s'", (int)(n > 60 ? 60 : n), p);
+    memcpy(ours, p, on);
+    ours[on] = '\0';
+    if (!known_field(ours))
+      return imp__fail(lg, 0, "--map: '%s' is not a field fusebox reads (see docs/import.md)",
+                       ours);
+    p = comma ? comma + 1 : p + n;
+  }
+  return SIM_OK;
+}
+
+/* Renames the team's own field names in o to ours, as --map says. */
+static void apply_map(const imp_log *lg, cJSON *o) {
+  const char *p = lg->map;
+  while (p && *p) {
+    const char *comma = strchr(p, ',');
+    size_t n = comma ? (size_t)(comma - p) : strlen(p);
+    const char *eq = memchr(p, '=', n);
+    char ours[64], theirs[128];
+    snprintf(ours, sizeof ours, "%.*s", (int)(eq - p), p);
+    snprintf(theirs, sizeof theirs, "%.*s", (int)(p + n - eq - 1), eq + 1);
+    if (get(o, ours) == NULL) {
+      cJSON *v = cJSON_DetachItemFromObjectCaseSensitive(o, theirs);
+      if (v != NULL) cJSON_AddItemToObject(o, ours, v);
+    }
+    p = comma ? comma + 1 : p + n;
+  }
+}
+
+/* Notes the fields of o nobody reads (distinct, as many as fit). */
+static void note_unknown(imp_log *lg, const cJSON *o) {
+  const cJSON *f;
+  cJSON_ArrayForEach(f, o) {
+    if (f->string == NULL || known_field(f->string)) continue;
+    char name[64];
+    imp_buf b;
+    imp__buf_init(&b, 200);
+    imp__lua_comment(&b, f->string, 40); /* printable */
+    char *pr = imp__buf_take(&b);
+    snprintf(name, sizeof name, "%s", pr ? pr : "?");
+    free(pr);
+    imp__buf_free(&b);
+    size_t have = strlen(lg->unknown), nl = strlen(name);
+    int dup = 0;
+    for (const char *q = lg->unknown; (q = strstr(q, name)) != NULL; q += nl)
+      if ((q == lg->unknown || q[-1] == ',') && (q[nl] == ',' || q[nl] == '\0')) dup = 1;
+    if (dup || have + nl + 2 >= sizeof lg->unknown) continue;
+    snprintf(lg->unknown + have, sizeof lg->unknown - have, "%s%s", have ? "," : "", name);
+  }
+}
+
 /* Reads JSON Lines: one attempt object per line; blank lines are skipped. */
 int imp__read_jsonl(imp_log *lg, const char *text, size_t len) {
   imp_lines it = {text, len, 0, 0};
   const char *s;
   size_t n;
+  if (check_map(lg) != SIM_OK) return SIM_EINVAL;
   if (len >= 3 && memcmp(text, "\xEF\xBB\xBF", 3) == 0) it.off = 3;
   while (imp__next_line(&it, &s, &n)) {
     size_t i = 0;
@@ -491,7 +576,11 @@ int imp__read_jsonl(imp_log *lg, const char *text, size_t len) {
     }
     int rc;
     if (!cJSON_IsObject(o)) rc = imp__fail(lg, it.line, "expected an object, one attempt per line");
-    else rc = read_line(lg, it.line, o);
+    else {
+      apply_map(lg, o);
+      note_unknown(lg, o);
+      rc = read_line(lg, it.line, o);
+    }
     cJSON_Delete(o);
     if (rc != SIM_OK) return rc;
   }

@@ -250,6 +250,8 @@ static void put_core(imp_buf *b, const imp_resp *r) {
       step_close(&e);
     } else if (r->no_end && r->cut == IMP_CUT_NONE) {
       imp__buf_puts(b, ", no_end = true");
+    } else if (r->no_terminator && r->cut == IMP_CUT_NONE) {
+      imp__buf_puts(b, ", no_terminator = true");
     }
     put_usage(b, r);
     static const char *const own[] = {"cache-control", NULL}; /* the server sends it */
@@ -325,6 +327,12 @@ int imp__add(imp_log *lg, const imp_attempt *a, const imp_resp *r) {
   }
   imp_attempt *d = &lg->v[lg->n];
   *d = *a;
+  d->status = r->outcome == IMP_ANSWER ? r->status : 0;
+  d->dropped = r->outcome == IMP_DROP;
+  d->quota = r->status == 429 && ((r->code && strstr(r->code, "insufficient_quota")) ||
+                                  (r->type && strstr(r->type, "insufficient_quota")));
+  d->has_ra = imp__resp_get_header(r, "retry-after") != NULL ||
+              imp__resp_get_header(r, "retry-after-ms") != NULL;
   int nomem = 0;
   d->key = dup_opt(a->key, &nomem);
   d->provider = dup_opt(a->provider, &nomem);

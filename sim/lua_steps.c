@@ -431,7 +431,7 @@ static int l_chat(lua_State *L) {
 
 static const char *const stream_keys[] = {
   "chunks", "content", "interval", "drop_after", "stall_after", "stall",
-  "error_after", "error", "no_end", "model", "usage", "headers", NULL};
+  "error_after", "error", "no_end", "no_terminator", "model", "usage", "headers", NULL};
 
 /* error = {status=, code=, type=, message=} of a stream. */
 static void stream_error(args *a) {
@@ -455,7 +455,7 @@ static void stream_error(args *a) {
 }
 
 /* stream{chunks=, content=, interval=, drop_after=, stall_after=, stall=,
-   error_after=, error=, no_end=, model=, usage=, headers=} */
+   error_after=, error=, no_end=, no_terminator=, model=, usage=, headers=} */
 static int l_stream(lua_State *L) {
   args a;
   args_begin(&a, L, "stream", stream_keys, 0);
@@ -523,6 +523,7 @@ static int l_stream(lua_State *L) {
     lua_setfield(L, a.d, "error_after");
   }
   opt_bool(&a, "no_end", "no_end");
+  opt_bool(&a, "no_terminator", "no_terminator");
   opt_string(&a, "model", "model");
   opt_usage(&a);
   opt_headers(&a);
@@ -943,6 +944,7 @@ static void convert(lua_State *L, int idx, sim_step **slot) {
   field_num(L, d, "stall", &s->stall);
   field_int(L, d, "error_after", &s->error_after);
   field_int(L, d, "no_end", &s->no_end);
+  field_int(L, d, "no_terminator", &s->no_terminator);
   field_int(L, d, "status", &s->status);
   s->code = field_str(L, d, "code");
   s->type = field_str(L, d, "type");

@@ -365,7 +365,13 @@ static ssize_t stream_reader(void *cls, uint64_t pos, char *buf, size_t max) {
         return pause_until(p, s->stall < 0 ? -1 : sim__now_ms() + s->stall * 1000.0 * c->srv->scale);
       }
       if (p->sent == p->sse.nchunks) {
-        p->phase = P_TAIL;
+        /* no_end: the stream stops before its finish chunk, as a proxy
+           cutting it at a chunk boundary would leave it. */
+        p->phase = s->no_end ? P_DONE : P_TAIL;
+        if (s->no_end) {
+          c->no_end_marker = 1;
+          c->no_finish = 1;
+        }
         break;
       }
       if (p->sent > 0 && sim__now_ms() < p->next_due) return pause_until(p, p->next_due);
@@ -377,8 +383,8 @@ static ssize_t stream_reader(void *cls, uint64_t pos, char *buf, size_t max) {
       break;
     case P_TAIL:
       set_frame(p, p->sse.tail);
-      p->phase = s->no_end ? P_DONE : P_MARKER;
-      c->no_end_marker = s->no_end;
+      p->phase = s->no_terminator ? P_DONE : P_MARKER;
+      c->no_end_marker = s->no_terminator;
       break;
     case P_MARKER:
       set_frame(p, p->sse.marker);

@@ -95,6 +95,9 @@ static void parse_body(sim_conn *c) {
   cJSON_Delete(j);
 }
 
+/* 1 when the request reached no provider (route() found none). */
+static int unserved(const sim_conn *c) { return c->provider == -2 && !c->too_big; }
+
 static void trace_arrive(sim_conn *c, const char *method, const char *url,
                          const hdr_list *hl) {
   if (!sim__trace_on(c->srv->trace)) return;
@@ -109,6 +112,7 @@ static void trace_arrive(sim_conn *c, const char *method, const char *url,
     cJSON_AddNullToObject(ev, "provider");
   cJSON_AddStringToObject(ev, "method", method);
   cJSON_AddStringToObject(ev, "path", url);
+  if (unserved(c)) cJSON_AddBoolToObject(ev, "unserved", 1);
   if (c->provider == -2) cJSON_AddNullToObject(ev, "dialect");
   else cJSON_AddStringToObject(ev, "dialect", sim__dialect_name(c->dialect));
   cJSON_AddBoolToObject(ev, "stream", c->stream_req);
@@ -134,6 +138,52 @@ static enum MHD_Result play_error(sim_conn *c, int status, const char *msg) {
   if (c->root == NULL) return MHD_NO;
   c->root->status = status;
   c->root->message = msg ? strdup(msg) : NULL;
+  c->cur = c->root;
+  return sim__play(c);
+}
+
+/*
+ * The paths route() serves, for the 404 of a path it does not: keep in
+ * step with route(). A named provider NAME is also served at /NAME/v1/...
+ */
+static const char *const SERVED[] = {"/v1/chat/completions", "/v1/messages",
+                                     "/v1/effects/NAME", NULL};
+
+/*
+ * A request to a path nobody serves: a 404 that says it is fusebox's, the
+ * path asked for, the paths served and the base-URL variables to set, so a
+ * client pointed at the wrong place fails loudly (type and code
+ * fusebox_unknown_endpoint), and the trace marks it `unserved`.
+ */
+static enum MHD_Result play_unserved(sim_conn *c, const char *method, const char *url) {
+  const char *host = MHD_lookup_connection_value(c->mc, MHD_HEADER_KIND, "Host");
+  char hostbuf[80];
+  if (host == NULL || strlen(host) > 64 || strpbrk(host, " \"\\/") != NULL) {
+    snprintf(hostbuf, sizeof hostbuf, "127.0.0.1:%d", sim_server_port(c->srv));
+    host = hostbuf;
+  }
+  char served[512] = "";
+  size_t off = 0;
+  for (int i = 0; SERVED[i] && off < sizeof served; i++)
+    off += (size_t)snprintf(served + off, sizeof served - off, "%s%s", i ? ", " : "", SERVED[i]);
+  sim_scenario *sc = c->srv->sc;
+  for (int i = 0; i < sim__scenario_nproviders(sc) && off < sizeof served; i++)
+    off += (size_t)snprintf(served + off, sizeof served - off, ", /%s/v1/...",
+                            sim__scenario_provider_name(sc, i));
+  char msg[1400];
+  snprintf(msg, sizeof msg,
+           "fusebox: no provider serves %s %.200s. This fake provider serves %s; "
+           "point the client at it with OPENAI_BASE_URL=http://%s/v1 (OpenAI SDKs), "
+           "ANTHROPIC_BASE_URL=http://%s (Anthropic SDKs) or the base URL your client "
+           "reads (fusebox exec sets them all).",
+           method, url, served, host, host);
+  sim__step_free(c->root);
+  c->root = sim__step_new(SIM_STEP_FAIL);
+  if (c->root == NULL) return MHD_NO;
+  c->root->status = 404;
+  c->root->code = strdup("fusebox_unknown_endpoint");
+  c->root->type = strdup("fusebox_unknown_endpoint");
+  c->root->message = strdup(msg);
   c->cur = c->root;
   return sim__play(c);
 }
@@ -164,7 +214,7 @@ static enum MHD_Result arrive(sim_conn *c, const char *method, const char *url) 
   if (c->too_big) {
     r = play_error(c, 413, "Request body exceeds the 1 MiB limit of this fake provider.");
   } else if (c->provider == -2) {
-    r = play_error(c, 404, "Unknown path.");
+    r = play_unserved(c, method, url);
   } else if (c->dialect != SIM_DIALECT_EFFECT && strcmp(method, "POST") != 0) {
     r = play_error(c, 405, "Method not allowed: use POST.");
   } else if (c->dialect == SIM_DIALECT_EFFECT && strcmp(method, "POST") != 0 &&
@@ -285,6 +335,7 @@ static void trace_end(sim_conn *c, enum MHD_RequestTerminationCode toe) {
   cJSON_AddStringToObject(ev, "step", c->step_name ? c->step_name : "none");
   cJSON_AddNumberToObject(ev, "status", c->status);
   cJSON_AddStringToObject(ev, "how", how);
+  if (unserved(c)) cJSON_AddBoolToObject(ev, "unserved", 1);
   cJSON_AddNumberToObject(ev, "bytes", (double)c->bytes);
   if (c->resp_headers) {
     cJSON_AddItemToObject(ev, "headers", c->resp_headers);
@@ -300,6 +351,7 @@ static void trace_end(sim_conn *c, enum MHD_RequestTerminationCode toe) {
   cJSON_AddNumberToObject(ev, "chunks", c->chunks);
   if (c->stalled) cJSON_AddBoolToObject(ev, "stalled", 1);
   if (c->no_end_marker) cJSON_AddBoolToObject(ev, "end_marker", 0);
+  if (c->no_finish) cJSON_AddBoolToObject(ev, "finish", 0);
   if (c->delay_ms > 0) cJSON_AddNumberToObject(ev, "delay_ms", c->delay_ms);
   if (c->text) cJSON_AddStringToObject(ev, "text", c->text);
   sim__trace_emit(c->srv->trace, ev);

@@ -75,6 +75,7 @@ typedef struct sim_conn {
   int chunks;
   int stalled;
   int no_end_marker;        /* a stream finished without [DONE] / message_stop */
+  int no_finish;            /* ... and without its finish chunk (finish_reason / stop_reason) */
   double delay_ms;
   char *text;               /* answer text sent, bounded by SIM_MAX_TEXT */
   size_t text_len, text_cap;

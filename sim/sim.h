@@ -162,6 +162,10 @@ typedef struct sim_import_opts {
   const char *date;         /* date in the doc; NULL = today (UTC) */
   int raw_dates;            /* 1: keep every HTTP-date Retry-After as sent; 0: a date
                                up to a day ahead replays as that many seconds ahead */
+  const char *map;          /* JSON Lines field names: "ours=theirs,..." (e.g.
+                               "status=status_code,t=timestamp"); NULL = none */
+  int request;              /* the recorded request a client's first logical request
+                               replays (1-based, per provider); 0 = 1 */
 } sim_import_opts;
 
 typedef struct sim_import_stats {
@@ -170,6 +174,9 @@ typedef struct sim_import_stats {
   int requests;             /* logical requests (all providers and effects) */
   int providers;            /* providers in the scenario */
   int skipped;              /* entries left out (other endpoints, lookups) */
+  char unknown[256];        /* JSON Lines fields nobody reads, comma-separated ("" = none) */
+  int drops_only;           /* 1: every attempt came out as a dropped connection */
+  int expects;              /* verdicts written into the expect table */
 } sim_import_stats;
 
 /*

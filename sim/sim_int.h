@@ -70,7 +70,8 @@ typedef struct sim_step {
   int stall_after;    /* stop sending after N chunks; -1 = never */
   double stall;       /* how long a stall lasts in seconds; < 0 = forever */
   int error_after;    /* send an in-stream error event after N chunks; -1 = never */
-  int no_end;         /* 1: finish cleanly but without the end marker */
+  int no_end;         /* 1: end cleanly after the chunks: no finish chunk, no end marker */
+  int no_terminator;  /* 1: send the finish chunk but no end marker ([DONE] / message_stop) */
 
   /* fail; status/code/type/message also describe a stream's error event */
   int status;         /* HTTP status; 0 = the kind's default */

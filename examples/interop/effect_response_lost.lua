@@ -13,6 +13,7 @@ return scenario {
     effect { apply = true },
   },
   idempotency = "honoured",
+  client = { call = "effect" },  -- FUSEBOX_CALL=effect for outside clients
 
   expect = {
     outcome = "ok",

@@ -12,6 +12,9 @@ return scenario {
     hang {},
     chat { content = "hello after the hang" },
   },
+  -- fusebox exec exports it as FUSEBOX_ATTEMPT_TIMEOUT=1; the bundled
+  -- clients use it as their per-attempt timeout.
+  client = { attempt_timeout = 1 },
 
   expect = {
     outcome = "ok",

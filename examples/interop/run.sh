@@ -6,8 +6,8 @@
 #
 #   sh examples/interop/run.sh [-f FUSEBOX] [-o OUTDIR] [CLIENT...] [-- SCENARIO...]
 #
-# CLIENT defaults to all four (openai-node anthropic-sdk python-tenacity
-# curl-retry); SCENARIO to examples/interop/*.lua. Traces, stdout and stderr
+# CLIENT defaults to all six (openai-node anthropic-sdk python-tenacity
+# curl-retry ai-sdk langchain-js); SCENARIO to examples/interop/*.lua. Traces, stdout and stderr
 # are kept in OUTDIR (default: a new temp dir). Needs jq. Real time: about
 # 40 s for the whole set (the slowest client of each scenario).
 set -u
@@ -23,7 +23,7 @@ while [ $# -gt 0 ]; do
     *) clients="${clients:-} $1"; shift ;;
   esac
 done
-clients=${clients:-openai-node anthropic-sdk python-tenacity curl-retry}
+clients=${clients:-openai-node anthropic-sdk python-tenacity curl-retry ai-sdk langchain-js}
 [ $# -gt 0 ] || set -- "$here"/*.lua
 [ -x "$fusebox" ] || { echo "run.sh: no fusebox at $fusebox (use -f)" >&2; exit 2; }
 out=${out:-$(mktemp -d /tmp/fusebox-interop.XXXXXX)}
@@ -72,6 +72,13 @@ run_one() {  # $1 = scenario file, $2 = client, $3 = base path
     return
   fi
   start=$(date +%s.%N)
+  # What fusebox exec would export from the scenario's client table.
+  stream=0 call=chat at=
+  grep -q 'call *= *"stream"' "$scen" && stream=1
+  grep -q 'call *= *"effect"' "$scen" && call=effect
+  at=$(sed -n 's/.*attempt_timeout *= *\([0-9.]*\).*/\1/p' "$scen" | head -n 1)
+  FUSEBOX_STREAM=$stream FUSEBOX_CALL=$call FUSEBOX_ATTEMPT_TIMEOUT=$at \
+  FUSEBOX_EFFECT_URL=http://127.0.0.1:$port/v1/effects/send_email \
   OPENAI_BASE_URL=http://127.0.0.1:$port/v1 ANTHROPIC_BASE_URL=http://127.0.0.1:$port \
   FUSEBOX_URL=http://127.0.0.1:$port FUSEBOX_SCENARIO=$scen \
   OPENAI_API_KEY=${OPENAI_API_KEY:-sk-fusebox-placeholder} \

@@ -3,8 +3,8 @@ return scenario {
   name = "interop: a stream that ends without its end marker",
   doc  = [[Run the client with --stream. The first stream sends "The answer is "
            and then ends cleanly at the HTTP level (a proper last chunk) but
-           without a finish reason and [DONE] (OpenAI) or message_stop
-           (Anthropic). The answer is
+           without a finish chunk (no finish_reason / stop_reason) and without
+           [DONE] (OpenAI) or message_stop (Anthropic). The answer is
            incomplete; a client that only watches the connection takes the
            half answer for the whole one. The retry would be complete.]],
   tags = { "interop", "stream" },

@@ -1,9 +1,10 @@
 -- scenarios/stream/no_end_marker.lua
 return scenario {
   name = "A stream ends without its end marker",
-  doc  = [[The first stream sends every chunk and then closes cleanly, but
-           without "data: [DONE]" (OpenAI) or message_stop (Anthropic). Nothing
-           on the wire says the answer is complete: it may have been cut by a
+  doc  = [[The first stream sends its text chunks and then closes cleanly,
+           but without a finish chunk (no finish_reason / stop_reason) and
+           without "data: [DONE]" (OpenAI) or message_stop (Anthropic).
+           Nothing on the wire says the answer is complete: it was cut by a
            proxy at a chunk boundary. A good client treats a missing end marker
            as an incomplete answer, retries, and returns only the complete
            second stream, never the two texts joined.]],

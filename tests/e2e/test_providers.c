@@ -94,15 +94,36 @@ static void test_named_providers(void) {
 static void test_routing_errors(void) {
   e2e_server *s = e2e_start("return scenario { name='t', provider = { chat{} } }", 1);
   e2e_resp r;
-  e2e_request(s, "POST", "/v1/nothing", "{}", NULL, 2000, &r);
+  e2e_request(s, "POST", "/openai/v1/chat/completions", "{}", NULL, 2000, &r);
   CU_ASSERT_EQUAL(r.status, 404);
+  /* Unserved: the body says whose 404 it is, what was asked, what is
+     served and which variables to set; not a provider's model_not_found. */
   cJSON *j = cJSON_Parse(r.body);
-  CU_ASSERT_PTR_NOT_NULL(cJSON_GetObjectItem(j, "error"));
+  cJSON *e = cJSON_GetObjectItem(j, "error");
+  CU_ASSERT_STRING_EQUAL(e2e_str(e, "type") ? e2e_str(e, "type") : "", "fusebox_unknown_endpoint");
+  CU_ASSERT_STRING_EQUAL(e2e_str(e, "code") ? e2e_str(e, "code") : "", "fusebox_unknown_endpoint");
+  const char *msg = e2e_str(e, "message") ? e2e_str(e, "message") : "";
+  CU_ASSERT(strstr(msg, "fusebox") != NULL);
+  CU_ASSERT(strstr(msg, "/openai/v1/chat/completions") != NULL);
+  CU_ASSERT(strstr(msg, "/v1/chat/completions, /v1/messages") != NULL);
+  CU_ASSERT(strstr(msg, "OPENAI_BASE_URL=http://") != NULL);
+  CU_ASSERT(strstr(msg, "ANTHROPIC_BASE_URL=http://") != NULL);
   cJSON_Delete(j);
   e2e_resp_clear(&r);
   e2e_request(s, "GET", CHAT, NULL, NULL, 2000, &r);
   CU_ASSERT_EQUAL(r.status, 405);
   e2e_resp_clear(&r);
+  e2e_stop(s);
+  /* The trace marks the pair unserved, with the path; a served request
+     (the 405) is not marked. */
+  cJSON *a0 = e2e_event(s, "arrive", 0);
+  CU_ASSERT(cJSON_IsTrue(cJSON_GetObjectItem(a0, "unserved")));
+  CU_ASSERT_STRING_EQUAL(e2e_str(a0, "path") ? e2e_str(a0, "path") : "", "/openai/v1/chat/completions");
+  CU_ASSERT(cJSON_IsTrue(cJSON_GetObjectItem(e2e_end_of(s, 0), "unserved")));
+  const char *code = e2e_str(e2e_end_of(s, 0), "code");
+  CU_ASSERT_STRING_EQUAL(code ? code : "", "fusebox_unknown_endpoint");
+  CU_ASSERT_PTR_NULL(cJSON_GetObjectItem(e2e_event(s, "arrive", 1), "unserved"));
+  CU_ASSERT_PTR_NULL(cJSON_GetObjectItem(e2e_end_of(s, 1), "unserved"));
   e2e_free(s);
 }
 

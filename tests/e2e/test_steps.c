@@ -265,7 +265,8 @@ static int count_sub(const char *s, const char *sub) {
 static void test_stream_openai(void) {
   e2e_server *s = one("stream { chunks = { 'a', 'b', 'c' } }, stream { chunks = { 'a', 'b', 'c' }, drop_after = 2 },"
                       "stream { chunks = { 'a', 'b' }, error_after = 1, error = { status = 500 } },"
-                      "stream { chunks = { 'a', 'b' }, no_end = true }");
+                      "stream { chunks = { 'a', 'b' }, no_end = true },"
+                      "stream { chunks = { 'a', 'b' }, no_terminator = true }");
   e2e_resp r;
   e2e_chat(s, CHAT, 1, 2000, &r);
   CU_ASSERT_EQUAL(r.rc, CURLE_OK);
@@ -287,12 +288,24 @@ static void test_stream_openai(void) {
   CU_ASSERT(strstr(r.body, "[DONE]") == NULL);
   e2e_resp_clear(&r);
 
+  /* no_end: stops before the finish chunk; no finish reason at all. */
+  e2e_chat(s, CHAT, 1, 2000, &r);
+  CU_ASSERT_EQUAL(r.rc, CURLE_OK);
+  CU_ASSERT(strstr(r.body, "[DONE]") == NULL);
+  CU_ASSERT(strstr(r.body, "\"finish_reason\":\"stop\"") == NULL);
+  CU_ASSERT_EQUAL(count_sub(r.body, "\"content\":\""), 3); /* role chunk + 2 */
+  e2e_resp_clear(&r);
+  /* no_terminator: the finish reason, but no [DONE]. */
   e2e_chat(s, CHAT, 1, 2000, &r);
   CU_ASSERT_EQUAL(r.rc, CURLE_OK);
   CU_ASSERT(strstr(r.body, "[DONE]") == NULL);
   CU_ASSERT(strstr(r.body, "\"finish_reason\":\"stop\"") != NULL);
   e2e_resp_clear(&r);
   e2e_stop(s);
+  CU_ASSERT(cJSON_IsFalse(cJSON_GetObjectItem(e2e_end_of(s, 3), "end_marker")));
+  CU_ASSERT(cJSON_IsFalse(cJSON_GetObjectItem(e2e_end_of(s, 3), "finish")));
+  CU_ASSERT(cJSON_IsFalse(cJSON_GetObjectItem(e2e_end_of(s, 4), "end_marker")));
+  CU_ASSERT_PTR_NULL(cJSON_GetObjectItem(e2e_end_of(s, 4), "finish"));
   CU_ASSERT_EQUAL(e2e_num(e2e_end_of(s, 0), "chunks"), 3);
   CU_ASSERT_STRING_EQUAL(e2e_str(e2e_end_of(s, 0), "text"), "abc");
   CU_ASSERT_STRING_EQUAL(end_how(s, 1), "dropped");
@@ -302,7 +315,9 @@ static void test_stream_openai(void) {
 }
 
 static void test_stream_anthropic(void) {
-  e2e_server *s = one("stream { content = 'one two three' }, stream { content = 'x y', error_after = 1 }");
+  e2e_server *s = one("stream { content = 'one two three' }, stream { content = 'x y', error_after = 1 },"
+                      "stream { content = 'x y', no_end = true },"
+                      "stream { content = 'x y', no_terminator = true }");
   e2e_resp r;
   e2e_chat(s, MSGS, 1, 2000, &r);
   CU_ASSERT_EQUAL(r.rc, CURLE_OK);
@@ -320,6 +335,17 @@ static void test_stream_anthropic(void) {
   e2e_chat(s, MSGS, 1, 2000, &r);
   CU_ASSERT(strstr(r.body, "event: error") != NULL);
   CU_ASSERT(strstr(r.body, "overloaded_error") != NULL);
+  CU_ASSERT(strstr(r.body, "message_stop") == NULL);
+  e2e_resp_clear(&r);
+  /* no_end: no stop_reason (message_delta) and no message_stop. */
+  e2e_chat(s, MSGS, 1, 2000, &r);
+  CU_ASSERT_EQUAL(count_sub(r.body, "event: content_block_delta"), 2);
+  CU_ASSERT(strstr(r.body, "stop_reason\":\"end_turn") == NULL);
+  CU_ASSERT(strstr(r.body, "message_stop") == NULL);
+  e2e_resp_clear(&r);
+  /* no_terminator: stop_reason sent, message_stop not. */
+  e2e_chat(s, MSGS, 1, 2000, &r);
+  CU_ASSERT(strstr(r.body, "stop_reason\":\"end_turn") != NULL);
   CU_ASSERT(strstr(r.body, "message_stop") == NULL);
   e2e_resp_clear(&r);
   e2e_free(s);

@@ -13,4 +13,5 @@
   X(ledger)            \
   X(waiter)            \
   X(import)            \
-  X(redact)
+  X(redact)            \
+  X(import_expect)

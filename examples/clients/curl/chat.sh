@@ -21,10 +21,13 @@ set -u
 
 base=${OPENAI_BASE_URL:-https://api.openai.com/v1}
 base=${base%/}
-model=${OPENAI_MODEL:-gpt-4o-mini}
+model=${OPENAI_MODEL:-${FUSEBOX_MODEL:-gpt-4o-mini}}
 prompt=${PROMPT:-Say hello.}
 
+# Without an argument, the call fusebox exec says the scenario needs.
 mode=chat
+[ "${FUSEBOX_STREAM:-0}" = 1 ] && mode=stream
+[ "${FUSEBOX_CALL:-chat}" = effect ] && mode=effect
 case ${1:-} in
   "") ;;
   --stream) mode=stream ;;
@@ -35,6 +38,9 @@ esac
 
 set -- -sS --fail --retry 3 -H "Authorization: Bearer ${OPENAI_API_KEY:-}" \
        -H "Content-Type: application/json"
+if [ -z "${CLIENT_TIMEOUT_MS:-}" ] && [ -n "${FUSEBOX_ATTEMPT_TIMEOUT:-}" ]; then
+  CLIENT_TIMEOUT_MS=$(awk -v s="$FUSEBOX_ATTEMPT_TIMEOUT" 'BEGIN { printf "%d", s * 1000 }')
+fi
 if [ -n "${CLIENT_TIMEOUT_MS:-}" ]; then
   set -- "$@" --max-time "$(awk -v ms="$CLIENT_TIMEOUT_MS" 'BEGIN { printf "%.3f", ms / 1000 }')"
 fi
@@ -60,8 +66,10 @@ case $mode in
     ;;
   effect)
     root=${FUSEBOX_URL:-${base%/v1}}
-    out=$(curl "$@" -d '{"to":"user@example.com","subject":"hello"}' \
-          "${root%/}/v1/effects/send_email") || exit $?
+    payload=${FUSEBOX_EFFECT_PAYLOAD:-}
+    [ -n "$payload" ] || payload='{"to":"user@example.com","subject":"hello"}'
+    out=$(curl "$@" -d "$payload" \
+          "${FUSEBOX_EFFECT_URL:-${root%/}/v1/effects/send_email}") || exit $?
     printf '%s\n' "$out"
     ;;
 esac

@@ -10,17 +10,17 @@
 // Reads ANTHROPIC_BASE_URL and ANTHROPIC_API_KEY (the SDK does). Exit 0 on
 // success, 1 on failure with the error class on stderr, 2 on usage errors.
 import Anthropic from '@anthropic-ai/sdk';
-import { parseArgs, sdkOptions, effectURL, PROMPT, fail } from './common.mjs';
+import { parseArgs, sdkOptions, effectURL, effectBody, modelName, PROMPT, fail } from './common.mjs';
 
 const mode = parseArgs(process.argv.slice(2));
 const client = new Anthropic(sdkOptions());
-const model = process.env.ANTHROPIC_MODEL || 'claude-haiku-4-5';
+const model = modelName('ANTHROPIC_MODEL', 'claude-haiku-4-5');
 const messages = [{ role: 'user', content: PROMPT }];
 
 try {
   if (mode.effect) {
     const res = await client.post(effectURL(client.baseURL), {
-      body: { to: 'user@example.com', subject: 'hello' },
+      body: effectBody(),
     });
     process.stdout.write(JSON.stringify(res) + '\n');
   } else if (mode.stream) {

@@ -2,7 +2,12 @@
 //
 // Each client makes exactly one SDK call and leaves retries and timeouts to
 // the SDK's defaults, so fusebox judges the SDK's real policy. The only knob
-// is CLIENT_TIMEOUT_MS (the SDK's `timeout` option), for hang scenarios.
+// is the per-attempt timeout (the SDK's `timeout` option), for hang
+// scenarios: CLIENT_TIMEOUT_MS, else FUSEBOX_ATTEMPT_TIMEOUT (seconds).
+//
+// What call to make: --stream / --effect when given, else what `fusebox exec`
+// says the scenario needs (FUSEBOX_STREAM=1, FUSEBOX_CALL=effect;
+// docs/exec.md).
 
 export function parseArgs(argv) {
   const mode = { stream: false, effect: false };
@@ -17,6 +22,10 @@ export function parseArgs(argv) {
       process.exit(2);
     }
   }
+  if (argv.length === 0) {
+    mode.stream = process.env.FUSEBOX_STREAM === '1';
+    mode.effect = process.env.FUSEBOX_CALL === 'effect';
+  }
   if (mode.stream && mode.effect) {
     process.stderr.write('--stream and --effect exclude each other\n');
     process.exit(2);
@@ -27,7 +36,9 @@ export function parseArgs(argv) {
 // SDK options from the environment: the timeout only when asked for.
 export function sdkOptions() {
   const opts = {};
-  const t = process.env.CLIENT_TIMEOUT_MS;
+  let t = process.env.CLIENT_TIMEOUT_MS;
+  const fb = process.env.FUSEBOX_ATTEMPT_TIMEOUT;
+  if ((t === undefined || t === '') && fb) t = String(Math.round(Number(fb) * 1000));
   if (t !== undefined && t !== '') {
     const ms = Number(t);
     if (!Number.isInteger(ms) || ms <= 0) {
@@ -39,9 +50,11 @@ export function sdkOptions() {
   return opts;
 }
 
-// The effect endpoint: $FUSEBOX_URL/v1/effects/send_email. Without
-// FUSEBOX_URL, derive it from the SDK's base URL (same server).
+// The effect endpoint: $FUSEBOX_EFFECT_URL, else
+// $FUSEBOX_URL/v1/effects/send_email. Without either, derive it from the
+// SDK's base URL (same server).
 export function effectURL(baseURL) {
+  if (process.env.FUSEBOX_EFFECT_URL) return process.env.FUSEBOX_EFFECT_URL;
   const root = process.env.FUSEBOX_URL || (baseURL || '').replace(/\/v1\/?$/, '');
   if (!root) {
     process.stderr.write('FUSEBOX_URL (or the base URL) is not set\n');
@@ -51,6 +64,17 @@ export function effectURL(baseURL) {
 }
 
 export const PROMPT = process.env.PROMPT || 'Say hello.';
+
+// The effect's JSON body: $FUSEBOX_EFFECT_PAYLOAD, else a default email.
+export function effectBody() {
+  const p = process.env.FUSEBOX_EFFECT_PAYLOAD;
+  return p ? JSON.parse(p) : { to: 'user@example.com', subject: 'hello' };
+}
+
+// The model: the SDK family's own variable, else FUSEBOX_MODEL, else dflt.
+export function modelName(envName, dflt) {
+  return process.env[envName] || process.env.FUSEBOX_MODEL || dflt;
+}
 
 // Print an error as "Class: message" on stderr and exit 1.
 export function fail(err) {

@@ -9,11 +9,11 @@
 // Reads OPENAI_BASE_URL and OPENAI_API_KEY (the SDK does). Exit 0 on
 // success, 1 on failure with the error class on stderr, 2 on usage errors.
 import OpenAI from 'openai';
-import { parseArgs, sdkOptions, effectURL, PROMPT, fail } from './common.mjs';
+import { parseArgs, sdkOptions, effectURL, effectBody, modelName, PROMPT, fail } from './common.mjs';
 
 const mode = parseArgs(process.argv.slice(2));
 const client = new OpenAI(sdkOptions());
-const model = process.env.OPENAI_MODEL || 'gpt-4o-mini';
+const model = modelName('OPENAI_MODEL', 'gpt-4o-mini');
 const messages = [{ role: 'user', content: PROMPT }];
 
 try {
@@ -21,7 +21,7 @@ try {
     // A generic POST through the SDK, so the SDK's retry policy applies to
     // the side effect as it would to any endpoint the SDK calls.
     const res = await client.post(effectURL(client.baseURL), {
-      body: { to: 'user@example.com', subject: 'hello' },
+      body: effectBody(),
     });
     process.stdout.write(JSON.stringify(res) + '\n');
   } else if (mode.stream) {

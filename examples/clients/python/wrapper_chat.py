@@ -27,12 +27,14 @@ from tenacity import retry, stop_after_attempt, wait_exponential
 
 BASE_URL = os.environ.get("OPENAI_BASE_URL", "https://api.openai.com/v1").rstrip("/")
 API_KEY = os.environ.get("OPENAI_API_KEY", "")
-MODEL = os.environ.get("OPENAI_MODEL", "gpt-4o-mini")
+MODEL = os.environ.get("OPENAI_MODEL") or os.environ.get("FUSEBOX_MODEL") or "gpt-4o-mini"
 PROMPT = os.environ.get("PROMPT", "Say hello.")
 
 
 def timeout_seconds():
     raw = os.environ.get("CLIENT_TIMEOUT_MS", "")
+    if not raw and os.environ.get("FUSEBOX_ATTEMPT_TIMEOUT"):
+        raw = str(round(float(os.environ["FUSEBOX_ATTEMPT_TIMEOUT"]) * 1000))
     if not raw:
         return 30.0
     try:
@@ -82,7 +84,12 @@ def post_stream(url, payload):
 
 
 def main(argv):
+    # Without an argument, the call fusebox exec says the scenario needs.
     mode = "chat"
+    if not argv and os.environ.get("FUSEBOX_STREAM") == "1":
+        mode = "stream"
+    elif not argv and os.environ.get("FUSEBOX_CALL") == "effect":
+        mode = "effect"
     for arg in argv:
         if arg in ("--stream", "--effect") and mode == "chat":
             mode = arg[2:]
@@ -94,7 +101,9 @@ def main(argv):
     try:
         if mode == "effect":
             root = os.environ.get("FUSEBOX_URL") or BASE_URL.removesuffix("/v1")
-            response = post_json(root.rstrip("/") + "/v1/effects/send_email",
+            url = os.environ.get("FUSEBOX_EFFECT_URL") or root.rstrip("/") + "/v1/effects/send_email"
+            payload = os.environ.get("FUSEBOX_EFFECT_PAYLOAD")
+            response = post_json(url, json.loads(payload) if payload else
                                  {"to": "user@example.com", "subject": "hello"})
             print(json.dumps(response.json()))
         elif mode == "stream":

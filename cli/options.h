@@ -1,0 +1,69 @@
+/*
+ * options.h - the options several fusebox subcommands share, in one table
+ * with one default each: report files (--json, --junit, --html, --quiet),
+ * the built-in client names, --time-scale (range and default), --seed,
+ * --timeout, --trace-dir and -j. A subcommand says which it takes; the
+ * help text of each comes from the same table, so the copies cannot drift.
+ */
+#ifndef FUSEBOX_CLI_OPTIONS_H
+#define FUSEBOX_CLI_OPTIONS_H
+
+#include <stdint.h>
+#include <stdio.h>
+
+/* The built-in clients, by name (run --client, matrix --client). */
+#define CLI_CLIENT_NAMES "guard, naive or sdk-default"
+
+/* --time-scale: one range for every command. A built-in client compresses
+   time by default; a server for an outside client plays in real time. */
+#define CLI_TIME_SCALE_MIN 0.01
+#define CLI_TIME_SCALE_MAX 100.0
+#define CLI_TIME_SCALE_CLIENT 0.2 /* run, matrix (built-in clients) */
+#define CLI_TIME_SCALE_SERVE 1.0  /* serve, exec (outside clients, real time) */
+
+#define CLI_TIMEOUT_S 60.0 /* exec, matrix: an outside command is killed after this */
+#define CLI_JOBS_RUN 4     /* run: scenarios at once */
+#define CLI_JOBS_EXEC 1    /* exec: scenarios at once */
+#define CLI_JOBS_MAX 64
+
+/* Which shared options a subcommand takes (bits). */
+enum {
+  CLI_OPT_JSON_HTML = 1 << 0, /* --json --html */
+  CLI_OPT_JUNIT = 1 << 1,     /* --junit */
+  CLI_OPT_QUIET = 1 << 2,     /* --quiet / -q */
+  CLI_OPT_SCALE = 1 << 3,     /* --time-scale */
+  CLI_OPT_SEED = 1 << 4,      /* --seed */
+  CLI_OPT_TIMEOUT = 1 << 5,   /* --timeout */
+  CLI_OPT_TRACE_DIR = 1 << 6, /* --trace-dir */
+  CLI_OPT_JOBS = 1 << 7,      /* -j / --jobs */
+  CLI_OPT_REPORTS = CLI_OPT_JSON_HTML | CLI_OPT_JUNIT | CLI_OPT_QUIET
+};
+
+/* The values of the shared options; cli_common_init sets the defaults. */
+typedef struct cli_common {
+  const char *json, *junit, *html; /* report files, NULL: none */
+  int quiet;
+  double time_scale;
+  uint64_t seed;
+  double timeout_s;
+  const char *trace_dir;
+  int jobs;
+} cli_common;
+
+/* Sets every default; time_scale and jobs are the command's own default
+   (CLI_TIME_SCALE_CLIENT or CLI_TIME_SCALE_SERVE; CLI_JOBS_*). */
+void cli_common_init(cli_common *o, double time_scale, int jobs);
+/*
+ * If argv[*i] is one of the shared options in `which`, stores its value in
+ * o, steps *i past its argument and returns 1; returns 0 when it is not
+ * one; -1 (with a message naming cmd on stderr) when its value is missing
+ * or out of range.
+ */
+int cli_common_option(const char *cmd, int argc, char **argv, int *i, unsigned which,
+                      cli_common *o);
+/* Writes the help lines of the options in `which`, defaults included. */
+void cli_common_usage(FILE *f, unsigned which, const cli_common *defaults);
+/* The built-in client kind (run.h's run_client_kind) of name; -1 if none. */
+int cli_client_kind(const char *name);
+
+#endif
