@@ -205,6 +205,15 @@ int rpt_run_add_error(rpt_run *run, const char *name, const char *file,
                       const char *message);
 
 /*
+ * Appends a scenario the client was not asked to play (e.g. `exec --without
+ * stream` and a streaming scenario): no trace, one n/a verdict named verdict
+ * with reason as its evidence; it counts neither as a pass nor as a failure.
+ * Strings are copied.
+ */
+int rpt_run_add_skipped(rpt_run *run, const char *name, const char *file, const char *client,
+                        const char *verdict, const char *reason);
+
+/*
  * Appends an extra verdict to the last scenario added (e.g. `exec`'s
  * "command exited 0"). RPT_EINVAL when the run is empty. Strings are copied.
  */

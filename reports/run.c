@@ -143,6 +143,31 @@ int rpt_run_add_error(rpt_run *run, const char *name, const char *file, const ch
   return 0;
 }
 
+/*
+ * Appends a scenario the client was not asked to play (it declared it cannot):
+ * no trace, one n/a verdict named `verdict` with the reason. It is neither a
+ * pass nor a failure. Strings are copied.
+ */
+int rpt_run_add_skipped(rpt_run *run, const char *name, const char *file, const char *client,
+                        const char *verdict, const char *reason) {
+  if (run == NULL || verdict == NULL) return RPT_EINVAL;
+  rpt__entry *e = push(run);
+  if (e == NULL) return RPT_ENOMEM;
+  int oom = 0;
+  e->name = dup_or_null(name ? name : (file ? file : "(unnamed)"), &oom);
+  e->file = dup_or_null(file, &oom);
+  e->client = dup_or_null(client, &oom);
+  e->deadline_ms = -1;
+  e->scale = 1;
+  run->n++;
+  if (oom || rpt_run_add_verdict(run, verdict, RPT_NA, reason ? reason : "skipped") != 0) {
+    entry_clear(e);
+    run->n--;
+    return RPT_ENOMEM;
+  }
+  return 0;
+}
+
 /* Appends an extra verdict to the last scenario added. Strings are copied. */
 int rpt_run_add_verdict(rpt_run *run, const char *name, rpt_status status, const char *evidence) {
   if (run == NULL || run->n == 0 || name == NULL) return RPT_EINVAL;

@@ -104,7 +104,8 @@ if python3 - "$tmp/wo.json" <<'PY'
 import json, sys
 r = {x["file"].split("/")[-1]: x for x in json.load(open(sys.argv[1]))["results"]}
 s = r["stream_drop.lua"]["verdicts"]
-assert [(v["name"], v["status"]) for v in s] == [("capability", "skip")], s
+assert [(v["name"], v["status"]) for v in s] == [("capability", "n/a")], s
+assert r["stream_drop.lua"]["status"] == "n/a", r["stream_drop.lua"]
 assert "--without stream" in s[0]["evidence"], s
 assert r["stream_drop.lua"].get("arrivals", 0) == 0
 assert any(v["name"] == "command_finished" for v in r["fail_401.lua"]["verdicts"])
@@ -112,7 +113,9 @@ PY
 then ok "--without stream: skipped with the reason, not played"; else bad "--without stream"; fi
 "$bin" exec --quiet --without effects --json "$tmp/wo2.json" "$I/effect_response_lost.lua" \
   -- $toy good > /dev/null 2>&1
-grep -q -- '--without effects' "$tmp/wo2.json" && ok "--without effects: skipped" || bad "--without effects"
+rc=$?
+grep -q -- '--without effects' "$tmp/wo2.json" && [ $rc = 0 ] && ok "--without effects: skipped, exit 0" \
+  || bad "--without effects (exit $rc)"
 "$bin" exec --quiet --without teleport "$I/fail_401.lua" -- true > /dev/null 2>&1
 [ $? = 2 ] && ok "--without with an unknown capability is exit 2" || bad "--without teleport"
 

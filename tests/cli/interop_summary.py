@@ -13,7 +13,8 @@ for r in json.load(open(sys.argv[1]))["results"]:
     if any(v["name"] == "capability" and v["status"] in ("skip", "n/a")
            for v in r.get("verdicts", [])):
         print("%s\tskipped\t%s" % (r["file"].split("/")[-1],
-                                   [v["evidence"] for v in r["verdicts"]][0]))
+                                   [v["evidence"] for v in r["verdicts"]
+                                    if v["name"] == "capability"][0]))
         continue
     na = [v["name"] for v in r.get("verdicts", []) if v["status"] == "n/a"]
     killed = bool(r.get("killed_by_timeout"))

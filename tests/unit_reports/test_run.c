@@ -63,6 +63,34 @@ static void test_add_verdict_and_names(void) {
   rpt_run_free(run);
 }
 
+/* A scenario the client declared it cannot play: n/a, neither pass nor fail,
+   shown in every writer without a trace. */
+static void test_add_skipped(void) {
+  rpt_run *run = rpt_run_new();
+  CU_ASSERT_EQUAL(rpt_run_add_skipped(run, NULL, "s/stream.lua", "curl", "capability",
+                                      "skipped: the client declared --without stream"), 0);
+  CU_ASSERT_EQUAL(rpt_run_add_skipped(run, NULL, "x.lua", NULL, NULL, "r"), RPT_EINVAL);
+  rpt_summary s;
+  rpt_run_summary(run, &s);
+  CU_ASSERT_EQUAL(s.scenarios, 1);
+  CU_ASSERT_EQUAL(s.passed, 0);
+  CU_ASSERT_EQUAL(s.failed, 0);
+  CU_ASSERT_EQUAL(s.not_applicable, 1);
+  CU_ASSERT_EQUAL(rpt_run_failed(run), 0);
+  char buf[512];
+  CU_ASSERT_PTR_NULL(rpt_run_headline(run, buf, sizeof buf)); /* nothing was played */
+  FILE *f = tmpfile();
+  CU_ASSERT_PTR_NOT_NULL_FATAL(f);
+  CU_ASSERT_EQUAL(rpt_run_write_term(run, f, 0), 0);
+  rewind(f);
+  size_t n = fread(buf, 1, sizeof buf - 1, f);
+  buf[n] = '\0';
+  fclose(f);
+  CU_ASSERT_PTR_NOT_NULL(strstr(buf, "--without stream"));
+  CU_ASSERT_PTR_NULL(strstr(buf, "PASS"));
+  rpt_run_free(run);
+}
+
 #define ADD(s, name, fn)                                        \
   if (CU_add_test(s, name, fn) == NULL) return CU_get_error()
 
@@ -72,5 +100,6 @@ int suite_run(void) {
   ADD(s, "totals of a sample run", test_sample_run_totals);
   ADD(s, "a failed add appends nothing", test_add_errors);
   ADD(s, "extra verdicts; given tables win", test_add_verdict_and_names);
+  ADD(s, "a skipped scenario is n/a", test_add_skipped);
   return 0;
 }
