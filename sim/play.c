@@ -228,18 +228,18 @@ static ssize_t stream_reader(void *cls, uint64_t pos, char *buf, size_t max) {
       if (s->stall_after >= 0 && p->sent == s->stall_after && !p->stall_done) {
         p->stall_done = 1;
         c->stalled = 1;
-        return pause_until(p, s->stall < 0 ? -1 : sim__now_ms() + s->stall * 1000.0 * c->srv->scale);
+        return pause_until(p, s->stall < 0 ? -1 : sim__srv_now(c->srv) + s->stall * 1000.0 * c->srv->scale);
       }
       if (p->sent == p->sse.nchunks) {
         p->phase = P_TAIL;
         break;
       }
-      if (p->sent > 0 && sim__now_ms() < p->next_due) return pause_until(p, p->next_due);
+      if (p->sent > 0 && sim__srv_now(c->srv) < p->next_due) return pause_until(p, p->next_due);
       set_frame(p, p->sse.chunk[p->sent]);
       sim__conn_add_text(c, p->texts[p->sent]);
       p->sent++;
       c->chunks = p->sent;
-      p->next_due = sim__now_ms() + s->interval * 1000.0 * c->srv->scale;
+      p->next_due = sim__srv_now(c->srv) + s->interval * 1000.0 * c->srv->scale;
       break;
     case P_TAIL:
       set_frame(p, p->sse.tail);
@@ -492,7 +492,7 @@ enum MHD_Result sim__play(sim_conn *c) {
                                           : tokens_of(n->content ? n->content : DEFAULT_TEXT);
       }
       c->waiting = 1;
-      sim__conn_wait(c, sim__now_ms() + s->seconds * 1000.0 * c->srv->scale);
+      sim__conn_wait(c, sim__srv_now(c->srv) + s->seconds * 1000.0 * c->srv->scale);
       return MHD_YES;
     case SIM_STEP_HANG:
       c->waiting = 1;

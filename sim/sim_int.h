@@ -130,7 +130,32 @@ typedef struct sim_req {
 
 /* ------------------------------------------------------------ scenarios */
 
-typedef struct sim_scenario sim_scenario;
+/*
+ * srcmap.c: where the keys of a scenario file's tables are written, found by
+ * scanning its text (Lua tables keep no lines).
+ */
+typedef struct sim_srcmap sim_srcmap;
+/* Scans len bytes of Lua text. Returns NULL only when out of memory; a file
+   too large or too odd to scan gives a map whose lookups answer 0. Owned by
+   the caller (sim__srcmap_free). */
+sim_srcmap *sim__srcmap_new(const char *buf, size_t len);
+void sim__srcmap_free(sim_srcmap *m);
+/*
+ * The line of the key at path ("client.backoff.base", "providers[2].name")
+ * in the table passed to the scenario{} call written on root_line: the
+ * key's own line, else the line of its nearest enclosing key written out,
+ * else the table's. A key whose value is a name (`client = defaults`)
+ * continues in the table last assigned to that name. 0 when no scenario{}
+ * call is written on root_line.
+ */
+int sim__srcmap_line(const sim_srcmap *m, int root_line, const char *path);
+/*
+ * The dotted key path a message starts with ("client.backoff.base" in
+ * "client.backoff.base: must be a number", "ratelimit" in "ratelimit needs
+ * rpm or tpm"), copied into path (cap bytes).
+ * Returns 1, or 0 (path "") when the message starts with no path.
+ */
+int sim__msg_path(const char *msg, char *path, size_t cap);
 
 /*
  * Loads and validates a scenario file in a fresh sandboxed Lua state.
@@ -167,6 +192,18 @@ const char *sim__scenario_expect_json(const sim_scenario *sc);
 const char *sim__scenario_ratelimit_json(const sim_scenario *sc);
 
 /*
+ * Writes "file:line: msg" into err for a message about the scenario's tables
+ * that starts with the key path it is about ("client.attemps: unknown key"):
+ * the line is the key's as written (sim__srcmap_line), else the line of the
+ * scenario{} call.
+ */
+void sim__scenario_error(const sim_scenario *sc, const char *msg,
+                         char err[SIM_ERRLEN]);
+/* Claims the scenario for one server session: SIM_OK the first time,
+   SIM_EINVAL after (its provider functions keep state across a session). */
+int sim__scenario_claim(sim_scenario *sc);
+
+/*
  * Asks provider `provider` (index into the providers, or -1 for the effects
  * table) what to do with one arrival. Thread-safe: the scenario serialises
  * calls into its Lua state. On success returns 0 and a step the caller owns;
@@ -184,8 +221,11 @@ int sim__scenario_decide(sim_scenario *sc, int provider, const sim_req *req,
 
 #include <cjson/cJSON.h>
 
-/* Milliseconds on CLOCK_MONOTONIC. */
+/* Milliseconds on CLOCK_MONOTONIC (the real clock). */
 double sim__now_ms(void);
+/* env.c: the clocks of an environment (NULL or a NULL member: the real one). */
+double sim__env_now_ms(const sim_env *env);
+double sim__env_wall_s(const sim_env *env);
 
 /* keying.c */
 int sim__request_key(const char *idem_key, const char *method, const char *path,
@@ -260,7 +300,11 @@ typedef struct sim_wait {
   void *arg;
 } sim_wait;
 typedef struct sim_waiter sim_waiter;
-int sim__waiter_new(sim_waiter **out);
+/* A waiter whose timers run on env's monotonic clock (copied; NULL = the
+   real clock). Caller owns *out. */
+int sim__waiter_new(const sim_env *env, sim_waiter **out);
+/* Makes the waiter look at its clock again (after a fake clock moved). */
+void sim__waiter_kick(sim_waiter *wt);
 /* Registers w: fn(arg, reason) runs once on the waiter thread when the
    timer is due, the peer hangs up, or the waiter shuts down. Returns
    SIM_EINVAL after shutdown began (the caller must not wait then). */
@@ -282,8 +326,12 @@ typedef struct sim_rl_result {
   } headers[SIM_RL_HEADERS];
   int nheaders;
 } sim_rl_result;
-int sim__ratelimit_new(const char *json, double scale, sim_ratelimit **out,
-                       char err[SIM_ERRLEN]);
+/* Builds the limiter from the `ratelimit` table (JSON; NULL = none, *out
+   NULL) on env's clocks (copied; NULL = the real ones). A bad table gives
+   SIM_ELOAD and a message that starts with the offending key's path
+   ("ratelimit.rpm: ..."). Caller owns *out. */
+int sim__ratelimit_new(const char *json, double scale, const sim_env *env,
+                       sim_ratelimit **out, char err[SIM_ERRLEN]);
 void sim__ratelimit_free(sim_ratelimit *rl);
 int sim__ratelimit_take(sim_ratelimit *rl, int tokens, sim_rl_result *r);
 

@@ -18,13 +18,6 @@ struct sim_trace {
   pthread_mutex_t lock;
 };
 
-/* Milliseconds on CLOCK_MONOTONIC. */
-double sim__now_ms(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return (double)ts.tv_sec * 1000.0 + (double)ts.tv_nsec / 1e6;
-}
-
 /*
  * Opens the trace. A path that cannot be opened for writing is an error now,
  * at start, rather than silent loss later. Caller owns *out.

@@ -12,5 +12,6 @@
   X(wire_format)       \
   X(ledger)            \
   X(waiter)            \
+  X(ratelimit)         \
   X(import)            \
   X(redact)
