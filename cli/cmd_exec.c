@@ -80,17 +80,22 @@ int exec_suite(rpt_run *run, char **files, size_t nfiles, char **argv, const exe
     exec_result res;
     char err[EXEC_ERRLEN];
     fprintf(stderr, "fusebox exec: %s ...\n", files[i]);
-    if (exec_scenario(files[i], argv, o, label, base, &res, err) != 0) {
+    sim_scenario *sc = NULL;
+    char lerr[SIM_ERRLEN];
+    if (cli_scenario_load(files[i], o->seed, &sc, lerr) != SIM_OK) {
+      snprintf(err, sizeof err, "%s", lerr);
+    } else if (exec_scenario(sc, argv, o, label, base, &res, err) == 0) {
+      err[0] = '\0';
+    }
+    char *expect = sc && !err[0] ? best_practice(sim_scenario_expect_json(sc), o->profile_json)
+                                 : NULL;
+    sim_scenario_free(sc);
+    if (err[0]) {
       fprintf(stderr, "fusebox exec: %s\n", err);
       rpt_run_add_error(run, NULL, files[i], err);
       bad++;
       continue;
     }
-    sim_scenario_info info = {0};
-    char ierr[SIM_ERRLEN];
-    char *expect = sim_scenario_inspect(files[i], &info, ierr) == SIM_OK
-                       ? best_practice(info.expect_json, o->profile_json) : NULL;
-    sim_scenario_info_clear(&info);
     rpt_input in = {.file = files[i], .client = label, .trace_path = res.trace_path,
                     .expect_json = expect ? expect : "{}", .wall_ms = res.wall_ms};
     char rerr[RPT_ERRLEN];

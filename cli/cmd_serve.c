@@ -29,6 +29,7 @@ static int is_loopback(const char *a) {
 
 int cmd_serve(int argc, char **argv) {
   sim_server_opts o = {.seed = 1};
+  const char *path = NULL;
   for (int i = 1; i < argc; i++) {
     const char *a = argv[i];
     const char *v = i + 1 < argc ? argv[i + 1] : NULL;
@@ -58,14 +59,14 @@ int cmd_serve(int argc, char **argv) {
     } else if (a[0] == '-') {
       fprintf(stderr, "fusebox serve: unknown or incomplete option '%s'\n\n%s", a, USAGE);
       return EXIT_USAGE;
-    } else if (o.scenario_path == NULL) {
-      o.scenario_path = a;
+    } else if (path == NULL) {
+      path = a;
     } else {
       fprintf(stderr, "fusebox serve: one scenario at a time ('%s')\n", a);
       return EXIT_USAGE;
     }
   }
-  if (o.scenario_path == NULL) {
+  if (path == NULL) {
     fprintf(stderr, "fusebox serve: which scenario?\n\n%s", USAGE);
     return EXIT_USAGE;
   }
@@ -84,14 +85,16 @@ int cmd_serve(int argc, char **argv) {
 
   sim_server *srv = NULL;
   char err[SIM_ERRLEN];
-  int rc = sim_server_start(&o, &srv, err);
+  int rc = cli_scenario_load(path, o.seed, &o.scenario, err);
+  if (rc == SIM_OK) rc = sim_server_start(&o, &srv, err);
   if (rc != SIM_OK) {
     fprintf(stderr, "fusebox serve: %s\n", err);
+    sim_scenario_free(o.scenario);
     return EXIT_USAGE;
   }
   int port = sim_server_port(srv);
   const char *host = o.bind ? o.bind : "127.0.0.1";
-  printf("fusebox: serving %s on http://%s:%d\n", o.scenario_path, host, port);
+  printf("fusebox: serving %s on http://%s:%d\n", path, host, port);
   printf("  OPENAI_BASE_URL=http://%s:%d/v1\n", host, port);
   printf("  ANTHROPIC_BASE_URL=http://%s:%d\n", host, port);
   printf("port %d\n", port);
@@ -101,6 +104,7 @@ int cmd_serve(int argc, char **argv) {
   sigwait(&set, &sig);
   long arrivals = sim_server_arrivals(srv);
   sim_server_free(srv);
+  sim_scenario_free(o.scenario);
   fprintf(stderr, "fusebox serve: stopped (%s) after %ld arrivals%s%s\n",
           sig == SIGINT ? "SIGINT" : "SIGTERM", arrivals,
           o.trace_path ? "; trace in " : "", o.trace_path ? o.trace_path : "");

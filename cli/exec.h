@@ -28,13 +28,14 @@ typedef struct exec_result {
 } exec_result;
 
 /*
- * Serves scenario on a free loopback port, runs argv with OPENAI_BASE_URL,
+ * Serves sc (loaded and validated by cli_scenario_load; one session per
+ * load) on a free loopback port, runs argv with OPENAI_BASE_URL,
  * ANTHROPIC_BASE_URL, FUSEBOX_URL (and placeholder API keys when unset),
  * writes the trace to BASE.jsonl and the output to BASE.stdout/.stderr, and
  * notes the command's account in the trace (label names the client).
  * Returns 0, or -1 with err when the scenario or the command cannot start.
  */
-int exec_scenario(const char *scenario, char **argv, const exec_opts *o, const char *label,
+int exec_scenario(sim_scenario *sc, char **argv, const exec_opts *o, const char *label,
                   const char *base, exec_result *res, char err[EXEC_ERRLEN]);
 /*
  * Plays each file against argv (label names the client) and adds them to
