@@ -2,6 +2,7 @@
 #define TEST_SUITES(X) \
   X(step)              \
   X(lua_load)          \
+  X(srcmap)            \
   X(lua_steps)         \
   X(lua_sandbox)       \
   X(lua_decide)        \

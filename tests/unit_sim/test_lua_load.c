@@ -173,6 +173,21 @@ static const struct {
   {"return scenario { name = \"x\", provider = {chat{}}, [1] = 3 }", 1,
    "scenario takes named keys only, got a number key"},
   {"return scenario \"x\"", 1, "scenario: expected a table, as in scenario{...}"},
+  /* The line is the offending key's or value's, not the scenario{} call's. */
+  {"return scenario {\n name = \"x\",\n provider = {chat{}},\n tags = { \"a\",\n 2 } }",
+   5, "scenario: tags[2] must be a string"},
+  {"return scenario {\n name = \"x\",\n providers = {\n  {name = \"a\", chat{}},\n"
+   "  {name = \"B\", chat{}} } }", 5,
+   "providers[2]: name 'B' must be 1 to 32 of a-z 0-9 _ - (and not \"v1\")"},
+  {"return scenario {\n name = \"x\",\n provider = {\n  chat{},\n  42 } }", 5,
+   "provider[2] must be a step such as chat{...}, got number"},
+  {"return scenario {\n name = \"x\",\n provider = {chat{}},\n ratelimit = {\n  rpm = 1,\n"
+   "  burst = -1 } }", 6, "ratelimit.burst must be a number from 0 to 1e9"},
+  {"return scenario {\n name = \"x\",\n provider = {chat{}},\n ratelimit = {\n  rpm = 1,\n"
+   "  stlye = 'openai' } }", 6,
+   "ratelimit.stlye: unknown key (known: rpm, tpm, burst, token_burst, style)"},
+  {"local rl = {\n rpm = 0 }\nreturn scenario {\n name = \"x\",\n provider = {chat{}},\n"
+   " ratelimit = rl }", 6, "ratelimit needs rpm or tpm"},
   {"\nerror(\"boom\")", 2, "boom"},
   {"\n\nerror(\"boom\", 0)", 3, "boom"},
   {"error({})", 1, "(error object is a table value)"},
