@@ -431,6 +431,8 @@ static enum MHD_Result play_effect(sim_conn *c, const sim_step *s) {
   char *result = NULL;
   int action = sim__ledger_post(c->srv->ledger, c->idem_key, c->effect_name, fp, s->apply,
                                 &count, &result);
+  if (action < 0) /* out of memory: nothing applied; say so, as a server error */
+    return effect_answer(c, 500, c->idem_key, 0, NULL, 0);
   static const char *names[] = {"", "applied", "replayed", "conflict", "not_applied"};
   trace_effect(c, names[action], c->idem_key, action == SIM_LEDGER_APPLIED ? count : 0, fp, -1);
   enum MHD_Result r;

@@ -253,6 +253,8 @@ int sim__trace_open(const char *path, FILE *stream, sim_trace **out,
 void sim__trace_emit(sim_trace *tr, cJSON *ev);
 /* Flushes and closes (the file, not a borrowed stream). NULL is a no-op. */
 void sim__trace_close(sim_trace *tr);
+/* 1 when a line could not be written (a write failed or memory ran out). */
+int sim__trace_failed(const sim_trace *tr);
 /* 1 when events are written anywhere (callers skip building them if not). */
 int sim__trace_on(const sim_trace *tr);
 /* A new event object {"ev": kind, "t": t_ms}. Owned by the caller. */
@@ -343,7 +345,8 @@ sim_ledger *sim__ledger_new(int honour_keys);
 void sim__ledger_free(sim_ledger *lg);
 /* Executes (when apply) or replays an effect. key may be NULL. Returns the
    action; *count = times this key (or keyless payload) has been executed;
-   *result = the stored result JSON (owned by the caller). */
+   *result = the stored result JSON (owned by the caller). SIM_ENOMEM when
+   out of memory: then nothing was applied or recorded. */
 int sim__ledger_post(sim_ledger *lg, const char *key, const char *name,
                      const char *fingerprint, int apply, int *count,
                      char **result);

@@ -201,10 +201,11 @@ static void copy_key(char dst[SM_KEYLEN], const sm_tok *t) {
 
 /* -------------------------------------------------------------- building */
 
-/* Grows an array of `size`-byte items to hold one more; 0 or -1. */
+/* Grows an array of `size`-byte items to hold one more: 0, -1 when out of
+   memory, -2 when over SM_MAX_ITEMS. */
 static int grow(void **v, int *cap, int n, size_t size) {
   if (n < *cap) return 0;
-  if (n >= SM_MAX_ITEMS) return -1;
+  if (n >= SM_MAX_ITEMS) return -2;
   int nc = *cap ? *cap * 2 : 16;
   void *nv = realloc(*v, (size_t)nc * size);
   if (nv == NULL) return -1;
@@ -235,7 +236,8 @@ static sm_frame *direct_ctor(sm_frame *st, int top) {
 }
 
 static int new_field(sim_srcmap *m, sm_frame *fr, int line) {
-  if (grow((void **)&m->f, &m->capf, m->nf, sizeof *m->f) != 0) return -1;
+  int rc = grow((void **)&m->f, &m->capf, m->nf, sizeof *m->f);
+  if (rc != 0) return rc;
   sm_field *f = &m->f[m->nf];
   memset(f, 0, sizeof *f);
   f->line = line;
@@ -247,9 +249,11 @@ static int new_field(sim_srcmap *m, sm_frame *fr, int line) {
   return 0;
 }
 
+/* Scans the text into m: 0, -1 when out of memory, -2 when the text nests
+   too deep or holds too many tables to follow. */
 static int scan(sim_srcmap *m, const char *buf, size_t len) {
   sm_frame st[SM_MAX_DEPTH];
-  int top = -1;
+  int top = -1, rc;
   sm_lex x = {buf, buf + len, 1};
   sm_tok prev2 = {0}, prev = {0}, t = next_tok(&x);
   char pending_assign[SM_KEYLEN] = ""; /* `name =` just read at statement level */
@@ -261,7 +265,7 @@ static int scan(sim_srcmap *m, const char *buf, size_t len) {
       sm_lex save = x;
       nt = next_tok(&x);
       if (t.type == T_NAME && is_punct(&nt, "=")) {
-        if (new_field(m, fr, t.line) != 0) return -1;
+        if ((rc = new_field(m, fr, t.line)) != 0) return rc;
         copy_key(m->f[fr->field].key, &t);
         prev2 = t;
         prev = nt;
@@ -272,7 +276,7 @@ static int scan(sim_srcmap *m, const char *buf, size_t len) {
         sm_lex save2 = x;
         sm_tok c1 = next_tok(&x), c2 = next_tok(&x);
         if (is_punct(&c1, "]") && is_punct(&c2, "=")) {
-          if (new_field(m, fr, t.line) != 0) return -1;
+          if ((rc = new_field(m, fr, t.line)) != 0) return rc;
           sm_field *f = &m->f[fr->field];
           if (nt.type == T_STRING) copy_key(f->key, &nt);
           else f->index = strtol(nt.s, NULL, 10);
@@ -284,7 +288,7 @@ static int scan(sim_srcmap *m, const char *buf, size_t len) {
         x = save2;
       }
       x = save;
-      if (new_field(m, fr, t.line) != 0) return -1;
+      if ((rc = new_field(m, fr, t.line)) != 0) return rc;
       m->f[fr->field].index = ++fr->pos;
     }
     sm_frame *dc = direct_ctor(st, top);
@@ -297,9 +301,8 @@ static int scan(sim_srcmap *m, const char *buf, size_t len) {
       }
     }
     if (is_punct(&t, "{")) {
-      if (top + 1 >= SM_MAX_DEPTH ||
-          grow((void **)&m->c, &m->capc, m->nc, sizeof *m->c) != 0)
-        return -1;
+      if (top + 1 >= SM_MAX_DEPTH) return -2;
+      if ((rc = grow((void **)&m->c, &m->capc, m->nc, sizeof *m->c)) != 0) return rc;
       sm_ctor *c = &m->c[m->nc];
       memset(c, 0, sizeof *c);
       c->line = t.line;
@@ -316,7 +319,7 @@ static int scan(sim_srcmap *m, const char *buf, size_t len) {
         c->field = dc->field;
       }
       if (pending_assign[0] && is_punct(&prev, "=")) {
-        if (grow((void **)&m->a, &m->capa, m->na, sizeof *m->a) != 0) return -1;
+        if ((rc = grow((void **)&m->a, &m->capa, m->na, sizeof *m->a)) != 0) return rc;
         memcpy(m->a[m->na].name, pending_assign, SM_KEYLEN);
         m->a[m->na++].ctor = m->nc;
       }
@@ -326,7 +329,7 @@ static int scan(sim_srcmap *m, const char *buf, size_t len) {
       while (top >= 0 && st[top].kind != F_CTOR) top--;
       if (top >= 0) top--;
     } else if (is_punct(&t, "(") || is_punct(&t, "[")) {
-      if (top + 1 >= SM_MAX_DEPTH) return -1;
+      if (top + 1 >= SM_MAX_DEPTH) return -2;
       st[++top] = (sm_frame){.kind = t.s[0] == '(' ? F_PAREN : F_SQUARE};
     } else if (is_punct(&t, ")") || is_punct(&t, "]")) {
       int want = t.s[0] == ')' ? F_PAREN : F_SQUARE;
@@ -334,7 +337,7 @@ static int scan(sim_srcmap *m, const char *buf, size_t len) {
       if (top >= 0 && st[top].kind == want) top--;
     } else if (is_name(&t, "function") || is_name(&t, "do") || is_name(&t, "if") ||
                is_name(&t, "repeat")) {
-      if (top + 1 >= SM_MAX_DEPTH) return -1;
+      if (top + 1 >= SM_MAX_DEPTH) return -2;
       st[++top] = (sm_frame){.kind = F_BLOCK};
     } else if (is_name(&t, "end") || is_name(&t, "until")) {
       while (top >= 0 && st[top].kind != F_BLOCK && st[top].kind != F_CTOR) top--;
@@ -357,7 +360,12 @@ static int scan(sim_srcmap *m, const char *buf, size_t len) {
 sim_srcmap *sim__srcmap_new(const char *buf, size_t len) {
   sim_srcmap *m = calloc(1, sizeof *m);
   if (m == NULL) return NULL;
-  if (buf != NULL && scan(m, buf, len) != 0) m->failed = 1;
+  int rc = buf != NULL ? scan(m, buf, len) : 0;
+  if (rc == -1) {
+    sim__srcmap_free(m);
+    return NULL;
+  }
+  m->failed = rc != 0;
   return m;
 }
 

@@ -42,6 +42,16 @@ int sim__trace_open(const char *path, FILE *stream, sim_trace **out,
   return SIM_OK;
 }
 
+/* 1 when a line was lost; see sim_int.h. */
+int sim__trace_failed(const sim_trace *tr) {
+  if (tr == NULL) return 0;
+  sim_trace *t = (sim_trace *)tr;
+  pthread_mutex_lock(&t->lock);
+  int f = t->failed;
+  pthread_mutex_unlock(&t->lock);
+  return f;
+}
+
 /* 1 when events are written anywhere. */
 int sim__trace_on(const sim_trace *tr) { return tr != NULL && tr->f != NULL; }
 
@@ -131,7 +141,12 @@ void sim__trace_emit(sim_trace *tr, cJSON *ev) {
   sanitize(ev->child);
   char *line = cJSON_PrintUnformatted(ev);
   cJSON_Delete(ev);
-  if (line == NULL) return;
+  if (line == NULL) { /* out of memory: the line is lost, and the trace says so */
+    pthread_mutex_lock(&tr->lock);
+    tr->failed = 1;
+    pthread_mutex_unlock(&tr->lock);
+    return;
+  }
   pthread_mutex_lock(&tr->lock);
   /* cJSON escapes control characters, so a line never contains '\n'. */
   if (fputs(line, tr->f) < 0 || fputc('\n', tr->f) == EOF || fflush(tr->f) != 0)

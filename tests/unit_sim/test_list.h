@@ -15,4 +15,6 @@
   X(waiter)            \
   X(ratelimit)         \
   X(import)            \
-  X(redact)
+  X(import)            \
+  X(redact)            \
+  X(alloc_fail)
