@@ -25,7 +25,6 @@
 #include "sim/lua_int.h"
 
 #define MAX_PROVIDERS 16
-#define MAX_PROVIDER_NAME 32
 #define MAX_TAGS 64
 
 /* One provider (or the effects table): a step list or a function. */
@@ -193,18 +192,6 @@ static void sc_provider(lua_State *L, int items, int out, const char *what,
   lua_setfield(L, out, "steps");
 }
 
-/* A provider name that is safe in a URL path: [a-z0-9_-]+, not "v1". */
-static int good_provider_name(const char *s, size_t len) {
-  if (len == 0 || len > MAX_PROVIDER_NAME || strcmp(s, "v1") == 0) return 0;
-  for (size_t i = 0; i < len; i++) {
-    char c = s[i];
-    if (!((c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '_' ||
-          c == '-'))
-      return 0;
-  }
-  return 1;
-}
-
 /* providers = { {name = "primary", <steps or function>}, ... } */
 static void sc_providers(lua_State *L, int d) {
   static const char *const entry_keys[] = {"name", "fn", NULL};
@@ -259,10 +246,10 @@ static void sc_providers(lua_State *L, int d) {
         sim__lua_error_at(L, key_at, "providers[%I]: 'name' is required (a string)",
                           i);
       const char *name = lua_tolstring(L, -1, &len);
-      if (!good_provider_name(name, len))
+      if (!sim__provider_name_ok(name, len))
         sim__lua_error_at(L, key_at, "providers[%I]: name '%s' must be 1 to %d of "
                           "a-z 0-9 _ - (and not \"v1\")", i, name,
-                          MAX_PROVIDER_NAME);
+                          SIM_PROVIDER_NAME_MAX);
       for (lua_Integer j = 1; j < i; j++) {
         lua_rawgeti(L, list, j);
         lua_getfield(L, -1, "name");

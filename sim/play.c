@@ -96,7 +96,7 @@ static void add_step_headers(struct MHD_Response *r, sim_conn *c, const sim_step
       c->retry_after_ms = s->retry_after * 1000.0;
     }
   } else if (s->has_retry_after_date) {
-    sim__http_date(s->retry_after_date, buf);
+    sim__http_date(sim__env_wall_s(&c->srv->env), s->retry_after_date, buf);
     add_header(r, c, "retry-after", buf, 1);
     if (!c->has_ra) {
       c->has_ra = 1;
@@ -125,7 +125,7 @@ static enum MHD_Result queue_body(sim_conn *c, int status, const char *ctype,
 
 /* ---------------------------------------------------------- bodies */
 
-static int tokens_of(const char *text) { return ((int)strlen(text) + 3) / 4; }
+static int tokens_of(const char *text) { return sim__estimate_tokens(strlen(text)); }
 
 /* The non-streaming body a step answers with; *status is its status. */
 static char *step_body(sim_conn *c, const sim_step *s, int *status, const char **ctype) {

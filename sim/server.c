@@ -87,7 +87,7 @@ static void hdr_list_clear(hdr_list *l) {
 
 /* Reads what the trace and the decision need from the request body. */
 static void parse_body(sim_conn *c) {
-  c->tokens_in_est = (int)(c->body_len / 4) + 1;
+  c->tokens_in_est = sim__estimate_tokens(c->body_len);
   cJSON *j = c->body_len ? cJSON_ParseWithLength(c->body, c->body_len) : NULL;
   cJSON *model = cJSON_GetObjectItemCaseSensitive(j, "model");
   c->model = strdup(cJSON_IsString(model) ? model->valuestring : "fusebox-1");

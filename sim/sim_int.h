@@ -284,8 +284,19 @@ int sim__sse_build(sim_dialect d, const sim_step *s, const char *id,
 void sim__sse_clear(sim_sse *sse);
 /* Splits text into word-sized pieces for streaming. *out owned by caller. */
 int sim__split_words(const char *text, char ***out, int *n);
-/* Formats now + seconds (rounded up) as an IMF-fixdate HTTP-date. */
-void sim__http_date(double seconds_ahead, char out[40]);
+/* Tokens billed for len bytes of text when a step gives no usage (a token
+   is about four characters, rounded up): every estimate of the server. */
+int sim__estimate_tokens(size_t len);
+
+/* http_date.c: formats wall time now_s + seconds_ahead, rounded up to the
+   next whole second, as an IMF-fixdate HTTP-date. */
+void sim__http_date(double now_s, double seconds_ahead, char out[40]);
+/* Parses an IMF-fixdate into epoch seconds: 0, or -1 when it is not one. */
+int sim__http_date_parse(const char *s, double *epoch_s);
+/* A provider name as scenarios and URLs use it (/<name>/v1/...): 1 to
+   SIM_PROVIDER_NAME_MAX of a-z 0-9 _ -, and not "v1". 1 when good. */
+#define SIM_PROVIDER_NAME_MAX 32
+int sim__provider_name_ok(const char *s, size_t len);
 /* Formats seconds as delta-seconds ("2", "1.5"). */
 void sim__format_seconds(double seconds, char out[32]);
 
