@@ -15,6 +15,5 @@
   X(waiter)            \
   X(ratelimit)         \
   X(import)            \
-  X(import)            \
   X(redact)            \
   X(alloc_fail)
