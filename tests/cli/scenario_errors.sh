@@ -100,8 +100,12 @@ if "$bin" check "$f" > "$tmp/out" 2> "$tmp/err" && grep -q "^ok " "$tmp/out"; th
 else bad "check good: $(cat "$tmp/err")"; fi
 if "$bin" run --quiet "$f" > "$tmp/out" 2> "$tmp/err"; then ok
 else bad "run good: exit $?: $(cat "$tmp/err")"; fi
-if "$bin" exec --quiet "$f" -- true > "$tmp/out" 2> "$tmp/err"; then ok
-else bad "exec good: exit $?: $(cat "$tmp/err")"; fi
+# exec loads and judges it (`true` never calls the provider, so a verdict may
+# fail: exit 1); what matters here is that the file is not refused (exit 2).
+"$bin" exec --quiet "$f" -- true > "$tmp/out" 2> "$tmp/err"
+rc=$?
+if [ $rc -eq 0 ] || [ $rc -eq 1 ]; then ok
+else bad "exec good: exit $rc: $(cat "$tmp/err")"; fi
 "$bin" serve "$f" --port 0 > "$tmp/out" 2> "$tmp/err" &
 spid=$!
 for _ in $(seq 50); do grep -q '^port ' "$tmp/out" 2>/dev/null && break; sleep 0.1; done
