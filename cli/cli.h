@@ -6,6 +6,9 @@
 #define FUSEBOX_CLI_H
 
 #include <stddef.h>
+#include <stdint.h>
+
+#include "sim/sim.h"
 
 #define FUSEBOX_VERSION "0.1.0"
 
@@ -31,6 +34,16 @@ const char *cli_scenario_dir(void);
 int cli_nothing_to_judge(const char *expect_json);
 /* Removes dir and everything under it (a temp dir of our own). 0 or -1. */
 int cli_remove_tree(const char *dir);
+/*
+ * Loads the scenario file at path once and validates all of it: what sim
+ * reads (keys, steps, providers, effects, ratelimit), the `client` table
+ * and the `expect` table. Every error is "file:line: message" in err, the
+ * line being the offending key's. `seed` seeds the scenario's math.random.
+ * Returns SIM_OK, or a negative sim code. The caller owns *out and releases
+ * it with sim_scenario_free (after any server serving it).
+ */
+int cli_scenario_load(const char *path, uint64_t seed, sim_scenario **out,
+                      char err[SIM_ERRLEN]);
 
 /* Parses a number option; returns 0, or -1 with a message on stderr. */
 int cli_parse_double(const char *opt, const char *s, double lo, double hi, double *out);

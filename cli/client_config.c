@@ -26,6 +26,38 @@ static int in(const char *k, const char *const *set) {
   return 0;
 }
 
+/* Edit distance of a and b, stopping early above 2. */
+static int distance(const char *a, const char *b) {
+  size_t la = strlen(a), lb = strlen(b);
+  if (la > 40 || lb > 40 || (la > lb ? la - lb : lb - la) > 2) return 3;
+  int d[41][41];
+  for (size_t i = 0; i <= la; i++) d[i][0] = (int)i;
+  for (size_t j = 0; j <= lb; j++) d[0][j] = (int)j;
+  for (size_t i = 1; i <= la; i++)
+    for (size_t j = 1; j <= lb; j++) {
+      int sub = d[i - 1][j - 1] + (a[i - 1] != b[j - 1]);
+      int del = d[i - 1][j] + 1, ins = d[i][j - 1] + 1;
+      d[i][j] = sub < del ? (sub < ins ? sub : ins) : (del < ins ? del : ins);
+    }
+  return d[la][lb];
+}
+
+/* The known client key nearest a misspelt one (at most 2 edits), or NULL. */
+static const char *suggest(const char *k) {
+  const char *best = NULL;
+  int bd = 3;
+  const char *const *sets[] = {WORKLOAD_KEYS, POLICY_KEYS};
+  for (int s = 0; s < 2; s++)
+    for (int i = 0; sets[s][i]; i++) {
+      int dd = distance(k, sets[s][i]);
+      if (dd < bd) {
+        bd = dd;
+        best = sets[s][i];
+      }
+    }
+  return best;
+}
+
 /* Reads a number field in [lo, hi]; absent leaves *out. -1 on a bad value. */
 static int num(const cJSON *o, const char *key, double lo, double hi, double *out,
                char err[RUN_ERRLEN]) {
@@ -70,12 +102,23 @@ static int in_table(const char *table, int rc, char err[RUN_ERRLEN]) {
   return rc;
 }
 
+/* "a, b, c" of a NULL-terminated list, for messages. */
+static void list_of(const char *const *set, char *out, size_t cap) {
+  size_t off = 0;
+  out[0] = '\0';
+  for (int i = 0; set[i] && off < cap; i++)
+    off += (size_t)snprintf(out + off, cap - off, "%s%s", i ? ", " : "", set[i]);
+}
+
 static int sub_keys(const cJSON *o, const char *name, const char *const *allowed,
                     char err[RUN_ERRLEN]) {
   const cJSON *k;
   cJSON_ArrayForEach(k, o) {
     if (!in(k->string, allowed)) {
-      snprintf(err, RUN_ERRLEN, "client.%s: unknown key '%s'", name, k->string);
+      char known[128];
+      list_of(allowed, known, sizeof known);
+      snprintf(err, RUN_ERRLEN, "client.%s.%.60s: unknown key (known: %s)", name, k->string,
+               known);
       return -1;
     }
   }
@@ -282,10 +325,11 @@ static guard_policy sdk_policy(void) {
   return p;
 }
 
-/* Which provider names, in order, the client calls. */
-static int read_chain(const cJSON *c, sim_server *srv, int guard_client,
+/* Which provider names, in order, the client calls: the chain, checked
+   against the scenario's providers. */
+static int read_chain(const cJSON *c, const sim_scenario *sc, int guard_client,
                       char names[][RUN_NAMELEN], int *n, char err[RUN_ERRLEN]) {
-  int np = sim_server_nproviders(srv);
+  int np = sim_scenario_nproviders(sc);
   *n = 0;
   const cJSON *v = c ? cJSON_GetObjectItemCaseSensitive(c, "chain") : NULL;
   if (v != NULL) {
@@ -294,12 +338,14 @@ static int read_chain(const cJSON *c, sim_server *srv, int guard_client,
       return -1;
     }
     const cJSON *e;
+    int at = 0;
     cJSON_ArrayForEach(e, v) {
       int found = 0;
+      at++;
       for (int i = 0; cJSON_IsString(e) && i < np; i++)
-        if (strcmp(sim_server_provider_name(srv, i), e->valuestring) == 0) found = 1;
+        if (strcmp(sim_scenario_provider_name(sc, i), e->valuestring) == 0) found = 1;
       if (!found) {
-        snprintf(err, RUN_ERRLEN, "client.chain: no provider named '%s'",
+        snprintf(err, RUN_ERRLEN, "client.chain[%d]: no provider named '%.60s'", at,
                  cJSON_IsString(e) ? e->valuestring : "?");
         return -1;
       }
@@ -307,16 +353,17 @@ static int read_chain(const cJSON *c, sim_server *srv, int guard_client,
     }
   } else {
     for (int i = 0; i < np && i < RUN_MAX_CHAIN; i++)
-      snprintf(names[(*n)++], RUN_NAMELEN, "%s", sim_server_provider_name(srv, i));
+      snprintf(names[(*n)++], RUN_NAMELEN, "%s", sim_scenario_provider_name(sc, i));
   }
   if (*n == 0) snprintf(names[(*n)++], RUN_NAMELEN, "primary"); /* effects-only scenario */
   if (!guard_client) *n = 1; /* the reference clients know one provider */
   return 0;
 }
 
-/* Checks the `client` table's keys and values without a server. */
-int run_client_validate(const char *client_json, char err[RUN_ERRLEN]) {
+/* Checks the scenario's `client` table; see run.h. */
+int run_client_validate(const sim_scenario *sc, char err[RUN_ERRLEN]) {
   err[0] = '\0';
+  const char *client_json = sim_scenario_client_json(sc);
   if (client_json == NULL) return 0;
   cJSON *c = cJSON_Parse(client_json);
   if (!cJSON_IsObject(c)) {
@@ -328,15 +375,23 @@ int run_client_validate(const char *client_json, char err[RUN_ERRLEN]) {
   const cJSON *k;
   cJSON_ArrayForEach(k, c) {
     if (!in(k->string, WORKLOAD_KEYS) && !in(k->string, POLICY_KEYS)) {
-      snprintf(err, RUN_ERRLEN, "client: unknown key '%s'", k->string);
+      const char *near = suggest(k->string);
+      if (near)
+        snprintf(err, RUN_ERRLEN, "client.%.60s: unknown key (did you mean '%s'?)", k->string,
+                 near);
+      else
+        snprintf(err, RUN_ERRLEN, "client.%.60s: unknown key", k->string);
       rc = -1;
       break;
     }
   }
   run_workload w;
   guard_policy p = guard_policy_default();
+  char names[RUN_MAX_CHAIN][RUN_NAMELEN];
+  int n = 0;
   if (rc == 0) rc = read_workload(c, &w, err);
   if (rc == 0) rc = read_policy(c, &p, err);
+  if (rc == 0) rc = read_chain(c, sc, 1, names, &n, err);
   cJSON_Delete(c);
   return rc;
 }
@@ -345,7 +400,6 @@ int run_client_validate(const char *client_json, char err[RUN_ERRLEN]) {
 int run_client_describe(const char *client_json, run_workload *w, double *deadline_s,
                         double *attempt_timeout_s, char err[RUN_ERRLEN]) {
   err[0] = '\0';
-  if (run_client_validate(client_json, err) != 0) return -1;
   cJSON *c = client_json ? cJSON_Parse(client_json) : NULL;
   guard_policy pol = guard_policy_default();
   int rc = read_workload(c, w, err);
@@ -358,11 +412,11 @@ int run_client_describe(const char *client_json, run_workload *w, double *deadli
 }
 
 /* Builds the client for one scenario session; see run.h. */
-int run_client_new(const char *client_json, run_client_kind kind, sim_server *srv,
+int run_client_new(const sim_scenario *sc, run_client_kind kind, sim_server *srv,
                    double time_scale, uint64_t seed, guard **out, run_workload *w,
                    char err[RUN_ERRLEN]) {
   err[0] = '\0';
-  if (run_client_validate(client_json, err) != 0) return -1;
+  const char *client_json = sim_scenario_client_json(sc);
   cJSON *c = client_json ? cJSON_Parse(client_json) : NULL;
   int rc = read_workload(c, w, err);
   guard_policy pol = guard_policy_default();
@@ -372,7 +426,7 @@ int run_client_new(const char *client_json, run_client_kind kind, sim_server *sr
   }
   char names[RUN_MAX_CHAIN][RUN_NAMELEN];
   int n = 0;
-  if (rc == 0) rc = read_chain(c, srv, kind == RUN_CLIENT_GUARD, names, &n, err);
+  if (rc == 0) rc = read_chain(c, sc, kind == RUN_CLIENT_GUARD, names, &n, err);
   if (rc == 0) {
     char urls[RUN_MAX_CHAIN][96];
     guard_provider prov[RUN_MAX_CHAIN];

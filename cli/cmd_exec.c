@@ -90,6 +90,7 @@ typedef struct xslot {
   char error[EXEC_ERRLEN]; /* non-empty: could not be played (exit 2) */
   char skip[256];          /* non-empty: skipped, with the reason */
   char *expect;            /* the expect table judged (owned) */
+  sim_scenario *sc;        /* loaded while being played (owned) */
   exec_call call;
   exec_result res;
 } xslot;
@@ -103,22 +104,23 @@ typedef struct xsuite {
   const char *label;
 } xsuite;
 
-/* Reads what the scenario asks and expects; sets error or skip. */
+/* Loads and validates the scenario once (cli_scenario_load, the same as
+   check, run and serve), reads what it asks and expects; sets error or skip. */
 static void prepare(xslot *s, const exec_opts *o) {
-  sim_scenario_info info = {0};
-  char ierr[SIM_ERRLEN];
-  if (sim_scenario_inspect(s->file, &info, ierr) != SIM_OK) {
-    snprintf(s->error, sizeof s->error, "%s", ierr);
+  char lerr[SIM_ERRLEN];
+  if (cli_scenario_load(s->file, o->seed, &s->sc, lerr) != SIM_OK) {
+    snprintf(s->error, sizeof s->error, "%s", lerr);
     return;
   }
+  const char *expect_json = sim_scenario_expect_json(s->sc);
   char err[EXEC_ERRLEN];
-  if (cli_nothing_to_judge(info.expect_json)) {
+  if (cli_nothing_to_judge(expect_json)) {
     snprintf(s->error, sizeof s->error,
              "%s: nothing to judge: the scenario has no expect table (or an empty one)", s->file);
-  } else if (exec_describe(info.client_json, &s->call, err) != 0) {
+  } else if (exec_describe(sim_scenario_client_json(s->sc), &s->call, err) != 0) {
     snprintf(s->error, sizeof s->error, "%.200s: %.300s", s->file, err);
   } else {
-    s->expect = best_practice(info.expect_json, o->profile_json);
+    s->expect = best_practice(expect_json, o->profile_json);
     if ((o->without & EXEC_WITHOUT_STREAM) && s->call.stream)
       snprintf(s->skip, sizeof s->skip,
                "skipped: the scenario streams and the client declared --without stream");
@@ -127,7 +129,6 @@ static void prepare(xslot *s, const exec_opts *o) {
                "skipped: the scenario calls an effect endpoint and the client declared "
                "--without effects");
   }
-  sim_scenario_info_clear(&info);
 }
 
 static void *worker(void *arg) {
@@ -138,11 +139,13 @@ static void *worker(void *arg) {
     xslot *s = &x->slots[i];
     fprintf(stderr, "fusebox exec: %s ...\n", s->file);
     prepare(s, x->o);
-    if (s->error[0]) continue;
-    if (s->skip[0]) continue; /* not played: reported as skipped, with the reason */
-    if (exec_scenario(s->file, &s->call, x->argv, x->o, x->label, s->base, &s->res, s->error) != 0 &&
+    /* A skipped scenario is not played: reported as skipped, with the reason. */
+    if (!s->error[0] && !s->skip[0] &&
+        exec_scenario(s->sc, &s->call, x->argv, x->o, x->label, s->base, &s->res, s->error) != 0 &&
         s->error[0] == '\0')
       snprintf(s->error, sizeof s->error, "%s: could not be played", s->file);
+    sim_scenario_free(s->sc);
+    s->sc = NULL;
   }
   return NULL;
 }

@@ -82,31 +82,25 @@ static void trace_name(const char *dir, const char *file, char *out, size_t cap)
   snprintf(out, cap, "%s/%s.jsonl", dir, flat);
 }
 
-/* Plays one scenario into its trace. */
+/* Plays one scenario into its trace: loaded once, validated, served, and
+   its client built from the same loaded scenario. */
 static void play_one(run_state *st, slot *s, int index) {
   const run_opts *o = st->o;
-  sim_scenario_info info = {0};
   char err[SIM_ERRLEN];
-  if (sim_scenario_inspect(s->file, &info, err) != SIM_OK) {
+  sim_scenario *sc = NULL;
+  uint64_t seed = o->seed + (uint64_t)index;
+  if (cli_scenario_load(s->file, seed, &sc, err) != SIM_OK) {
     snprintf(s->error, sizeof s->error, "%s", err);
     s->load_error = 1;
     return;
   }
-  char rerr[RUN_ERRLEN];
-  char perr[RPT_ERRLEN];
-  if (cli_nothing_to_judge(info.expect_json)) {
+  if (cli_nothing_to_judge(sim_scenario_expect_json(sc))) {
     snprintf(s->error, sizeof s->error,
              "%s: nothing to judge: the scenario has no expect table (or an empty one)", s->file);
     s->load_error = 1;
-  } else if (run_client_validate(info.client_json, rerr) != 0) {
-    snprintf(s->error, sizeof s->error, "%s: %s", s->file, rerr);
-    s->load_error = 1;
-  } else if (rpt_expect_check(info.expect_json, info.client_json, perr) != RPT_OK) {
-    snprintf(s->error, sizeof s->error, "%s: %s", s->file, perr);
-    s->load_error = 1;
+    sim_scenario_free(sc);
+    return;
   }
-  sim_scenario_info_clear(&info);
-  if (s->load_error) return;
 
   if (o->trace_dir) {
     trace_name(o->trace_dir, s->file, s->trace, sizeof s->trace);
@@ -114,28 +108,24 @@ static void play_one(run_state *st, slot *s, int index) {
     snprintf(s->trace, sizeof s->trace, "/tmp/fusebox-run-%d-%d.jsonl", (int)getpid(), index);
     s->temp_trace = 1;
   }
-  sim_server_opts so = {.scenario_path = s->file, .trace_path = s->trace,
-                        .time_scale = o->scale, .seed = o->seed + (uint64_t)index};
+  sim_server_opts so = {.scenario = sc, .trace_path = s->trace, .time_scale = o->scale,
+                        .seed = seed};
   sim_server *srv = NULL;
   double t0 = mono_ms();
   if (sim_server_start(&so, &srv, err) != SIM_OK) {
     snprintf(s->error, sizeof s->error, "%s", err);
     s->temp_trace = 0;
+    sim_scenario_free(sc);
     return;
   }
   guard *g = NULL;
   run_workload w;
-  sim_scenario_info again = {0};
-  char ierr[SIM_ERRLEN];
-  const char *client_json = NULL;
-  if (sim_scenario_inspect(s->file, &again, ierr) == SIM_OK) client_json = again.client_json;
-  if (run_client_new(client_json, o->client, srv, o->scale, o->seed + (uint64_t)index, &g, &w,
-                     rerr) != 0) {
+  char rerr[RUN_ERRLEN];
+  if (run_client_new(sc, o->client, srv, o->scale, seed, &g, &w, rerr) != 0) {
     snprintf(s->error, sizeof s->error, "%s: %s", s->file, rerr);
   } else if (run_workload_play(g, &w, o->client, srv, o->scale) != 0) {
     snprintf(s->error, sizeof s->error, "%s: some calls could not be made (out of memory?)", s->file);
   }
-  sim_scenario_info_clear(&again);
   guard_free(g);
   /* A trace cut short by a failed write (a full disk) is no record to
      judge: the run says so and exits 2. */
@@ -143,6 +133,7 @@ static void play_one(run_state *st, slot *s, int index) {
     snprintf(s->error, sizeof s->error, "%s: %s", s->file, err);
     s->load_error = 1;
   }
+  sim_scenario_free(sc);
   s->wall_ms = mono_ms() - t0;
 }
 

@@ -50,6 +50,7 @@ int cmd_serve(int argc, char **argv) {
   sim_server_opts o = {.seed = 1};
   cli_common c;
   cli_common_init(&c, CLI_TIME_SCALE_SERVE, CLI_JOBS_EXEC);
+  const char *path = NULL;
   for (int i = 1; i < argc; i++) {
     const char *a = argv[i];
     const char *v = i + 1 < argc ? argv[i + 1] : NULL;
@@ -74,14 +75,14 @@ int cmd_serve(int argc, char **argv) {
       fprintf(stderr, "fusebox serve: unknown or incomplete option '%s'\n\n", a);
       serve_usage(stderr);
       return EXIT_USAGE;
-    } else if (o.scenario_path == NULL) {
-      o.scenario_path = a;
+    } else if (path == NULL) {
+      path = a;
     } else {
       fprintf(stderr, "fusebox serve: one scenario at a time ('%s')\n", a);
       return EXIT_USAGE;
     }
   }
-  if (o.scenario_path == NULL) {
+  if (path == NULL) {
     fprintf(stderr, "fusebox serve: which scenario?\n\n%s", USAGE);
     return EXIT_USAGE;
   }
@@ -103,14 +104,16 @@ int cmd_serve(int argc, char **argv) {
   sim_server *srv = NULL;
   char err[SIM_ERRLEN];
   o.on_trace_error = on_trace_error;
-  int rc = sim_server_start(&o, &srv, err);
+  int rc = cli_scenario_load(path, o.seed, &o.scenario, err);
+  if (rc == SIM_OK) rc = sim_server_start(&o, &srv, err);
   if (rc != SIM_OK) {
     fprintf(stderr, "fusebox serve: %s\n", err);
+    sim_scenario_free(o.scenario);
     return EXIT_USAGE;
   }
   int port = sim_server_port(srv);
   const char *host = o.bind ? o.bind : "127.0.0.1";
-  printf("fusebox: serving %s on http://%s:%d\n", o.scenario_path, host, port);
+  printf("fusebox: serving %s on http://%s:%d\n", path, host, port);
   printf("  OPENAI_BASE_URL=http://%s:%d/v1\n", host, port);
   printf("  ANTHROPIC_BASE_URL=http://%s:%d\n", host, port);
   printf("port %d\n", port);
@@ -123,8 +126,10 @@ int cmd_serve(int argc, char **argv) {
     if (!trace_failed) fprintf(stderr, "fusebox serve: %s\n", err);
     fprintf(stderr, "fusebox serve: stopped after %ld arrivals; the trace ends at the "
                     "failed write\n", arrivals);
+    sim_scenario_free(o.scenario);
     return EXIT_USAGE;
   }
+  sim_scenario_free(o.scenario);
   fprintf(stderr, "fusebox serve: stopped (%s) after %ld arrivals%s%s\n",
           sig == SIGINT ? "SIGINT" : "SIGTERM", arrivals,
           o.trace_path ? "; trace in " : "", o.trace_path ? o.trace_path : "");

@@ -57,14 +57,15 @@ typedef struct exec_result {
 } exec_result;
 
 /*
- * Serves scenario on a free loopback port, runs argv with the environment of
+ * Serves sc (loaded and validated by cli_scenario_load; one session per
+ * load) on a free loopback port, runs argv with the environment of
  * docs/exec.md (base URLs of every SDK family, placeholder keys when unset,
  * FUSEBOX_* from call), writes the trace to BASE.jsonl and the output to
  * BASE.stdout/.stderr, and notes the command's account in the trace (label
  * names the client). Returns 0, or -1 with err when the scenario or the
  * command cannot start (a command not found or not executable counts).
  */
-int exec_scenario(const char *scenario, const exec_call *call, char **argv, const exec_opts *o,
+int exec_scenario(sim_scenario *sc, const exec_call *call, char **argv, const exec_opts *o,
                   const char *label, const char *base, exec_result *res, char err[EXEC_ERRLEN]);
 /*
  * Plays each file against argv (label names the client), o->jobs at a time,

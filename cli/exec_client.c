@@ -266,13 +266,14 @@ static void note_account(sim_server *srv, const exec_result *res, const char *la
 }
 
 /* Plays one scenario against argv; see exec.h. */
-int exec_scenario(const char *scenario, const exec_call *call, char **argv, const exec_opts *o,
+int exec_scenario(sim_scenario *sc, const exec_call *call, char **argv, const exec_opts *o,
                   const char *label, const char *base, exec_result *res, char err[EXEC_ERRLEN]) {
+  const char *scenario = sim_scenario_path(sc);
   memset(res, 0, sizeof *res);
   snprintf(res->trace_path, sizeof res->trace_path, "%s.jsonl", base);
   snprintf(res->stdout_path, sizeof res->stdout_path, "%s.stdout", base);
   snprintf(res->stderr_path, sizeof res->stderr_path, "%s.stderr", base);
-  sim_server_opts so = {.scenario_path = scenario, .trace_path = res->trace_path,
+  sim_server_opts so = {.scenario = sc, .trace_path = res->trace_path,
                         .time_scale = o->warp > 1 ? 1.0 / o->warp : 1.0, .seed = o->seed};
   sim_server *srv = NULL;
   char serr[SIM_ERRLEN];

@@ -36,20 +36,26 @@ typedef struct run_workload {
 } run_workload;
 
 /*
- * What the `client` table (JSON, may be NULL) asks of a client, for an
- * outside command: the workload, and the deadline and per-attempt timeout
- * in seconds (0 when the table sets none). -1 with err when it is bad.
+ * What the `client` table (JSON, may be NULL; already validated with the
+ * scenario) asks of a client, for an outside command: the workload, and the
+ * deadline and per-attempt timeout in seconds (0 when the table sets none).
+ * -1 with err when it is bad.
  */
 int run_client_describe(const char *client_json, run_workload *w, double *deadline_s,
                         double *attempt_timeout_s, char err[RUN_ERRLEN]);
-/* Checks a `client` table (JSON, may be NULL). -1 with err on a bad key or value. */
-int run_client_validate(const char *client_json, char err[RUN_ERRLEN]);
 /*
- * Builds the client of one session: a guard handle (owned by the caller,
- * guard_free) configured for kind against srv, and the workload. -1 with err
- * when the table is bad.
+ * Checks the scenario's `client` table (keys, values, chain names against
+ * its providers). Returns 0, or -1 with a message in err that starts with
+ * the dotted path of the offending key ("client.backoff.bsae: unknown key"),
+ * for sim_scenario_error to place in the file.
  */
-int run_client_new(const char *client_json, run_client_kind kind, sim_server *srv,
+int run_client_validate(const sim_scenario *sc, char err[RUN_ERRLEN]);
+/*
+ * Builds the client of one session of sc (already validated): a guard
+ * handle (owned by the caller, guard_free) configured for kind against srv,
+ * and the workload. -1 with err when the table is bad.
+ */
+int run_client_new(const sim_scenario *sc, run_client_kind kind, sim_server *srv,
                    double time_scale, uint64_t seed, guard **out, run_workload *w,
                    char err[RUN_ERRLEN]);
 const char *run_client_name(run_client_kind kind);

@@ -46,7 +46,9 @@ GUARD=("$root"/guard/*.c)
 REPORTS=("$root"/reports/*.c)
 SIM_LUA=("$root"/sim/lua_*.c "$root"/sim/step.c "$root"/sim/dialect.c
          "$root"/sim/keying.c "$root"/sim/errors.c "$root"/sim/ratelimit.c
-         "$root"/sim/trace.c "$root"/sim/redact.c "$root"/sim/term_safe.c)
+         "$root"/sim/trace.c "$root"/sim/redact.c "$root"/sim/term_safe.c
+         "$root"/sim/env.c "$root"/sim/srcmap.c "$root"/sim/http_date.c
+         "$root"/sim/provider_name.c)
 declare -A SRC
 SRC[scenario]="${SIM_LUA[*]} ${REPORTS[*]}"
 SRC[request]="${SIM_LUA[*]}"

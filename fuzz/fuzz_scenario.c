@@ -70,7 +70,7 @@ static void tables(sim_scenario *sc) {
   if (rl) {
     sim_ratelimit *r = NULL;
     char serr[SIM_ERRLEN];
-    if (sim__ratelimit_new(rl, 0.01, &r, serr) == SIM_OK) {
+    if (sim__ratelimit_new(rl, 0.01, NULL, &r, serr) == SIM_OK) {
       for (int i = 0; i < 5; i++) {
         sim_rl_result res;
         memset(&res, 0, sizeof res);

@@ -72,7 +72,7 @@ static void fz_render(const sim_step *s, sim_dialect d, const char *model, int d
   if (s->has_retry_after) sim__format_seconds(s->retry_after, buf);
   if (s->has_retry_after_date) {
     char date[40];
-    sim__http_date(s->retry_after_date, date);
+    sim__http_date(1.7e9, s->retry_after_date, date);
   }
   for (int i = 0; i < s->nheaders; i++)
     if (s->headers[i].name == NULL || s->headers[i].value == NULL) abort();

@@ -10,13 +10,18 @@
 #include <stdio.h>
 #include <string.h>
 
-/* ceil(chars / 4) of the request's texts plus its max_tokens. */
+/* Tokens in chars characters of text, as the client reckons them: a token
+   is about four characters, rounded up. The one rule for every estimate the
+   client makes (the budget before a call, an answer without usage). */
+long guard__tokens_of(size_t chars) { return (long)((chars + 3) / 4); }
+
+/* guard__tokens_of the request's texts plus its max_tokens. */
 long guard__estimate(const guard_chat_request *req) {
   size_t chars = req->system ? strlen(req->system) : 0;
   for (int i = 0; i < req->nmessages; i++)
     if (req->messages[i].content) chars += strlen(req->messages[i].content);
   long max_tokens = req->max_tokens > 0 ? req->max_tokens : 1024;
-  return (long)((chars + 3) / 4) + max_tokens;
+  return guard__tokens_of(chars) + max_tokens;
 }
 
 /* Checks est against both limits and reserves it; 1 when blocked. */

@@ -249,8 +249,6 @@ out:
   return rc;
 }
 
-static long ceil4(size_t chars) { return (long)((chars + 3) / 4); }
-
 /* Makes one guarded chat call; see guard.h. */
 int guard_chat(guard *g, const guard_chat_request *req, guard_result **out) {
   if (out != NULL) *out = NULL;
@@ -308,7 +306,7 @@ int guard_chat(guard *g, const guard_chat_request *req, guard_result **out) {
     r->provider = strdup(p->name);
     if (r->provider == NULL) rc = GUARD_ENOMEM;
     r->tokens_in = win.tokens_in >= 0 ? win.tokens_in : est - (req->max_tokens > 0 ? req->max_tokens : 1024);
-    r->tokens_out = win.tokens_out >= 0 ? win.tokens_out : ceil4(win.text.len);
+    r->tokens_out = win.tokens_out >= 0 ? win.tokens_out : guard__tokens_of(win.text.len);
     r->tokens = r->tokens_in + r->tokens_out;
     charged = r->tokens;
     guard__answer_free(&win);

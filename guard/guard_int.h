@@ -337,6 +337,8 @@ typedef struct guard__budget {
 /* The token estimate of a request: ceil(chars / 4) of its texts plus its
  * max_tokens. */
 long guard__estimate(const guard_chat_request *req);
+/* Tokens in chars characters of text (about four a token, rounded up). */
+long guard__tokens_of(size_t chars);
 /* Checks est against both limits (0 = none) and reserves it. Returns 0, or 1
  * when blocked with the reason in why[n]. */
 int guard__budget_reserve(guard__budget *b, long per_call, long per_session,

@@ -98,7 +98,9 @@ int rpt__verdict_add(rpt__ctx *c, const char *name, rpt_status st,
   return rc;
 }
 
-/* Sets c->err to "expect.NAME: msg" and returns RPT_EEXPECT. */
+/* Sets c->err to "expect.NAME: msg" and returns RPT_EEXPECT. Every message
+   about the table starts with the dotted path of the offending key, so the
+   caller can name its line in the scenario file. */
 int rpt__bad_value(rpt__ctx *c, const char *name, const char *fmt, ...) {
   char msg[RPT_ERRLEN];
   va_list ap;
@@ -124,7 +126,11 @@ int rpt__check_keys(rpt__ctx *c, const char *name, const cJSON *obj,
     int ok = 0;
     for (int i = 0; allowed[i]; i++)
       if (it->string && strcmp(it->string, allowed[i]) == 0) ok = 1;
-    if (!ok) return rpt__bad_value(c, name, "unknown key '%s'", it->string ? it->string : "?");
+    if (!ok) {
+      snprintf(c->err, RPT_ERRLEN, "expect.%.40s.%.60s: unknown key", name,
+               it->string ? it->string : "?");
+      return RPT_EEXPECT;
+    }
   }
   return 0;
 }
@@ -135,8 +141,10 @@ int rpt__get_nonneg(rpt__ctx *c, const char *name, const cJSON *obj,
   const cJSON *v = cJSON_GetObjectItemCaseSensitive(obj, key);
   *present = 0;
   if (v == NULL) return 0;
-  if (!cJSON_IsNumber(v) || !(v->valuedouble >= 0) || !isfinite(v->valuedouble))
-    return rpt__bad_value(c, name, "%s must be a number >= 0", key);
+  if (!cJSON_IsNumber(v) || !(v->valuedouble >= 0) || !isfinite(v->valuedouble)) {
+    snprintf(c->err, RPT_ERRLEN, "expect.%.40s.%.40s: must be a number >= 0", name, key);
+    return RPT_EEXPECT;
+  }
   *out = v->valuedouble;
   *present = 1;
   return 0;
@@ -190,12 +198,12 @@ static int check_expect_keys(const cJSON *expect, char *err) {
       for (int i = 0; i < NFAMILIES && off < sizeof known; i++)
         off += (size_t)snprintf(known + off, sizeof known - off, "%s%s", i ? ", " : "",
                                 families[i].name);
-      snprintf(err, RPT_ERRLEN, "expect: unknown key '%.40s' (known: %.190s)", k, known);
+      snprintf(err, RPT_ERRLEN, "expect.%.40s: unknown expectation (known: %.190s)", k, known);
       return RPT_EEXPECT;
     }
     for (const cJSON *o = it->next; o; o = o->next)
       if (o->string && strcmp(o->string, k) == 0) {
-        snprintf(err, RPT_ERRLEN, "expect: key '%s' given twice", k);
+        snprintf(err, RPT_ERRLEN, "expect.%.40s: given twice", k);
         return RPT_EEXPECT;
       }
   }

@@ -143,7 +143,9 @@ int rpt_judge_trace_file(const char *path, const char *expect_json,
 
 /*
  * Validates an expect table without a trace (for `fusebox check`): unknown
- * keys and bad values give RPT_EEXPECT. client_json may be NULL (then a
+ * keys and bad values give RPT_EEXPECT, with a message that starts with the
+ * dotted path of the offending key ("expect.backoff.min_gap: ..."), so the
+ * caller can place it in the scenario file. client_json may be NULL (then a
  * `within_deadline = true` is not checked for a deadline).
  */
 int rpt_expect_check(const char *expect_json, const char *client_json,

@@ -9,7 +9,10 @@
 #include "sim/server_int.h"
 
 /* Milliseconds since the session started. */
-double sim__srv_t(const sim_server *srv) { return sim__now_ms() - srv->t0; }
+double sim__srv_t(const sim_server *srv) { return sim__srv_now(srv) - srv->t0; }
+
+/* The server's monotonic clock in ms (its env's). */
+double sim__srv_now(const sim_server *srv) { return sim__env_now_ms(&srv->env); }
 
 static void on_wake(void *arg, int reason) {
   sim_conn *c = arg;

@@ -303,7 +303,7 @@ int sim__sse_build(sim_dialect d, const sim_step *s, const char *id,
   if (out->chunk == NULL) return SIM_ENOMEM;
   out->nchunks = ntexts;
   int tokens_out = 0;
-  for (int i = 0; i < ntexts; i++) tokens_out += ((int)strlen(texts[i]) + 3) / 4;
+  for (int i = 0; i < ntexts; i++) tokens_out += sim__estimate_tokens(strlen(texts[i]));
   if (s->usage_out >= 0) tokens_out = s->usage_out;
   int rc = d == SIM_DIALECT_ANTHROPIC
                ? build_anthropic(s, id, model, tokens_in, tokens_out, texts, ntexts, out)
@@ -354,17 +354,12 @@ int sim__split_words(const char *text, char ***out, int *n) {
   return SIM_OK;
 }
 
-/* Formats now + seconds, rounded up to the next whole second, as an HTTP-date. */
-void sim__http_date(double seconds_ahead, char out[40]) {
-  struct timespec now;
-  clock_gettime(CLOCK_REALTIME, &now);
-  if (!(seconds_ahead >= -SIM_RETRY_DATE_MAX)) seconds_ahead = -SIM_RETRY_DATE_MAX;
-  if (seconds_ahead > SIM_RETRY_DATE_MAX) seconds_ahead = SIM_RETRY_DATE_MAX;
-  double when = (double)now.tv_sec + (double)now.tv_nsec / 1e9 + seconds_ahead;
-  time_t t = (time_t)ceil(when);
-  struct tm tm = {0};
-  if (gmtime_r(&t, &tm) == NULL) t = 0, gmtime_r(&t, &tm);
-  strftime(out, 40, "%a, %d %b %Y %H:%M:%S GMT", &tm);
+/* Tokens billed for len bytes of text when a step gives no usage: a token
+   is about four characters, rounded up. The one rule for every estimate the
+   server makes (request prompts, answers, streams). */
+int sim__estimate_tokens(size_t len) {
+  size_t t = (len + 3) / 4;
+  return t > 1000000000 ? 1000000000 : (int)t;
 }
 
 /* Formats seconds as delta-seconds: "2" for whole numbers, else "1.5". */

@@ -26,6 +26,7 @@
 #include <time.h>
 
 #include "sim/import_int.h"
+#include "sim/sim_int.h"
 
 static void log_clear(imp_log *lg) {
   for (size_t i = 0; i < lg->n; i++) {
@@ -70,17 +71,6 @@ static int cmp_attempt(const void *a, const void *b) {
   const imp_attempt *x = a, *y = b;
   if (x->has_t && y->has_t && x->t_ms != y->t_ms) return x->t_ms < y->t_ms ? -1 : 1;
   return x->order < y->order ? -1 : x->order > y->order;
-}
-
-static int good_provider_name(const char *s) {
-  size_t len = strlen(s);
-  if (len == 0 || len > 32 || strcmp(s, "v1") == 0) return 0;
-  for (size_t i = 0; i < len; i++) {
-    char c = s[i];
-    if (!((c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '_' || c == '-'))
-      return 0;
-  }
-  return 1;
 }
 
 /* The long-bracket level that text can sit in without closing early. */
@@ -290,7 +280,7 @@ static int assemble(imp_log *lg, const sim_import_opts *opts, char **out,
       int found = 0;
       for (int k = 0; k < nprov && !found; k++) found = strcmp(provs[k], pn) == 0;
       if (found) continue;
-      if (!good_provider_name(pn)) {
+      if (!sim__provider_name_ok(pn, strlen(pn))) {
         rc = imp__fail(lg, a->line, "provider name '%.40s' must be 1 to 32 of a-z 0-9 _ - "
                                     "(and not \"v1\")", pn);
         goto done;

@@ -192,9 +192,6 @@ int imp__next_line(imp_lines *it, const char **s, size_t *n);
 /* Parses an ISO-8601 date-time ("2024-05-01T12:00:00.250Z", an offset
    or none = UTC) into milliseconds since the epoch. Returns 0 or -1. */
 int imp__parse_iso8601(const char *s, double *epoch_ms);
-/* Parses an IMF-fixdate ("Sun, 06 Nov 1994 08:49:37 GMT") into seconds
-   since the epoch. Returns 0 or -1. */
-int imp__parse_http_date(const char *s, double *epoch_s);
 /* 1 if s is a plain decimal number ("2", "1.5") that the server writes
    back byte for byte when given as a number. */
 int imp__plain_number(const char *s);

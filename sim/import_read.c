@@ -106,35 +106,6 @@ int imp__parse_iso8601(const char *s, double *epoch_ms) {
   return 0;
 }
 
-/* Parses an IMF-fixdate into epoch seconds. */
-int imp__parse_http_date(const char *s, double *epoch_s) {
-  static const char *const months[] = {"Jan", "Feb", "Mar", "Apr", "May", "Jun",
-                                       "Jul", "Aug", "Sep", "Oct", "Nov", "Dec"};
-  char wd[4], mon[4];
-  int d, y, h, m, sec, used = 0;
-  while (isspace((unsigned char)*s)) s++;
-  if (sscanf(s, "%3[A-Za-z], %2d %3[A-Za-z] %4d %2d:%2d:%2d GMT%n", wd, &d, mon, &y, &h,
-             &m, &sec, &used) != 7 || used == 0)
-    return -1;
-  for (const char *p = s + used; *p; p++)
-    if (!isspace((unsigned char)*p)) return -1;
-  int mi = -1;
-  for (int i = 0; i < 12; i++)
-    if (strcasecmp(mon, months[i]) == 0) mi = i;
-  if (mi < 0 || d < 1 || d > 31 || h > 23 || m > 59 || sec > 60) return -1;
-  struct tm tm = {0};
-  tm.tm_year = y - 1900;
-  tm.tm_mon = mi;
-  tm.tm_mday = d;
-  tm.tm_hour = h;
-  tm.tm_min = m;
-  tm.tm_sec = sec;
-  time_t t = timegm(&tm);
-  if (t == (time_t)-1) return -1;
-  *epoch_s = (double)t;
-  return 0;
-}
-
 /* 1 if s is digits with at most one decimal point, written back by the
    server exactly as it is ("%lld" for integers, "%g" otherwise). */
 int imp__plain_number(const char *s) {

@@ -20,6 +20,7 @@
 #include <string.h>
 
 #include "sim/import_int.h"
+#include "sim/sim_int.h"
 
 /* One arrival waiting for its end. */
 typedef struct arrival {
@@ -276,7 +277,7 @@ static int add_attempt(trace_rd *rd, arrival *a, const cJSON *ev, int line) {
   double ra_ms = get_num(ev, "retry_after_ms", -1);
   double when;
   const char *ra = imp__resp_get_header(&r, "retry-after");
-  if (ra != NULL && imp__parse_http_date(ra, &when) == 0) {
+  if (ra != NULL && sim__http_date_parse(ra, &when) == 0) {
     double sent_s = (rd->start_ms + get_num(ev, "t", a->t)) / 1000.0;
     if (imp__resp_get_header(&r, "retry-after-ms") == NULL) {
       if (ra_ms >= 0) {

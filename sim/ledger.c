@@ -56,10 +56,10 @@ static char *result_json(long serial, const char *name) {
   snprintf(id, sizeof id, "eff_%ld", serial);
   cJSON *r = cJSON_CreateObject();
   if (r == NULL) return NULL;
-  cJSON_AddStringToObject(r, "id", id);
-  cJSON_AddStringToObject(r, "name", name);
-  cJSON_AddStringToObject(r, "status", "done");
-  char *s = cJSON_PrintUnformatted(r);
+  char *s = NULL;
+  if (cJSON_AddStringToObject(r, "id", id) && cJSON_AddStringToObject(r, "name", name) &&
+      cJSON_AddStringToObject(r, "status", "done"))
+    s = cJSON_PrintUnformatted(r);
   cJSON_Delete(r);
   return s;
 }
@@ -112,15 +112,34 @@ int sim__ledger_post(sim_ledger *lg, const char *key, const char *name,
   } else if (!apply) {
     action = SIM_LEDGER_NOT_APPLIED;
   } else {
-    if (e == NULL) e = add(lg, k, fingerprint);
-    action = SIM_LEDGER_APPLIED;
-    if (e != NULL) {
-      e->applied++;
-      if (e->result == NULL) e->result = result_json(++lg->serial, name);
+    /* Everything that can run out of memory comes before the commit, so an
+       effect is either recorded with its result or not applied at all. */
+    char *res = e != NULL && e->result != NULL ? NULL : result_json(lg->serial + 1, name);
+    char *copy = strdup(res != NULL ? res : e != NULL && e->result != NULL ? e->result : "");
+    if ((res == NULL && (e == NULL || e->result == NULL)) || copy == NULL ||
+        (e == NULL && (e = add(lg, k, fingerprint)) == NULL)) {
+      free(res);
+      free(copy);
+      pthread_mutex_unlock(&lg->lock);
+      return SIM_ENOMEM;
     }
+    if (e->result == NULL) {
+      e->result = res;
+      lg->serial++;
+    } else {
+      free(res);
+    }
+    e->applied++;
+    *count = e->applied;
+    *result = copy;
+    pthread_mutex_unlock(&lg->lock);
+    return SIM_LEDGER_APPLIED;
   }
   *count = e ? e->applied : 1;
-  if (e != NULL && e->result != NULL) *result = strdup(e->result);
+  if (e != NULL && e->result != NULL && (*result = strdup(e->result)) == NULL) {
+    pthread_mutex_unlock(&lg->lock);
+    return SIM_ENOMEM;
+  }
   pthread_mutex_unlock(&lg->lock);
   return action;
 }

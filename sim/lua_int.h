@@ -10,6 +10,7 @@
  *   lua_steps.c     the step constructors and Lua step -> sim_step
  *   lua_json.c      Lua tables <-> JSON text
  *   lua_scenario.c  scenario{...}, loading, the sim__scenario_* functions
+ *   lua_where.c     error positions: the line of the key a message is about
  */
 #ifndef FUSEBOX_SIM_LUA_INT_H
 #define FUSEBOX_SIM_LUA_INT_H
@@ -120,6 +121,22 @@ sim_step **sim__lua_step_convert(struct lua_State *L, int idx);
 /* The name in the NULL-terminated `known` closest to `key` when `key` looks
    like a typo of it (edit distance 1 or 2), else NULL. */
 const char *sim__lua_suggest(const char *key, const char *const *known);
+
+/*
+ * Registers the scenario file's source map, so that messages about a key of
+ * the table passed to scenario{} name the key's line; NULL clears it. The
+ * map is borrowed: it must outlive the registration.
+ */
+void sim__lua_set_srcmap(struct lua_State *L, const sim_srcmap *m);
+/* The current line of the Lua function calling the running C function, or 0. */
+int sim__lua_call_line(struct lua_State *L);
+/*
+ * Raises "file:line: message" where line is the line of `path` ("client",
+ * "providers[2].name", "expect.backoff.min_gap") in the table passed to the
+ * scenario{} call being run, or of its nearest enclosing key that is written
+ * out, or the call's own line. Never returns.
+ */
+void sim__lua_error_at(struct lua_State *L, const char *path, const char *fmt, ...);
 
 /* Defines scenario{} as a global. */
 void sim__lua_open_scenario(struct lua_State *L);

@@ -121,7 +121,7 @@ static void add_json(lua_State *L, int idx, cJSON *parent, const char *key,
       attach(L, parent, key, cJSON_CreateNumber((double)lua_tointeger(L, idx)));
     } else {
       double d = lua_tonumber(L, idx);
-      if (!isfinite(d)) luaL_error(L, "%s: %f is not a JSON number", path, d);
+      if (!isfinite(d)) sim__lua_error_at(L, path, "%s: %f is not a JSON number", path, d);
       attach(L, parent, key, cJSON_CreateNumber(d));
     }
     return;
@@ -129,21 +129,21 @@ static void add_json(lua_State *L, int idx, cJSON *parent, const char *key,
     size_t len;
     const char *s = lua_tolstring(L, idx, &len);
     if (strlen(s) != len)
-      luaL_error(L, "%s: a string with a NUL byte cannot be turned into JSON",
-                 path);
+      sim__lua_error_at(L, path, "%s: a string with a NUL byte cannot be "
+                                  "turned into JSON", path);
     attach(L, parent, key, cJSON_CreateString(s));
     return;
   }
   case LUA_TTABLE:
     break;
   default:
-    luaL_error(L, "%s: a %s cannot be turned into JSON", path,
+    sim__lua_error_at(L, path, "%s: a %s cannot be turned into JSON", path,
                luaL_typename(L, idx));
     return;
   }
 
   if (depth > FUSEBOX_LUA_JSON_DEPTH)
-    luaL_error(L, "%s: tables nest deeper than %d", path,
+    sim__lua_error_at(L, path, "%s: tables nest deeper than %d", path,
                FUSEBOX_LUA_JSON_DEPTH);
   luaL_checkstack(L, 8, "tables nest too deep");
 
@@ -158,15 +158,15 @@ static void add_json(lua_State *L, int idx, cJSON *parent, const char *key,
       nint++;
       if (lua_tointeger(L, -1) > maxint) maxint = lua_tointeger(L, -1);
     } else {
-      luaL_error(L, "%s: a %s key cannot be turned into JSON", path,
+      sim__lua_error_at(L, path, "%s: a %s key cannot be turned into JSON", path,
                  lua_type(L, -1) == LUA_TNUMBER ? "non-integer number"
                                                 : luaL_typename(L, -1));
     }
   }
   if (nint > 0 && nstr > 0)
-    luaL_error(L, "%s: a table mixes list items and named keys", path);
+    sim__lua_error_at(L, path, "%s: a table mixes list items and named keys", path);
   if (nint > 0 && maxint != nint)
-    luaL_error(L, "%s: a list has holes (nil items)", path);
+    sim__lua_error_at(L, path, "%s: a list has holes (nil items)", path);
 
   /* An empty table is an object: the tables read as JSON are mostly maps. */
   cJSON *node = nint > 0 ? cJSON_CreateArray() : cJSON_CreateObject();
@@ -182,7 +182,7 @@ static void add_json(lua_State *L, int idx, cJSON *parent, const char *key,
 void sim__lua_push_json_text(lua_State *L, int idx, const char *what) {
   idx = lua_absindex(L, idx);
   if (lua_type(L, idx) != LUA_TTABLE)
-    luaL_error(L, "%s must be a table, got %s", what, luaL_typename(L, idx));
+    sim__lua_error_at(L, what, "%s must be a table, got %s", what, luaL_typename(L, idx));
   json_box *b = json_box_push(L);
   b->root = cJSON_CreateArray(); /* a holder for the one converted value */
   if (b->root == NULL) oom(L);
@@ -190,7 +190,7 @@ void sim__lua_push_json_text(lua_State *L, int idx, const char *what) {
   b->text = cJSON_PrintUnformatted(cJSON_GetArrayItem(b->root, 0));
   if (b->text == NULL) oom(L);
   if (strlen(b->text) > FUSEBOX_LUA_JSON_MAX)
-    luaL_error(L, "%s: the table is larger than %d bytes as JSON", what,
+    sim__lua_error_at(L, what, "%s: the table is larger than %d bytes as JSON", what,
                (int)FUSEBOX_LUA_JSON_MAX);
   lua_pushstring(L, b->text);
   /* Release now rather than at the next collection. */

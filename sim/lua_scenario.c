@@ -25,7 +25,6 @@
 #include "sim/lua_int.h"
 
 #define MAX_PROVIDERS 16
-#define MAX_PROVIDER_NAME 32
 #define MAX_TAGS 64
 
 /* One provider (or the effects table): a step list or a function. */
@@ -52,6 +51,9 @@ struct sim_scenario {
   char *client_json;
   char *expect_json;
   char *ratelimit_json;
+  sim_srcmap *map;   /* where the file's keys are written, for messages */
+  int root_line;     /* line of the scenario{} call the file returned */
+  int served;        /* 1 once a server session has claimed it */
 };
 
 /* --------------------------------------------------------- scenario{} */
@@ -67,8 +69,8 @@ static void check_scenario_keys(lua_State *L) {
   while (lua_next(L, 1) != 0) {
     lua_pop(L, 1);
     if (lua_type(L, -1) != LUA_TSTRING)
-      luaL_error(L, "scenario takes named keys only, got a %s key",
-                 luaL_typename(L, -1));
+      sim__lua_error_at(L, "", "scenario takes named keys only, got a %s key",
+                        luaL_typename(L, -1));
     const char *k = lua_tostring(L, -1);
     int ok = 0;
     for (int i = 0; scenario_keys[i] != NULL && !ok; i++)
@@ -76,8 +78,9 @@ static void check_scenario_keys(lua_State *L) {
     if (!ok) {
       const char *s = sim__lua_suggest(k, scenario_keys);
       if (s != NULL)
-        luaL_error(L, "unknown scenario key '%s' (did you mean '%s'?)", k, s);
-      luaL_error(L, "unknown scenario key '%s'", k);
+        sim__lua_error_at(L, k, "unknown scenario key '%s' (did you mean '%s'?)",
+                          k, s);
+      sim__lua_error_at(L, k, "unknown scenario key '%s'", k);
     }
   }
 }
@@ -88,12 +91,12 @@ static void sc_string(lua_State *L, const char *key, int d, int required) {
   int t = lua_getfield(L, 1, key);
   if (t == LUA_TNIL) {
     if (required)
-      luaL_error(L, "scenario: '%s' is required (a string)", key);
+      sim__lua_error_at(L, key, "scenario: '%s' is required (a string)", key);
   } else if (t != LUA_TSTRING) {
-    luaL_error(L, "scenario: '%s' must be a string, got %s", key,
-               luaL_typename(L, -1));
+    sim__lua_error_at(L, key, "scenario: '%s' must be a string, got %s", key,
+                      luaL_typename(L, -1));
   } else if (required && lua_rawlen(L, -1) == 0) {
-    luaL_error(L, "scenario: '%s' must not be empty", key);
+    sim__lua_error_at(L, key, "scenario: '%s' must not be empty", key);
   }
   lua_setfield(L, d, key);
 }
@@ -111,35 +114,40 @@ static void sc_choice(lua_State *L, const char *key, int d,
     for (int i = 0; options[i] != NULL && !ok; i++)
       ok = strcmp(v, options[i]) == 0;
     if (!ok)
-      luaL_error(L, "scenario: '%s' must be \"%s\" or \"%s\"", key, options[0],
-                 options[1]);
+      sim__lua_error_at(L, key, "scenario: '%s' must be \"%s\" or \"%s\"", key,
+                        options[0], options[1]);
   }
   lua_setfield(L, d, key);
 }
 
-/* Checks that the table at idx is a list (keys 1..n) and returns n. */
-static lua_Integer list_len(lua_State *L, int idx, const char *what) {
+/* Checks that the table at idx (at `path` in the scenario) is a list (keys
+   1..n) and returns n. */
+static lua_Integer list_len(lua_State *L, int idx, const char *what,
+                            const char *path) {
   idx = lua_absindex(L, idx);
   lua_Integer count = 0, max = 0;
   lua_pushnil(L);
   while (lua_next(L, idx) != 0) {
     lua_pop(L, 1);
     if (!lua_isinteger(L, -1) || lua_tointeger(L, -1) < 1)
-      luaL_error(L, "%s must be a list", what);
+      sim__lua_error_at(L, path, "%s must be a list", what);
     if (lua_tointeger(L, -1) > max) max = lua_tointeger(L, -1);
     count++;
   }
-  if (count != max) luaL_error(L, "%s must be a list without holes", what);
+  if (count != max)
+    sim__lua_error_at(L, path, "%s must be a list without holes", what);
   return count;
 }
 
 /*
  * Checks what a provider (or effects) is made of and stores it in the table
  * at `out` as fn= (a function) or steps= (a list of steps). `items` is the
- * index of a list of steps, or of one function / step; `what` names it.
+ * index of a list of steps, or of one function / step; `what` names it in
+ * messages and `path` is where it is in the scenario ("providers[2]").
  */
 static void sc_provider(lua_State *L, int items, int out, const char *what,
-                        int is_effects) {
+                        const char *path, int is_effects) {
+  char at[96];
   items = lua_absindex(L, items);
   out = lua_absindex(L, out);
   if (lua_type(L, items) == LUA_TFUNCTION) {
@@ -150,13 +158,14 @@ static void sc_provider(lua_State *L, int items, int out, const char *what,
   lua_newtable(L); /* the steps */
   if (sim__lua_is_step(L, items)) {
     if (!is_effects && sim__lua_step_has_effect(L, items))
-      luaL_error(L, "%s: effect{} steps belong in 'effects'", what);
+      sim__lua_error_at(L, path, "%s: effect{} steps belong in 'effects'", what);
     lua_pushvalue(L, items);
     lua_rawseti(L, -2, 1);
   } else if (lua_type(L, items) == LUA_TTABLE) {
-    lua_Integer n = list_len(L, items, what);
+    lua_Integer n = list_len(L, items, what, path);
     if (n == 0)
-      luaL_error(L, "%s is empty: give at least one step, e.g. chat{}", what);
+      sim__lua_error_at(L, path, "%s is empty: give at least one step, e.g. chat{}",
+                        what);
     if (n == 1 && lua_rawgeti(L, items, 1) == LUA_TFUNCTION) {
       lua_setfield(L, out, "fn");
       lua_pop(L, 1);
@@ -165,32 +174,22 @@ static void sc_provider(lua_State *L, int items, int out, const char *what,
     lua_settop(L, lua_gettop(L) - (n == 1 ? 1 : 0));
     for (lua_Integer i = 1; i <= n; i++) {
       lua_rawgeti(L, items, i);
+      snprintf(at, sizeof at, "%s[%lld]", path, (long long)i);
       if (!sim__lua_is_step(L, -1))
-        luaL_error(L, "%s[%I] must be a step such as chat{...}, got %s", what,
-                   i, lua_type(L, -1) == LUA_TFUNCTION
-                          ? "a function (a function must be alone)"
-                          : luaL_typename(L, -1));
+        sim__lua_error_at(L, at, "%s[%I] must be a step such as chat{...}, got %s",
+                          what, i, lua_type(L, -1) == LUA_TFUNCTION
+                                       ? "a function (a function must be alone)"
+                                       : luaL_typename(L, -1));
       if (!is_effects && sim__lua_step_has_effect(L, -1))
-        luaL_error(L, "%s[%I]: effect{} steps belong in 'effects'", what, i);
+        sim__lua_error_at(L, at, "%s[%I]: effect{} steps belong in 'effects'",
+                          what, i);
       lua_rawseti(L, -2, i);
     }
   } else {
-    luaL_error(L, "%s must be a list of steps or a function, got %s", what,
-               luaL_typename(L, items));
+    sim__lua_error_at(L, path, "%s must be a list of steps or a function, got %s",
+                      what, luaL_typename(L, items));
   }
   lua_setfield(L, out, "steps");
-}
-
-/* A provider name that is safe in a URL path: [a-z0-9_-]+, not "v1". */
-static int good_provider_name(const char *s, size_t len) {
-  if (len == 0 || len > MAX_PROVIDER_NAME || strcmp(s, "v1") == 0) return 0;
-  for (size_t i = 0; i < len; i++) {
-    char c = s[i];
-    if (!((c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '_' ||
-          c == '-'))
-      return 0;
-  }
-  return 1;
 }
 
 /* providers = { {name = "primary", <steps or function>}, ... } */
@@ -201,54 +200,62 @@ static void sc_providers(lua_State *L, int d) {
   lua_newtable(L); /* the providers list */
   int list = lua_gettop(L);
   if (have_one && have_many)
-    luaL_error(L, "scenario: give 'provider' or 'providers', not both");
+    sim__lua_error_at(L, "providers",
+                      "scenario: give 'provider' or 'providers', not both");
   if (have_one) {
     lua_newtable(L);
     lua_pushliteral(L, "primary");
     lua_setfield(L, -2, "name");
-    sc_provider(L, list - 2, -1, "provider", 0);
+    sc_provider(L, list - 2, -1, "provider", "provider", 0);
     lua_rawseti(L, list, 1);
   } else if (have_many) {
     int src = list - 1;
     if (lua_type(L, src) != LUA_TTABLE)
-      luaL_error(L, "scenario: 'providers' must be a list of "
-                    "{name = ..., <steps or function>}");
-    lua_Integer n = list_len(L, src, "providers");
-    if (n == 0) luaL_error(L, "scenario: 'providers' is empty");
+      sim__lua_error_at(L, "providers", "scenario: 'providers' must be a list of "
+                                        "{name = ..., <steps or function>}");
+    lua_Integer n = list_len(L, src, "providers", "providers");
+    if (n == 0) sim__lua_error_at(L, "providers", "scenario: 'providers' is empty");
     if (n > MAX_PROVIDERS)
-      luaL_error(L, "scenario: more than %d providers", MAX_PROVIDERS);
+      sim__lua_error_at(L, "providers", "scenario: more than %d providers",
+                        MAX_PROVIDERS);
     for (lua_Integer i = 1; i <= n; i++) {
-      char what[64];
+      char what[64], at[64], key_at[128];
+      snprintf(at, sizeof at, "providers[%lld]", (long long)i);
       lua_rawgeti(L, src, i);
       int e = lua_gettop(L);
       if (lua_type(L, e) != LUA_TTABLE || sim__lua_is_step(L, e))
-        luaL_error(L, "providers[%I] must be {name = ..., <steps or function>}",
-                   i);
+        sim__lua_error_at(L, at, "providers[%I] must be {name = ..., <steps or "
+                                 "function>}", i);
       lua_pushnil(L);
       while (lua_next(L, e) != 0) {
         lua_pop(L, 1);
         if (lua_type(L, -1) == LUA_TSTRING) {
           const char *k = lua_tostring(L, -1);
+          snprintf(key_at, sizeof key_at, "%s.%.60s", at, k);
           if (strcmp(k, entry_keys[0]) != 0 && strcmp(k, entry_keys[1]) != 0)
-            luaL_error(L, "providers[%I]: unknown key '%s' (a provider has "
-                          "name, its steps, or fn)", i, k);
+            sim__lua_error_at(L, key_at, "providers[%I]: unknown key '%s' (a "
+                              "provider has name, its steps, or fn)", i, k);
         } else if (!lua_isinteger(L, -1)) {
-          luaL_error(L, "providers[%I]: unexpected %s key", i,
-                     luaL_typename(L, -1));
+          sim__lua_error_at(L, at, "providers[%I]: unexpected %s key", i,
+                            luaL_typename(L, -1));
         }
       }
       size_t len = 0;
+      snprintf(key_at, sizeof key_at, "%s.name", at);
       if (lua_getfield(L, e, "name") != LUA_TSTRING)
-        luaL_error(L, "providers[%I]: 'name' is required (a string)", i);
+        sim__lua_error_at(L, key_at, "providers[%I]: 'name' is required (a string)",
+                          i);
       const char *name = lua_tolstring(L, -1, &len);
-      if (!good_provider_name(name, len))
-        luaL_error(L, "providers[%I]: name '%s' must be 1 to %d of a-z 0-9 _ - "
-                      "(and not \"v1\")", i, name, MAX_PROVIDER_NAME);
+      if (!sim__provider_name_ok(name, len))
+        sim__lua_error_at(L, key_at, "providers[%I]: name '%s' must be 1 to %d of "
+                          "a-z 0-9 _ - (and not \"v1\")", i, name,
+                          SIM_PROVIDER_NAME_MAX);
       for (lua_Integer j = 1; j < i; j++) {
         lua_rawgeti(L, list, j);
         lua_getfield(L, -1, "name");
         if (strcmp(lua_tostring(L, -1), name) == 0)
-          luaL_error(L, "providers: the name '%s' is used twice", name);
+          sim__lua_error_at(L, key_at, "providers: the name '%s' is used twice",
+                            name);
         lua_pop(L, 2);
       }
       snprintf(what, sizeof what, "providers[%d] (%s)", (int)i, name);
@@ -258,12 +265,13 @@ static void sc_providers(lua_State *L, int d) {
       lua_setfield(L, out, "name");
       int has_fn = lua_getfield(L, e, "fn") != LUA_TNIL;
       int has_items = lua_rawlen(L, e) > 0;
+      snprintf(key_at, sizeof key_at, "%s.fn", at);
       if (has_fn && has_items)
-        luaL_error(L, "%s: give steps or fn, not both", what);
+        sim__lua_error_at(L, key_at, "%s: give steps or fn, not both", what);
       if (has_fn) {
         if (lua_type(L, -1) != LUA_TFUNCTION)
-          luaL_error(L, "%s: fn must be a function", what);
-        sc_provider(L, -1, out, what, 0);
+          sim__lua_error_at(L, key_at, "%s: fn must be a function", what);
+        sc_provider(L, -1, out, what, at, 0);
       } else {
         /* The positional items, without the name. */
         lua_newtable(L);
@@ -272,8 +280,9 @@ static void sc_providers(lua_State *L, int d) {
           lua_rawseti(L, -2, j);
         }
         if (lua_rawlen(L, -1) == 0)
-          luaL_error(L, "%s has no steps: add steps such as chat{} or fn", what);
-        sc_provider(L, -1, out, what, 0);
+          sim__lua_error_at(L, at, "%s has no steps: add steps such as chat{} or "
+                                   "fn", what);
+        sc_provider(L, -1, out, what, at, 0);
       }
       lua_settop(L, out);
       lua_rawseti(L, list, i);
@@ -284,12 +293,26 @@ static void sc_providers(lua_State *L, int d) {
   lua_pop(L, 2);
 }
 
+/* The rate limiter reads its table itself: build one from the JSON text on
+   top of the stack and drop it, raising at the key its message names. */
+static void check_ratelimit(lua_State *L) {
+  char err[SIM_ERRLEN] = "", path[64];
+  sim_ratelimit *rl = NULL;
+  int rc = sim__ratelimit_new(lua_tostring(L, -1), 1, NULL, &rl, err);
+  sim__ratelimit_free(rl);
+  if (rc == SIM_ENOMEM) luaL_error(L, "out of memory");
+  if (rc != SIM_OK) {
+    if (!sim__msg_path(err, path, sizeof path)) snprintf(path, sizeof path, "ratelimit");
+    sim__lua_error_at(L, path, "%s", err);
+  }
+}
+
 /* scenario{...}: checks the table and returns a scenario object. */
 static int l_scenario(lua_State *L) {
   static const char *const idem[] = {"honoured", "ignored", "honored", NULL};
   static const char *const ledger[] = {"up", "down", NULL};
   if (lua_type(L, 1) != LUA_TTABLE || sim__lua_is_step(L, 1))
-    luaL_error(L, "scenario: expected a table, as in scenario{...}");
+    sim__lua_error_at(L, NULL, "scenario: expected a table, as in scenario{...}");
   lua_settop(L, 1);
   check_scenario_keys(L);
   lua_newtable(L);
@@ -300,13 +323,16 @@ static int l_scenario(lua_State *L) {
 
   if (lua_getfield(L, 1, "tags") != LUA_TNIL) {
     if (lua_type(L, -1) != LUA_TTABLE)
-      luaL_error(L, "scenario: 'tags' must be a list of strings");
-    lua_Integer n = list_len(L, -1, "scenario: 'tags'");
-    if (n > MAX_TAGS) luaL_error(L, "scenario: more than %d tags", MAX_TAGS);
+      sim__lua_error_at(L, "tags", "scenario: 'tags' must be a list of strings");
+    lua_Integer n = list_len(L, -1, "scenario: 'tags'", "tags");
+    if (n > MAX_TAGS)
+      sim__lua_error_at(L, "tags", "scenario: more than %d tags", MAX_TAGS);
     lua_createtable(L, (int)n, 0);
     for (lua_Integer i = 1; i <= n; i++) {
+      char at[32];
+      snprintf(at, sizeof at, "tags[%lld]", (long long)i);
       if (lua_rawgeti(L, -2, i) != LUA_TSTRING)
-        luaL_error(L, "scenario: tags[%I] must be a string", i);
+        sim__lua_error_at(L, at, "scenario: tags[%I] must be a string", i);
       lua_rawseti(L, -2, i);
     }
     lua_setfield(L, d, "tags");
@@ -317,7 +343,7 @@ static int l_scenario(lua_State *L) {
 
   if (lua_getfield(L, 1, "effects") != LUA_TNIL) {
     lua_newtable(L);
-    sc_provider(L, -2, -1, "effects", 1);
+    sc_provider(L, -2, -1, "effects", "effects", 1);
     lua_setfield(L, d, "effects");
   }
   lua_pop(L, 1);
@@ -326,7 +352,8 @@ static int l_scenario(lua_State *L) {
   int nprov = (int)lua_rawlen(L, -1);
   lua_getfield(L, d, "effects");
   if (nprov == 0 && lua_isnil(L, -1))
-    luaL_error(L, "scenario: give 'provider', 'providers' or 'effects'");
+    sim__lua_error_at(L, NULL, "scenario: give 'provider', 'providers' or "
+                               "'effects'");
   lua_pop(L, 2);
 
   sc_choice(L, "idempotency", d, idem);
@@ -338,6 +365,7 @@ static int l_scenario(lua_State *L) {
     if (lua_getfield(L, 1, json_keys[i]) != LUA_TNIL) {
       char field[32];
       sim__lua_push_json_text(L, -1, json_keys[i]);
+      if (strcmp(json_keys[i], "ratelimit") == 0) check_ratelimit(L);
       snprintf(field, sizeof field, "%s_json", json_keys[i]);
       lua_setfield(L, d, field);
     }
@@ -346,11 +374,14 @@ static int l_scenario(lua_State *L) {
 
   if (lua_getfield(L, 1, "seed") != LUA_TNIL) {
     if (!lua_isinteger(L, -1))
-      luaL_error(L, "scenario: 'seed' must be an integer");
+      sim__lua_error_at(L, "seed", "scenario: 'seed' must be an integer");
     lua_setfield(L, d, "seed");
   } else {
     lua_pop(L, 1);
   }
+
+  lua_pushinteger(L, sim__lua_call_line(L)); /* where messages start */
+  lua_setfield(L, d, "line");
 
   lua_newuserdatauv(L, 1, 1);
   lua_pushvalue(L, d);
@@ -505,6 +536,9 @@ static int load_extract(lua_State *L) {
   sc->client_json = dup_field(L, d, "client_json");
   sc->expect_json = dup_field(L, d, "expect_json");
   sc->ratelimit_json = dup_field(L, d, "ratelimit_json");
+  lua_getfield(L, d, "line");
+  sc->root_line = (int)lua_tointeger(L, -1);
+  lua_pop(L, 1);
   if (lua_getfield(L, d, "seed") == LUA_TNUMBER)
     sim__lua_seed(L, (int64_t)lua_tointeger(L, -1));
   return 0;
@@ -601,6 +635,12 @@ int sim__scenario_load(const char *path, uint64_t seed, sim_scenario **out,
     rc = SIM_ENOMEM;
     goto fail;
   }
+  sc->map = sim__srcmap_new(buf, len);
+  if (sc->map == NULL) {
+    snprintf(err, SIM_ERRLEN, "%s: out of memory", path);
+    rc = SIM_ENOMEM;
+    goto fail;
+  }
   rc = sim__lua_open(&sc->sb, sc->path, seed, err);
   if (rc != 0) goto fail;
 
@@ -608,6 +648,7 @@ int sim__scenario_load(const char *path, uint64_t seed, sim_scenario **out,
   lua_pushcfunction(L, open_engine);
   rc = sim__lua_call(&sc->sb, 0, 0, SIM_ENOMEM, err);
   if (rc != 0) goto fail;
+  sim__lua_set_srcmap(L, sc->map);
   load_ctx ctx = {sc, buf, len};
   lua_pushcfunction(L, load_chunk);
   lua_pushlightuserdata(L, &ctx);
@@ -621,6 +662,7 @@ int sim__scenario_load(const char *path, uint64_t seed, sim_scenario **out,
   rc = sim__lua_call(&sc->sb, 2, 0, SIM_ELOAD, err);
   if (rc != 0) goto fail;
   lua_settop(L, 0);
+  sim__lua_set_srcmap(L, NULL);
   lua_gc(L, LUA_GCCOLLECT); /* start serving from a clean heap */
   free(buf);
   *out = sc;
@@ -636,6 +678,7 @@ fail:
 void sim__scenario_free(sim_scenario *sc) {
   if (sc == NULL) return;
   sim__lua_close(&sc->sb);
+  sim__srcmap_free(sc->map);
   pthread_mutex_destroy(&sc->mu);
   for (int i = 0; i < sc->nproviders; i++) free(sc->providers[i].name);
   free(sc->providers);
@@ -688,6 +731,29 @@ const char *sim__scenario_expect_json(const sim_scenario *sc) {
 
 const char *sim__scenario_ratelimit_json(const sim_scenario *sc) {
   return sc->ratelimit_json;
+}
+
+/* Places a message about a key at the key's line; see sim_int.h. */
+void sim__scenario_error(const sim_scenario *sc, const char *msg,
+                         char err[SIM_ERRLEN]) {
+  char path[128];
+  int line = 0;
+  if (sim__msg_path(msg, path, sizeof path))
+    line = sim__srcmap_line(sc->map, sc->root_line, path);
+  if (line <= 0) line = sc->root_line;
+  if (line > 0)
+    snprintf(err, SIM_ERRLEN, "%s:%d: %s", sc->path, line, msg);
+  else
+    snprintf(err, SIM_ERRLEN, "%s: %s", sc->path, msg);
+}
+
+/* Marks the scenario as served by one session; see sim_int.h. */
+int sim__scenario_claim(sim_scenario *sc) {
+  pthread_mutex_lock(&sc->mu);
+  int was = sc->served;
+  sc->served = 1;
+  pthread_mutex_unlock(&sc->mu);
+  return was ? SIM_EINVAL : SIM_OK;
 }
 
 /* ------------------------------------------------------------- deciding */

@@ -96,7 +96,7 @@ static void add_step_headers(struct MHD_Response *r, sim_conn *c, const sim_step
       c->retry_after_ms = s->retry_after * 1000.0;
     }
   } else if (s->has_retry_after_date) {
-    sim__http_date(s->retry_after_date, buf);
+    sim__http_date(sim__env_wall_s(&c->srv->env), s->retry_after_date, buf);
     add_header(r, c, "retry-after", buf, 1);
     if (!c->has_ra) {
       c->has_ra = 1;
@@ -259,7 +259,7 @@ static int play_shared(sim_conn *c, const sim_step *s) {
 
 /* ---------------------------------------------------------- bodies */
 
-static int tokens_of(const char *text) { return ((int)strlen(text) + 3) / 4; }
+static int tokens_of(const char *text) { return sim__estimate_tokens(strlen(text)); }
 
 /* The non-streaming body a step answers with; *status is its status. */
 static char *step_body(sim_conn *c, const sim_step *s, int *status, const char **ctype) {
@@ -362,7 +362,7 @@ static ssize_t stream_reader(void *cls, uint64_t pos, char *buf, size_t max) {
       if (s->stall_after >= 0 && p->sent == s->stall_after && !p->stall_done) {
         p->stall_done = 1;
         c->stalled = 1;
-        return pause_until(p, s->stall < 0 ? -1 : sim__now_ms() + s->stall * 1000.0 * c->srv->scale);
+        return pause_until(p, s->stall < 0 ? -1 : sim__srv_now(c->srv) + s->stall * 1000.0 * c->srv->scale);
       }
       if (p->sent == p->sse.nchunks) {
         /* no_end: the stream stops before its finish chunk, as a proxy
@@ -374,12 +374,12 @@ static ssize_t stream_reader(void *cls, uint64_t pos, char *buf, size_t max) {
         }
         break;
       }
-      if (p->sent > 0 && sim__now_ms() < p->next_due) return pause_until(p, p->next_due);
+      if (p->sent > 0 && sim__srv_now(c->srv) < p->next_due) return pause_until(p, p->next_due);
       set_frame(p, p->sse.chunk[p->sent]);
       sim__conn_add_text(c, p->texts[p->sent]);
       p->sent++;
       c->chunks = p->sent;
-      p->next_due = sim__now_ms() + s->interval * 1000.0 * c->srv->scale;
+      p->next_due = sim__srv_now(c->srv) + s->interval * 1000.0 * c->srv->scale;
       break;
     case P_TAIL:
       set_frame(p, p->sse.tail);
@@ -571,6 +571,8 @@ static enum MHD_Result play_effect(sim_conn *c, const sim_step *s) {
   char *result = NULL;
   int action = sim__ledger_post(c->srv->ledger, c->idem_key, c->effect_name, fp, s->apply,
                                 &count, &result);
+  if (action < 0) /* out of memory: nothing applied; say so, as a server error */
+    return effect_answer(c, 500, c->idem_key, 0, NULL, 0);
   static const char *names[] = {"", "applied", "replayed", "conflict", "not_applied"};
   trace_effect(c, names[action], c->idem_key, action == SIM_LEDGER_APPLIED ? count : 0, fp, -1);
   enum MHD_Result r;
@@ -632,7 +634,7 @@ enum MHD_Result sim__play(sim_conn *c) {
                                           : tokens_of(n->content ? n->content : DEFAULT_TEXT);
       }
       c->waiting = 1;
-      sim__conn_wait(c, sim__now_ms() + s->seconds * 1000.0 * c->srv->scale);
+      sim__conn_wait(c, sim__srv_now(c->srv) + s->seconds * 1000.0 * c->srv->scale);
       return MHD_YES;
     case SIM_STEP_HANG:
       c->waiting = 1;

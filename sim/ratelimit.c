@@ -22,6 +22,7 @@ struct sim_ratelimit {
   double last_ms;           /* monotonic ms of the last refill */
   double scale;             /* time scale: a scenario second is scale s */
   int anthropic;            /* header style */
+  sim_env env;              /* the clocks */
 };
 
 static int read_num(const cJSON *o, const char *k, double *out, char err[SIM_ERRLEN]) {
@@ -39,13 +40,18 @@ static int read_num(const cJSON *o, const char *k, double *out, char err[SIM_ERR
 /*
  * Builds the limiter from the scenario's `ratelimit` table (JSON): rpm, tpm,
  * burst (requests a full bucket holds; default rpm), style ("openai" or
- * "anthropic"). *out is NULL when json is NULL. Caller owns *out.
+ * "anthropic"), on env's clocks. *out is NULL when json is NULL. Messages
+ * start with the path of the offending key. Caller owns *out.
  */
-int sim__ratelimit_new(const char *json, double scale, sim_ratelimit **out,
-                       char err[SIM_ERRLEN]) {
+int sim__ratelimit_new(const char *json, double scale, const sim_env *env,
+                       sim_ratelimit **out, char err[SIM_ERRLEN]) {
   *out = NULL;
   if (json == NULL) return SIM_OK;
   cJSON *o = cJSON_Parse(json);
+  if (o == NULL) { /* the text is sim's own JSON: only memory can fail */
+    snprintf(err, SIM_ERRLEN, "ratelimit: out of memory");
+    return SIM_ENOMEM;
+  }
   if (!cJSON_IsObject(o)) {
     cJSON_Delete(o);
     snprintf(err, SIM_ERRLEN, "ratelimit must be a table");
@@ -53,14 +59,15 @@ int sim__ratelimit_new(const char *json, double scale, sim_ratelimit **out,
   }
   sim_ratelimit *rl = calloc(1, sizeof *rl);
   int rc = rl ? SIM_OK : SIM_ENOMEM;
+  if (rl == NULL) snprintf(err, SIM_ERRLEN, "ratelimit: out of memory");
   double burst = -1, tburst = -1;
   const cJSON *k;
   cJSON_ArrayForEach(k, o) {
     if (rc == SIM_OK && strcmp(k->string, "rpm") && strcmp(k->string, "tpm") &&
         strcmp(k->string, "burst") && strcmp(k->string, "token_burst") &&
         strcmp(k->string, "style")) {
-      snprintf(err, SIM_ERRLEN, "ratelimit: unknown key '%s' (rpm, tpm, burst, token_burst, style)",
-               k->string);
+      snprintf(err, SIM_ERRLEN, "ratelimit.%.60s: unknown key (known: rpm, tpm, burst, "
+               "token_burst, style)", k->string);
       rc = SIM_ELOAD;
     }
   }
@@ -89,7 +96,8 @@ int sim__ratelimit_new(const char *json, double scale, sim_ratelimit **out,
   rl->req = rl->req_cap;
   rl->tok = rl->tok_cap;
   rl->scale = scale > 0 ? scale : 1;
-  rl->last_ms = sim__now_ms();
+  if (env != NULL) rl->env = *env;
+  rl->last_ms = sim__env_now_ms(&rl->env);
   pthread_mutex_init(&rl->lock, NULL);
   *out = rl;
   return SIM_OK;
@@ -115,9 +123,9 @@ static void oa_duration(double s, char *out, size_t cap) {
   else snprintf(out, cap, "%.3gs", s);
 }
 
-/* RFC 3339 time s seconds from now: the Anthropic reset format. */
-static void an_time(double s, char *out, size_t cap) {
-  time_t t = time(NULL) + (time_t)ceil(s);
+/* RFC 3339 time s seconds after wall time now: the Anthropic reset format. */
+static void an_time(double now, double s, char *out, size_t cap) {
+  time_t t = (time_t)now + (time_t)ceil(s);
   struct tm tm;
   gmtime_r(&t, &tm);
   strftime(out, cap, "%Y-%m-%dT%H:%M:%SZ", &tm);
@@ -138,7 +146,7 @@ static void add(sim_rl_result *r, const char *name, const char *value) {
 int sim__ratelimit_take(sim_ratelimit *rl, int tokens, sim_rl_result *r) {
   memset(r, 0, sizeof *r);
   pthread_mutex_lock(&rl->lock);
-  double now = sim__now_ms();
+  double now = sim__env_now_ms(&rl->env);
   double elapsed_s = (now - rl->last_ms) / 1000.0 / rl->scale; /* scenario seconds */
   rl->last_ms = now;
   if (rl->rpm > 0) rl->req = fmin(rl->req_cap, rl->req + elapsed_s * rl->rpm / 60.0);
@@ -162,7 +170,7 @@ int sim__ratelimit_take(sim_ratelimit *rl, int tokens, sim_rl_result *r) {
     add(r, rl->anthropic ? "anthropic-ratelimit-requests-limit" : "x-ratelimit-limit-requests", v);
     snprintf(v, sizeof v, "%ld", left_r < 0 ? 0 : left_r);
     add(r, rl->anthropic ? "anthropic-ratelimit-requests-remaining" : "x-ratelimit-remaining-requests", v);
-    if (rl->anthropic) an_time(reset_r, v, sizeof v);
+    if (rl->anthropic) an_time(sim__env_wall_s(&rl->env), reset_r, v, sizeof v);
     else oa_duration(reset_r, v, sizeof v);
     add(r, rl->anthropic ? "anthropic-ratelimit-requests-reset" : "x-ratelimit-reset-requests", v);
   }
@@ -171,7 +179,7 @@ int sim__ratelimit_take(sim_ratelimit *rl, int tokens, sim_rl_result *r) {
     add(r, rl->anthropic ? "anthropic-ratelimit-tokens-limit" : "x-ratelimit-limit-tokens", v);
     snprintf(v, sizeof v, "%ld", left_t < 0 ? 0 : left_t);
     add(r, rl->anthropic ? "anthropic-ratelimit-tokens-remaining" : "x-ratelimit-remaining-tokens", v);
-    if (rl->anthropic) an_time(reset_t, v, sizeof v);
+    if (rl->anthropic) an_time(sim__env_wall_s(&rl->env), reset_t, v, sizeof v);
     else oa_duration(reset_t, v, sizeof v);
     add(r, rl->anthropic ? "anthropic-ratelimit-tokens-reset" : "x-ratelimit-reset-tokens", v);
   }

@@ -1,6 +1,7 @@
 /*
- * scenario_info.c - sim_scenario_inspect: what `fusebox list` and `check`
- * show of a scenario file, loaded and validated but not served.
+ * scenario_info.c - the public face of a loaded scenario (sim_scenario_*),
+ * and sim_scenario_inspect: what `fusebox list` shows of a scenario file,
+ * loaded and validated but not served.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -13,6 +14,37 @@ static int dup_opt(const char *s, char **out) {
   if (s == NULL) return 0;
   *out = strdup(s);
   return *out == NULL ? SIM_ENOMEM : 0;
+}
+
+/* Loads and validates a scenario file; see sim.h. */
+int sim_scenario_load(const char *path, uint64_t seed, sim_scenario **out,
+                      char err[SIM_ERRLEN]) {
+  return sim__scenario_load(path, seed, out, err);
+}
+
+/* Releases a scenario; NULL is a no-op. */
+void sim_scenario_free(sim_scenario *sc) { sim__scenario_free(sc); }
+
+const char *sim_scenario_path(const sim_scenario *sc) { return sim__scenario_path(sc); }
+const char *sim_scenario_name(const sim_scenario *sc) { return sim__scenario_name(sc); }
+
+const char *sim_scenario_client_json(const sim_scenario *sc) {
+  return sim__scenario_client_json(sc);
+}
+
+const char *sim_scenario_expect_json(const sim_scenario *sc) {
+  return sim__scenario_expect_json(sc);
+}
+
+int sim_scenario_nproviders(const sim_scenario *sc) { return sim__scenario_nproviders(sc); }
+
+const char *sim_scenario_provider_name(const sim_scenario *sc, int i) {
+  return sim__scenario_provider_name(sc, i);
+}
+
+/* "file:line: msg" for a message about a key of the scenario; see sim.h. */
+void sim_scenario_error(const sim_scenario *sc, const char *msg, char err[SIM_ERRLEN]) {
+  sim__scenario_error(sc, msg, err);
 }
 
 /*
@@ -31,15 +63,6 @@ int sim_scenario_inspect(const char *path, sim_scenario_info *info,
   sim_scenario *sc = NULL;
   int rc = sim__scenario_load(path, 0, &sc, err);
   if (rc != 0) return rc;
-  /* The rate limiter's table is validated where it is read. */
-  sim_ratelimit *rl = NULL;
-  char rerr[SIM_ERRLEN] = "";
-  if (sim__ratelimit_new(sim__scenario_ratelimit_json(sc), 1, &rl, rerr) != SIM_OK) {
-    snprintf(err, SIM_ERRLEN, "%.120s: %.120s", path, rerr);
-    sim__scenario_free(sc);
-    return SIM_ELOAD;
-  }
-  sim__ratelimit_free(rl);
 
   int n = sim__scenario_ntags(sc);
   if ((rc = dup_opt(path, &info->path)) != 0 ||

@@ -87,7 +87,7 @@ static void hdr_list_clear(hdr_list *l) {
 
 /* Reads what the trace and the decision need from the request body. */
 static void parse_body(sim_conn *c) {
-  c->tokens_in_est = (int)(c->body_len / 4) + 1;
+  c->tokens_in_est = sim__estimate_tokens(c->body_len);
   cJSON *j = c->body_len ? cJSON_ParseWithLength(c->body, c->body_len) : NULL;
   cJSON *model = cJSON_GetObjectItemCaseSensitive(j, "model");
   c->model = strdup(cJSON_IsString(model) ? model->valuestring : "fusebox-1");
@@ -410,10 +410,10 @@ static void trace_session(sim_server *srv, const sim_server_opts *o) {
   if (ev == NULL) return;
   cJSON_AddNumberToObject(ev, "version", 1);
   cJSON_AddStringToObject(ev, "scenario", sim__scenario_name(srv->sc));
-  cJSON_AddStringToObject(ev, "file", o->scenario_path);
+  cJSON_AddStringToObject(ev, "file", sim__scenario_path(srv->sc));
   cJSON_AddNumberToObject(ev, "time_scale", srv->scale);
   char start[32];
-  time_t now = time(NULL);
+  time_t now = (time_t)sim__env_wall_s(&srv->env);
   struct tm tm;
   gmtime_r(&now, &tm);
   strftime(start, sizeof start, "%Y-%m-%dT%H:%M:%SZ", &tm);
@@ -483,7 +483,8 @@ static int start_daemon(sim_server *srv, const sim_server_opts *o, char err[SIM_
 int sim_server_start(const sim_server_opts *o, sim_server **out, char err[SIM_ERRLEN]) {
   int rc;
   err[0] = '\0';
-  if (o == NULL || o->scenario_path == NULL || o->port < 0 || o->port > 65535 ||
+  if (o == NULL || (o->scenario_path == NULL && o->scenario == NULL) || o->port < 0 ||
+      o->port > 65535 ||
       o->time_scale < 0) {
     snprintf(err, SIM_ERRLEN, "bad server options");
     return SIM_EINVAL;
@@ -492,12 +493,24 @@ int sim_server_start(const sim_server_opts *o, sim_server **out, char err[SIM_ER
   if (srv == NULL) return SIM_ENOMEM;
   pthread_mutex_init(&srv->lock, NULL);
   srv->scale = o->time_scale > 0 ? o->time_scale : 1.0;
+  srv->env = o->env;
   struct timespec ts;
   clock_gettime(CLOCK_REALTIME, &ts);
   srv->rid_salt = (unsigned)(ts.tv_nsec ^ (ts.tv_sec << 8));
 
-  rc = sim__scenario_load(o->scenario_path, o->seed, &srv->sc, err);
-  if (rc != SIM_OK) goto fail;
+  if (o->scenario != NULL) {
+    rc = sim__scenario_claim(o->scenario);
+    if (rc != SIM_OK) {
+      snprintf(err, SIM_ERRLEN, "%s: already served by a session: load it again",
+               sim__scenario_path(o->scenario));
+      goto fail;
+    }
+    srv->sc = o->scenario;
+  } else {
+    rc = sim__scenario_load(o->scenario_path, o->seed, &srv->sc, err);
+    if (rc != SIM_OK) goto fail;
+    srv->own_sc = 1;
+  }
   rc = sim__trace_open(o->trace_path, o->trace_stream, &srv->trace, err);
   if (rc == SIM_OK) sim__trace_on_error(srv->trace, o->on_trace_error, o->on_trace_error_arg);
   if (rc != SIM_OK) goto fail;
@@ -505,13 +518,14 @@ int sim_server_start(const sim_server_opts *o, sim_server **out, char err[SIM_ER
   srv->ledger = sim__ledger_new(sim__scenario_idempotency_honoured(srv->sc));
   rc = SIM_ENOMEM;
   if (srv->keys == NULL || srv->ledger == NULL) goto fail;
-  rc = sim__ratelimit_new(sim__scenario_ratelimit_json(srv->sc), srv->scale, &srv->rl, err);
+  rc = sim__ratelimit_new(sim__scenario_ratelimit_json(srv->sc), srv->scale, &srv->env,
+                          &srv->rl, err);
   if (rc != SIM_OK) goto fail;
-  rc = sim__waiter_new(&srv->waiter);
+  rc = sim__waiter_new(&srv->env, &srv->waiter);
   if (rc != SIM_OK) goto fail;
   rc = start_daemon(srv, o, err);
   if (rc != SIM_OK) goto fail;
-  srv->t0 = sim__now_ms();
+  srv->t0 = sim__srv_now(srv);
   trace_session(srv, o);
   *out = srv;
   return SIM_OK;
@@ -579,7 +593,7 @@ int sim_server_stop(sim_server *srv, char err[SIM_ERRLEN]) {
   sim__keymap_free(srv->keys);
   sim__ledger_free(srv->ledger);
   sim__ratelimit_free(srv->rl);
-  sim__scenario_free(srv->sc);
+  if (srv->own_sc) sim__scenario_free(srv->sc);
   pthread_mutex_destroy(&srv->lock);
   free(srv);
   return rc;

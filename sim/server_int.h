@@ -16,6 +16,8 @@
 
 struct sim_server {
   sim_scenario *sc;
+  int own_sc;         /* 1: loaded by the server and freed with it */
+  sim_env env;        /* clocks: timers, the rate limiter, trace times */
   struct MHD_Daemon *daemon;
   sim_trace *trace;
   sim_waiter *waiter;
@@ -84,6 +86,9 @@ typedef struct sim_conn {
 /* conn.c: used by server.c and play.c alike. */
 /* Milliseconds since the session started. */
 double sim__srv_t(const sim_server *srv);
+/* The server's monotonic clock in ms (its env's); due times of its waits
+   are on it. */
+double sim__srv_now(const sim_server *srv);
 /* Suspends c until due_ms (< 0: until hang-up); the socket is watched for
    hang-up meanwhile. Why the wait ended is in c->wake when c resumes. */
 void sim__conn_wait(sim_conn *c, double due_ms);

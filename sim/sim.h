@@ -24,6 +24,18 @@ enum {
   SIM_EINVAL = -6    /* a bad argument */
 };
 
+/*
+ * The environment: sim's clocks. A NULL member means the real one. Both must
+ * be thread-safe (the server's event loops and its waiter thread read them).
+ * Tests inject a fake clock, so that timers, the rate limiter and trace
+ * times are tested without sleeping.
+ */
+typedef struct sim_env {
+  double (*now_ms)(void *ud); /* monotonic milliseconds (default CLOCK_MONOTONIC) */
+  double (*wall_s)(void *ud); /* seconds since the Unix epoch (default the system clock) */
+  void *ud;                   /* passed to both */
+} sim_env;
+
 /* A static description of an error code. */
 const char *sim_strerror(int code);
 
@@ -31,6 +43,48 @@ const char *sim_strerror(int code);
 int sim_global_init(void);
 
 /* ------------------------------------------------------------ scenarios */
+
+/*
+ * A loaded scenario: the file run once in its sandbox and its whole table
+ * validated, kept to be served by one server session. Load it once, check
+ * the tables other modules read (`client`, `expect`) against it, and hand it
+ * to sim_server_start: nothing loads the file again.
+ */
+typedef struct sim_scenario sim_scenario;
+
+/*
+ * Loads the scenario file at path and validates, in one pass, everything
+ * sim reads of it: its keys, name, tags, steps, `provider`/`providers`,
+ * `effects`, `ratelimit`, and that `client` and `expect` are plain tables.
+ * `seed` seeds the scenario's math.random. Every error is
+ * "file:line: message", the line being that of the offending key or value.
+ * Returns SIM_OK, SIM_ELOAD, SIM_EIO or SIM_ENOMEM. The caller owns *out and
+ * releases it with sim_scenario_free.
+ */
+int sim_scenario_load(const char *path, uint64_t seed, sim_scenario **out,
+                      char err[SIM_ERRLEN]);
+/* Releases a scenario; NULL is a no-op. A server serving it must be freed
+   first. */
+void sim_scenario_free(sim_scenario *sc);
+/* Borrowed views, valid until sim_scenario_free. The `client` and `expect`
+   tables are JSON text, NULL when the scenario has none. */
+const char *sim_scenario_path(const sim_scenario *sc);
+const char *sim_scenario_name(const sim_scenario *sc);
+const char *sim_scenario_client_json(const sim_scenario *sc);
+const char *sim_scenario_expect_json(const sim_scenario *sc);
+/* The providers in declaration order (names borrowed). */
+int sim_scenario_nproviders(const sim_scenario *sc);
+const char *sim_scenario_provider_name(const sim_scenario *sc, int i);
+/*
+ * Places a message about one of the scenario's tables in its file: msg
+ * starts with the dotted path of the offending key or value, as the
+ * validators of `client` and `expect` write them ("client.backoff.bsae:
+ * unknown key", "expect.attempts.min: ..."). Writes "file:line: msg" into
+ * err, the line being that key's as written in the file, else its nearest
+ * enclosing key's, else the scenario{} call's.
+ */
+void sim_scenario_error(const sim_scenario *sc, const char *msg,
+                        char err[SIM_ERRLEN]);
 
 /* What `fusebox list` and `check` show of a scenario. */
 typedef struct sim_scenario_info {
@@ -90,7 +144,10 @@ char *sim_term_safe(char *text);
 typedef struct sim_server sim_server;
 
 typedef struct sim_server_opts {
-  const char *scenario_path; /* required */
+  const char *scenario_path; /* the file to load, or NULL with scenario */
+  sim_scenario *scenario;    /* or serve this loaded scenario (borrowed: it must
+                                outlive the server; one session per scenario;
+                                `seed` is then the one it was loaded with) */
   const char *bind;          /* NULL = 127.0.0.1 */
   int port;                  /* 0 = pick a free port */
   const char *trace_path;    /* NULL = no trace file */
@@ -103,6 +160,7 @@ typedef struct sim_server_opts {
      nobody is told until sim_server_stop. */
   void (*on_trace_error)(void *arg, const char *msg);
   void *on_trace_error_arg;
+  sim_env env;               /* clocks; zeroed = the real ones */
 } sim_server_opts;
 
 /*

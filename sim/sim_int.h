@@ -148,7 +148,32 @@ typedef struct sim_req {
 
 /* ------------------------------------------------------------ scenarios */
 
-typedef struct sim_scenario sim_scenario;
+/*
+ * srcmap.c: where the keys of a scenario file's tables are written, found by
+ * scanning its text (Lua tables keep no lines).
+ */
+typedef struct sim_srcmap sim_srcmap;
+/* Scans len bytes of Lua text. Returns NULL only when out of memory; a file
+   too large or too odd to scan gives a map whose lookups answer 0. Owned by
+   the caller (sim__srcmap_free). */
+sim_srcmap *sim__srcmap_new(const char *buf, size_t len);
+void sim__srcmap_free(sim_srcmap *m);
+/*
+ * The line of the key at path ("client.backoff.base", "providers[2].name")
+ * in the table passed to the scenario{} call written on root_line: the
+ * key's own line, else the line of its nearest enclosing key written out,
+ * else the table's. A key whose value is a name (`client = defaults`)
+ * continues in the table last assigned to that name. 0 when no scenario{}
+ * call is written on root_line.
+ */
+int sim__srcmap_line(const sim_srcmap *m, int root_line, const char *path);
+/*
+ * The dotted key path a message starts with ("client.backoff.base" in
+ * "client.backoff.base: must be a number", "ratelimit" in "ratelimit needs
+ * rpm or tpm"), copied into path (cap bytes).
+ * Returns 1, or 0 (path "") when the message starts with no path.
+ */
+int sim__msg_path(const char *msg, char *path, size_t cap);
 
 /*
  * Loads and validates a scenario file in a fresh sandboxed Lua state.
@@ -185,6 +210,18 @@ const char *sim__scenario_expect_json(const sim_scenario *sc);
 const char *sim__scenario_ratelimit_json(const sim_scenario *sc);
 
 /*
+ * Writes "file:line: msg" into err for a message about the scenario's tables
+ * that starts with the key path it is about ("client.attemps: unknown key"):
+ * the line is the key's as written (sim__srcmap_line), else the line of the
+ * scenario{} call.
+ */
+void sim__scenario_error(const sim_scenario *sc, const char *msg,
+                         char err[SIM_ERRLEN]);
+/* Claims the scenario for one server session: SIM_OK the first time,
+   SIM_EINVAL after (its provider functions keep state across a session). */
+int sim__scenario_claim(sim_scenario *sc);
+
+/*
  * Asks provider `provider` (index into the providers, or -1 for the effects
  * table) what to do with one arrival. Thread-safe: the scenario serialises
  * calls into its Lua state. On success returns 0 and a step the caller owns;
@@ -202,8 +239,11 @@ int sim__scenario_decide(sim_scenario *sc, int provider, const sim_req *req,
 
 #include <cjson/cJSON.h>
 
-/* Milliseconds on CLOCK_MONOTONIC. */
+/* Milliseconds on CLOCK_MONOTONIC (the real clock). */
 double sim__now_ms(void);
+/* env.c: the clocks of an environment (NULL or a NULL member: the real one). */
+double sim__env_now_ms(const sim_env *env);
+double sim__env_wall_s(const sim_env *env);
 
 /* keying.c */
 int sim__request_key(const char *idem_key, const char *method, const char *path,
@@ -242,6 +282,8 @@ void sim__trace_emit(sim_trace *tr, cJSON *ev);
 int sim__trace_finish(sim_trace *tr, char err[SIM_ERRLEN]);
 /* sim__trace_finish, ignoring the result. */
 void sim__trace_close(sim_trace *tr);
+/* 1 when a line could not be written (a write failed or memory ran out). */
+int sim__trace_failed(const sim_trace *tr);
 /* 1 when events are written anywhere (callers skip building them if not). */
 int sim__trace_on(const sim_trace *tr);
 /* A new event object {"ev": kind, "t": t_ms}. Owned by the caller. */
@@ -274,9 +316,20 @@ int sim__split_words(const char *text, char ***out, int *n);
 /* The farthest a Retry-After date may lie from now, either way, in seconds
    (scenarios are checked against it at load; the formatter clamps to it). */
 #define SIM_RETRY_DATE_MAX 1e9
-/* Formats now + seconds (rounded up) as an IMF-fixdate HTTP-date; seconds
-   beyond +-SIM_RETRY_DATE_MAX (or NaN) are clamped, never formatted. */
-void sim__http_date(double seconds_ahead, char out[40]);
+/* Tokens billed for len bytes of text when a step gives no usage (a token
+   is about four characters, rounded up): every estimate of the server. */
+int sim__estimate_tokens(size_t len);
+
+/* http_date.c: formats wall time now_s + seconds_ahead, rounded up to the
+   next whole second, as an IMF-fixdate HTTP-date; seconds_ahead beyond
+   +-SIM_RETRY_DATE_MAX (or NaN) is clamped, never formatted. */
+void sim__http_date(double now_s, double seconds_ahead, char out[40]);
+/* Parses an IMF-fixdate into epoch seconds: 0, or -1 when it is not one. */
+int sim__http_date_parse(const char *s, double *epoch_s);
+/* A provider name as scenarios and URLs use it (/<name>/v1/...): 1 to
+   SIM_PROVIDER_NAME_MAX of a-z 0-9 _ -, and not "v1". 1 when good. */
+#define SIM_PROVIDER_NAME_MAX 32
+int sim__provider_name_ok(const char *s, size_t len);
 /* Formats seconds as delta-seconds ("2", "1.5"). */
 void sim__format_seconds(double seconds, char out[32]);
 
@@ -293,7 +346,11 @@ typedef struct sim_wait {
   void *arg;
 } sim_wait;
 typedef struct sim_waiter sim_waiter;
-int sim__waiter_new(sim_waiter **out);
+/* A waiter whose timers run on env's monotonic clock (copied; NULL = the
+   real clock). Caller owns *out. */
+int sim__waiter_new(const sim_env *env, sim_waiter **out);
+/* Makes the waiter look at its clock again (after a fake clock moved). */
+void sim__waiter_kick(sim_waiter *wt);
 /* Registers w: fn(arg, reason) runs once on the waiter thread when the
    timer is due, the peer hangs up, or the waiter shuts down. Returns
    SIM_EINVAL after shutdown began (the caller must not wait then). */
@@ -315,8 +372,12 @@ typedef struct sim_rl_result {
   } headers[SIM_RL_HEADERS];
   int nheaders;
 } sim_rl_result;
-int sim__ratelimit_new(const char *json, double scale, sim_ratelimit **out,
-                       char err[SIM_ERRLEN]);
+/* Builds the limiter from the `ratelimit` table (JSON; NULL = none, *out
+   NULL) on env's clocks (copied; NULL = the real ones). A bad table gives
+   SIM_ELOAD and a message that starts with the offending key's path
+   ("ratelimit.rpm: ..."). Caller owns *out. */
+int sim__ratelimit_new(const char *json, double scale, const sim_env *env,
+                       sim_ratelimit **out, char err[SIM_ERRLEN]);
 void sim__ratelimit_free(sim_ratelimit *rl);
 int sim__ratelimit_take(sim_ratelimit *rl, int tokens, sim_rl_result *r);
 
@@ -328,7 +389,8 @@ sim_ledger *sim__ledger_new(int honour_keys);
 void sim__ledger_free(sim_ledger *lg);
 /* Executes (when apply) or replays an effect. key may be NULL. Returns the
    action; *count = times this key (or keyless payload) has been executed;
-   *result = the stored result JSON (owned by the caller). */
+   *result = the stored result JSON (owned by the caller). SIM_ENOMEM when
+   out of memory: then nothing was applied or recorded. */
 int sim__ledger_post(sim_ledger *lg, const char *key, const char *name,
                      const char *fingerprint, int apply, int *count,
                      char **result);

@@ -22,13 +22,6 @@ struct sim_trace {
   pthread_mutex_t lock;
 };
 
-/* Milliseconds on CLOCK_MONOTONIC. */
-double sim__now_ms(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return (double)ts.tv_sec * 1000.0 + (double)ts.tv_nsec / 1e6;
-}
-
 /*
  * Opens the trace. A path that cannot be opened for writing is an error now,
  * at start, rather than silent loss later. Caller owns *out.
@@ -90,6 +83,16 @@ int sim__trace_status(sim_trace *tr, char err[SIM_ERRLEN]) {
   if (failed) fail_message(tr, err);
   pthread_mutex_unlock(&tr->lock);
   return failed ? SIM_EIO : SIM_OK;
+}
+
+/* 1 when a line was lost; see sim_int.h. */
+int sim__trace_failed(const sim_trace *tr) {
+  if (tr == NULL) return 0;
+  sim_trace *t = (sim_trace *)tr;
+  pthread_mutex_lock(&t->lock);
+  int f = t->failed;
+  pthread_mutex_unlock(&t->lock);
+  return f;
 }
 
 /* 1 when events are written anywhere. */
@@ -185,7 +188,12 @@ void sim__trace_emit(sim_trace *tr, cJSON *ev) {
   sanitize(ev->child);
   char *line = cJSON_PrintUnformatted(ev);
   cJSON_Delete(ev);
-  if (line == NULL) return;
+  if (line == NULL) { /* out of memory: the line is lost, and the trace says so */
+    pthread_mutex_lock(&tr->lock);
+    mark_failed(tr, ENOMEM);
+    pthread_mutex_unlock(&tr->lock);
+    return;
+  }
   pthread_mutex_lock(&tr->lock);
   /* cJSON escapes control characters, so a line never contains '\n'. After
      a failed write nothing more is written: the file ends at the failure. */

@@ -33,6 +33,7 @@ struct sim_waiter {
   int stopped;      /* the thread has woken everything and exited */
   sim_wait **untimed; /* waits without a timer, for shutdown */
   size_t nuntimed, capuntimed;
+  sim_env env;      /* the clock due times are on */
 };
 
 static void heap_swap(sim_waiter *wt, size_t a, size_t b) {
@@ -115,7 +116,7 @@ static void *waiter_main(void *arg) {
     pthread_mutex_lock(&wt->lock);
     int timeout = -1;
     if (wt->n > 0) {
-      double d = wt->heap[0]->due_ms - sim__now_ms();
+      double d = wt->heap[0]->due_ms - sim__env_now_ms(&wt->env);
       timeout = d <= 0 ? 0 : (int)(d + 0.999);
     }
     int stopping = wt->stopping;
@@ -145,7 +146,7 @@ static void *waiter_main(void *arg) {
     /* Timers, in batches so the lock is never held while waking. */
     for (;;) {
       ndue = 0;
-      double now = sim__now_ms();
+      double now = sim__env_now_ms(&wt->env);
       pthread_mutex_lock(&wt->lock);
       while (wt->n > 0 && wt->heap[0]->due_ms <= now && ndue < BATCH) {
         sim_wait *w = wt->heap[0];
@@ -183,10 +184,11 @@ static void *waiter_main(void *arg) {
   return NULL;
 }
 
-/* Starts the waiter thread. Caller owns *out (sim__waiter_free). */
-int sim__waiter_new(sim_waiter **out) {
+/* Starts the waiter thread on env's clock. Caller owns *out (sim__waiter_free). */
+int sim__waiter_new(const sim_env *env, sim_waiter **out) {
   sim_waiter *wt = calloc(1, sizeof *wt);
   if (wt == NULL) return SIM_ENOMEM;
+  if (env != NULL) wt->env = *env;
   wt->epfd = epoll_create1(EPOLL_CLOEXEC);
   wt->evfd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
   if (wt->epfd < 0 || wt->evfd < 0) goto fail;
@@ -211,6 +213,11 @@ fail:
 static void kick(sim_waiter *wt) {
   uint64_t one = 1;
   if (write(wt->evfd, &one, sizeof one) < 0) { /* already pending */ }
+}
+
+/* Makes the waiter thread read its clock again; see sim_int.h. */
+void sim__waiter_kick(sim_waiter *wt) {
+  if (wt != NULL) kick(wt);
 }
 
 /* Registers a wait; see sim_int.h. */

@@ -12,6 +12,10 @@
 #include <unistd.h>
 
 e2e_server *e2e_start(const char *lua, double time_scale) {
+  return e2e_start_env(lua, time_scale, NULL);
+}
+
+e2e_server *e2e_start_env(const char *lua, double time_scale, const sim_env *env) {
   CU_ASSERT_PTR_NOT_NULL_FATAL(lua);
   e2e_server *s = calloc(1, sizeof *s);
   CU_ASSERT_PTR_NOT_NULL_FATAL(s);
@@ -27,6 +31,7 @@ e2e_server *e2e_start(const char *lua, double time_scale) {
   close(fd);
   sim_server_opts o = {.scenario_path = s->scenario_path, .trace_path = s->trace_path,
                        .time_scale = time_scale, .seed = 1};
+  if (env != NULL) o.env = *env;
   char err[SIM_ERRLEN];
   int rc = sim_server_start(&o, &s->srv, err);
   if (rc != SIM_OK) {

@@ -31,6 +31,8 @@ typedef struct e2e_resp {
 
 /* Starts a server playing scenario text; NULL (with a CUnit failure) on error. */
 e2e_server *e2e_start(const char *lua, double time_scale);
+/* As e2e_start, on the clocks of env (copied; NULL = the real ones). */
+e2e_server *e2e_start_env(const char *lua, double time_scale, const sim_env *env);
 /* Stops the server and reads its trace into s->trace. */
 void e2e_stop(e2e_server *s);
 void e2e_free(e2e_server *s);

@@ -2,6 +2,7 @@
 #define TEST_SUITES(X) \
   X(step)              \
   X(lua_load)          \
+  X(srcmap)            \
   X(lua_steps)         \
   X(lua_sandbox)       \
   X(lua_decide)        \
@@ -12,6 +13,8 @@
   X(wire_format)       \
   X(ledger)            \
   X(waiter)            \
+  X(ratelimit)         \
   X(import)            \
   X(redact)            \
-  X(import_expect)
+  X(import_expect)     \
+  X(alloc_fail)

@@ -49,7 +49,8 @@ static void test_round_trip(void) {
   }
 }
 
-/* Values JSON cannot hold are refused at the scenario{} line. */
+/* Values JSON cannot hold are refused at the line of their key (here all
+   on the `client` line). */
 static const struct {
   const char *lua;
   const char *msg;
@@ -72,7 +73,7 @@ static void test_bad(void) {
     snprintf(text, sizeof text,
              "return scenario { name = 'j', provider = { chat{} },\n client = %s }",
              bad[i].lua);
-    int ok = tl_load_fails(text, 1, bad[i].msg);
+    int ok = tl_load_fails(text, 2, bad[i].msg);
     if (!ok) fprintf(stderr, "  (case %zu)\n", i);
     CU_ASSERT(ok);
   }
@@ -100,7 +101,7 @@ static void test_expect_ratelimit(void) {
   tl_remove(path);
   CU_ASSERT(tl_load_fails("return scenario { name = 'j', provider = { chat{} },\n"
                           " expect = { f = print or function() end } }",
-                          1, "expect.f: a function cannot be turned into JSON"));
+                          2, "expect.f: a function cannot be turned into JSON"));
 }
 
 int suite_lua_json(void) {

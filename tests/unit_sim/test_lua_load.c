@@ -111,9 +111,9 @@ static const struct {
   {"return 42", 0, "the file must return scenario{...}, got number"},
   {"return { name = \"x\" }", 0, "the file must return scenario{...}, got table"},
   {"return chat{}", 0, "the file must return scenario{...}, got a step"},
-  {"\n\nreturn scenario {\n name = \"x\",\n provider = {chat{}},\n x = 1 }", 3,
+  {"\n\nreturn scenario {\n name = \"x\",\n provider = {chat{}},\n x = 1 }", 6,
    "unknown scenario key 'x'"},
-  {"return scenario {\n name = \"x\",\n provder = {chat{}} }", 1,
+  {"return scenario {\n name = \"x\",\n provder = {chat{}} }", 3,
    "unknown scenario key 'provder' (did you mean 'provider'?)"},
   {"return scenario { provider = {chat{}} }", 1,
    "scenario: 'name' is required (a string)"},
@@ -153,7 +153,7 @@ static const struct {
   {"return scenario { name = \"x\", providers = { {chat{}} } }", 1,
    "providers[1]: 'name' is required (a string)"},
   {"return scenario { name = \"x\", providers = { {name = \"a\", chat{}},\n"
-   " {name = \"a\", chat{}} } }", 1, "providers: the name 'a' is used twice"},
+   " {name = \"a\", chat{}} } }", 2, "providers: the name 'a' is used twice"},
   {"return scenario { name = \"x\", providers = { {name = \"a\", steps = {}} } }",
    1, "providers[1]: unknown key 'steps' (a provider has name, its steps, or fn)"},
   {"return scenario { name = \"x\", providers = { {name = \"a\"} } }", 1,
@@ -173,6 +173,21 @@ static const struct {
   {"return scenario { name = \"x\", provider = {chat{}}, [1] = 3 }", 1,
    "scenario takes named keys only, got a number key"},
   {"return scenario \"x\"", 1, "scenario: expected a table, as in scenario{...}"},
+  /* The line is the offending key's or value's, not the scenario{} call's. */
+  {"return scenario {\n name = \"x\",\n provider = {chat{}},\n tags = { \"a\",\n 2 } }",
+   5, "scenario: tags[2] must be a string"},
+  {"return scenario {\n name = \"x\",\n providers = {\n  {name = \"a\", chat{}},\n"
+   "  {name = \"B\", chat{}} } }", 5,
+   "providers[2]: name 'B' must be 1 to 32 of a-z 0-9 _ - (and not \"v1\")"},
+  {"return scenario {\n name = \"x\",\n provider = {\n  chat{},\n  42 } }", 5,
+   "provider[2] must be a step such as chat{...}, got number"},
+  {"return scenario {\n name = \"x\",\n provider = {chat{}},\n ratelimit = {\n  rpm = 1,\n"
+   "  burst = -1 } }", 6, "ratelimit.burst must be a number from 0 to 1e9"},
+  {"return scenario {\n name = \"x\",\n provider = {chat{}},\n ratelimit = {\n  rpm = 1,\n"
+   "  stlye = 'openai' } }", 6,
+   "ratelimit.stlye: unknown key (known: rpm, tpm, burst, token_burst, style)"},
+  {"local rl = {\n rpm = 0 }\nreturn scenario {\n name = \"x\",\n provider = {chat{}},\n"
+   " ratelimit = rl }", 6, "ratelimit needs rpm or tpm"},
   {"\nerror(\"boom\")", 2, "boom"},
   {"\n\nerror(\"boom\", 0)", 3, "boom"},
   {"error({})", 1, "(error object is a table value)"},

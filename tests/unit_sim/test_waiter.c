@@ -3,6 +3,7 @@
 #include <CUnit/CUnit.h>
 #include <pthread.h>
 #include <string.h>
+#include <time.h>
 
 #include "sim/sim_int.h"
 
@@ -39,7 +40,7 @@ static void wait_for(rec *r, int n) {
 static void test_due_timers_fire_once(void) {
   rec r = {.lock = PTHREAD_MUTEX_INITIALIZER, .cond = PTHREAD_COND_INITIALIZER};
   sim_waiter *wt;
-  CU_ASSERT_EQUAL_FATAL(sim__waiter_new(&wt), 0);
+  CU_ASSERT_EQUAL_FATAL(sim__waiter_new(NULL, &wt), 0);
   double now = sim__now_ms();
   item it[4];
   for (int i = 0; i < 4; i++) it[i] = (item){.r = &r, .id = i};
@@ -56,7 +57,7 @@ static void test_due_timers_fire_once(void) {
 static void test_shutdown_wakes_untimed_and_future(void) {
   rec r = {.lock = PTHREAD_MUTEX_INITIALIZER, .cond = PTHREAD_COND_INITIALIZER};
   sim_waiter *wt;
-  CU_ASSERT_EQUAL_FATAL(sim__waiter_new(&wt), 0);
+  CU_ASSERT_EQUAL_FATAL(sim__waiter_new(NULL, &wt), 0);
   item a = {.r = &r, .id = 1}, b = {.r = &r, .id = 2}, c = {.r = &r, .id = 3};
   sim__waiter_add(wt, &a.w, -1, -1, on_wake, &a);                   /* forever */
   sim__waiter_add(wt, &b.w, sim__now_ms() + 3600e3, -1, on_wake, &b); /* an hour */
@@ -68,10 +69,80 @@ static void test_shutdown_wakes_untimed_and_future(void) {
   sim__waiter_free(wt);
 }
 
+typedef struct fake_clock {
+  pthread_mutex_t lock;
+  double ms;
+} fake_clock;
+
+static double fake_now(void *ud) {
+  fake_clock *fc = ud;
+  pthread_mutex_lock(&fc->lock);
+  double v = fc->ms;
+  pthread_mutex_unlock(&fc->lock);
+  return v;
+}
+
+static void fake_set(fake_clock *fc, double ms) {
+  pthread_mutex_lock(&fc->lock);
+  fc->ms = ms;
+  pthread_mutex_unlock(&fc->lock);
+}
+
+/* 1 when r reaches n fired waits within about 2 s of real time. */
+static int fired_soon(rec *r, int n) {
+  struct timespec until;
+  clock_gettime(CLOCK_REALTIME, &until);
+  until.tv_sec += 2;
+  pthread_mutex_lock(&r->lock);
+  while (r->n < n && pthread_cond_timedwait(&r->cond, &r->lock, &until) == 0) {
+  }
+  int ok = r->n >= n;
+  pthread_mutex_unlock(&r->lock);
+  return ok;
+}
+
+/* Timers on an injected clock: an hour-long delay fires when the clock says
+   so, not when the wall clock does, and in due order. The fake clock is
+   far from the real one, so a waiter reading the real clock would fire
+   nothing here, or everything at once. */
+static void test_timers_on_injected_clock(void) {
+  rec r = {.lock = PTHREAD_MUTEX_INITIALIZER, .cond = PTHREAD_COND_INITIALIZER};
+  const double t0 = 1e12; /* 31 years of uptime */
+  fake_clock fc = {.lock = PTHREAD_MUTEX_INITIALIZER, .ms = t0};
+  sim_env env = {.now_ms = fake_now, .ud = &fc};
+  sim_waiter *wt;
+  CU_ASSERT_EQUAL_FATAL(sim__waiter_new(&env, &wt), 0);
+  item a = {.r = &r, .id = 1}, b = {.r = &r, .id = 2}, due = {.r = &r, .id = 3};
+  sim__waiter_add(wt, &b.w, t0 + 7200e3, -1, on_wake, &b); /* in two hours */
+  sim__waiter_add(wt, &a.w, t0 + 3600e3, -1, on_wake, &a); /* in one hour */
+  sim__waiter_add(wt, &due.w, t0 - 1, -1, on_wake, &due);  /* due now */
+  CU_ASSERT_TRUE(fired_soon(&r, 1));
+  pthread_mutex_lock(&r.lock);
+  CU_ASSERT_EQUAL(r.n, 1); /* the same pass would have fired a and b */
+  CU_ASSERT_EQUAL(r.order[0], 3);
+  pthread_mutex_unlock(&r.lock);
+  fake_set(&fc, t0 + 3600e3);
+  sim__waiter_kick(wt);
+  CU_ASSERT_TRUE(fired_soon(&r, 2));
+  pthread_mutex_lock(&r.lock);
+  CU_ASSERT_EQUAL(r.n, 2);
+  CU_ASSERT_EQUAL(r.order[1], 1);
+  CU_ASSERT_EQUAL(r.reasons[1], SIM_WAKE_TIMER);
+  pthread_mutex_unlock(&r.lock);
+  fake_set(&fc, t0 + 7200e3);
+  sim__waiter_kick(wt);
+  CU_ASSERT_TRUE(fired_soon(&r, 3));
+  CU_ASSERT_EQUAL(r.order[2], 2);
+  CU_ASSERT_EQUAL(r.reasons[2], SIM_WAKE_TIMER);
+  sim__waiter_free(wt);
+  CU_ASSERT_EQUAL(r.n, 3);
+}
+
 int suite_waiter(void) {
   CU_pSuite s = CU_add_suite("waiter", NULL, NULL);
   if (s == NULL) return CU_get_error();
   CU_add_test(s, "due timers fire once each", test_due_timers_fire_once);
   CU_add_test(s, "shutdown wakes every wait", test_shutdown_wakes_untimed_and_future);
+  CU_add_test(s, "timers run on the injected clock", test_timers_on_injected_clock);
   return CU_get_error();
 }

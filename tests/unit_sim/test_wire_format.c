@@ -21,13 +21,28 @@ static void test_delta_seconds(void) {
 
 static void test_http_date(void) {
   char b[40];
-  sim__http_date(5, b);
+  double now = (double)time(NULL);
+  sim__http_date(now, 5, b);
   /* IMF-fixdate: "Sun, 06 Nov 1994 08:49:37 GMT" */
   CU_ASSERT_EQUAL(strlen(b), 29);
   CU_ASSERT(strcmp(b + 26, "GMT") == 0);
   time_t when = curl_getdate(b, NULL);
-  long ahead = (long)(when - time(NULL));
-  CU_ASSERT(ahead >= 4 && ahead <= 6); /* rounded up, never early */
+  CU_ASSERT_EQUAL((long)(when - (time_t)now), 5);
+  sim__http_date(784111777.2, 0, b); /* rounded up, never early */
+  CU_ASSERT_STRING_EQUAL(b, "Sun, 06 Nov 1994 08:49:38 GMT");
+  /* Read back by the one parser. */
+  double back = 0;
+  CU_ASSERT_EQUAL(sim__http_date_parse(b, &back), 0);
+  CU_ASSERT_DOUBLE_EQUAL(back, 784111778, 1e-9);
+  CU_ASSERT_EQUAL(sim__http_date_parse(" Sun, 06 Nov 1994 08:49:38 GMT  ", &back), 0);
+  CU_ASSERT_EQUAL(sim__http_date_parse("Sunday, 06-Nov-94 08:49:37 GMT", &back), -1);
+  CU_ASSERT_EQUAL(sim__http_date_parse("Sun, 06 Nov 1994 08:49:38 GMT x", &back), -1);
+  CU_ASSERT_EQUAL(sim__http_date_parse("Sun, 06 Foo 1994 08:49:38 GMT", &back), -1);
+  /* Tokens: four characters each, rounded up. */
+  CU_ASSERT_EQUAL(sim__estimate_tokens(0), 0);
+  CU_ASSERT_EQUAL(sim__estimate_tokens(1), 1);
+  CU_ASSERT_EQUAL(sim__estimate_tokens(8), 2);
+  CU_ASSERT_EQUAL(sim__estimate_tokens(9), 3);
 }
 
 static cJSON *err_of(sim_dialect d, int status, const char *code, const char *type) {
