@@ -1,7 +1,9 @@
 /*
- * dialect.c - response bodies shaped as OpenAI and Anthropic shape them, so
- * a real SDK parses them and raises the error class it raises against the
- * real provider.
+ * dialect.c - what every API's body writer shares (default error fields,
+ * SSE framing) and the dispatchers the player calls: one answer, one error,
+ * one stream, each handed to the file of the API that was hit
+ * (dialect_openai.c, dialect_anthropic.c, dialect_responses.c,
+ * dialect_gemini.c).
  */
 #include <math.h>
 #include <stdio.h>
@@ -9,18 +11,11 @@
 #include <string.h>
 #include <time.h>
 
-#include "sim/sim_int.h"
+#include "sim/dialect_int.h"
 
-/* Default error fields per status: OpenAI type and code, Anthropic type. */
-typedef struct err_default {
-  int status;
-  const char *oa_type;
-  const char *oa_code;
-  const char *an_type;
-  const char *message;
-} err_default;
+#define MAX_SSE_FRAMES 100000 /* chunks of one stream, tool deltas included */
 
-static const err_default ERR_DEFAULTS[] = {
+static const sim__err_default ERR_DEFAULTS[] = {
     {400, "invalid_request_error", NULL, "invalid_request_error", "Invalid request."},
     {401, "invalid_request_error", "invalid_api_key", "authentication_error",
      "Incorrect API key provided."},
@@ -46,10 +41,17 @@ static const err_default ERR_DEFAULTS[] = {
     {529, "server_error", "overloaded", "overloaded_error", "Overloaded"},
 };
 
-static const err_default *err_default_for(int status) {
+/* The defaults for status, or NULL; see dialect_int.h. */
+const sim__err_default *sim__err_default_for(int status) {
   for (size_t i = 0; i < sizeof ERR_DEFAULTS / sizeof ERR_DEFAULTS[0]; i++)
     if (ERR_DEFAULTS[i].status == status) return &ERR_DEFAULTS[i];
   return NULL;
+}
+
+/* The step's message, else the status's default; never NULL. */
+const char *sim__err_message(int status, const char *message) {
+  const sim__err_default *def = sim__err_default_for(status);
+  return message ? message : def ? def->message : "Error.";
 }
 
 /* The response header that carries the request id in each dialect. */
@@ -57,108 +59,37 @@ const char *sim__request_id_header(sim_dialect d) {
   return d == SIM_DIALECT_ANTHROPIC ? "request-id" : "x-request-id";
 }
 
-/* The dialect's name as the trace and scenarios spell it. */
+/* The API's name as the trace and req.dialect spell it. */
 const char *sim__dialect_name(sim_dialect d) {
   switch (d) {
-  case SIM_DIALECT_OPENAI: return "openai";
+  case SIM_DIALECT_OPENAI: return "openai-chat";
   case SIM_DIALECT_ANTHROPIC: return "anthropic";
   case SIM_DIALECT_EFFECT: return "effect";
+  case SIM_DIALECT_RESPONSES: return "openai-responses";
+  case SIM_DIALECT_COMPLETIONS: return "openai-completions";
+  case SIM_DIALECT_EMBEDDINGS: return "embeddings";
+  case SIM_DIALECT_MODELS: return "models";
+  case SIM_DIALECT_GEMINI: return "gemini";
   }
   return "unknown";
 }
 
-static char *print_free(cJSON *o) {
+/* 1 when the API answers with an SSE stream when asked to. */
+int sim__dialect_streams(sim_dialect d) {
+  return d != SIM_DIALECT_EMBEDDINGS && d != SIM_DIALECT_MODELS && d != SIM_DIALECT_EFFECT;
+}
+
+/* Prints and deletes o; see dialect_int.h. */
+char *sim__print_free(cJSON *o) {
   if (o == NULL) return NULL;
   char *s = cJSON_PrintUnformatted(o);
   cJSON_Delete(o);
   return s;
 }
 
-/* A complete (non-streaming) answer body. Owned by the caller. */
-char *sim__chat_body(sim_dialect d, const char *id, const char *model,
-                     const char *text, int tokens_in, int tokens_out) {
-  cJSON *o = cJSON_CreateObject();
-  if (o == NULL) return NULL;
-  if (d == SIM_DIALECT_ANTHROPIC) {
-    cJSON_AddStringToObject(o, "id", id);
-    cJSON_AddStringToObject(o, "type", "message");
-    cJSON_AddStringToObject(o, "role", "assistant");
-    cJSON_AddStringToObject(o, "model", model);
-    cJSON *content = cJSON_AddArrayToObject(o, "content");
-    cJSON *block = cJSON_CreateObject();
-    cJSON_AddStringToObject(block, "type", "text");
-    cJSON_AddStringToObject(block, "text", text);
-    cJSON_AddItemToArray(content, block);
-    cJSON_AddStringToObject(o, "stop_reason", "end_turn");
-    cJSON_AddNullToObject(o, "stop_sequence");
-    cJSON *usage = cJSON_AddObjectToObject(o, "usage");
-    cJSON_AddNumberToObject(usage, "input_tokens", tokens_in);
-    cJSON_AddNumberToObject(usage, "output_tokens", tokens_out);
-  } else {
-    cJSON_AddStringToObject(o, "id", id);
-    cJSON_AddStringToObject(o, "object", "chat.completion");
-    cJSON_AddNumberToObject(o, "created", (double)time(NULL));
-    cJSON_AddStringToObject(o, "model", model);
-    cJSON *choices = cJSON_AddArrayToObject(o, "choices");
-    cJSON *choice = cJSON_CreateObject();
-    cJSON_AddNumberToObject(choice, "index", 0);
-    cJSON *msg = cJSON_AddObjectToObject(choice, "message");
-    cJSON_AddStringToObject(msg, "role", "assistant");
-    cJSON_AddStringToObject(msg, "content", text);
-    cJSON_AddNullToObject(msg, "refusal");
-    cJSON_AddNullToObject(choice, "logprobs");
-    cJSON_AddStringToObject(choice, "finish_reason", "stop");
-    cJSON_AddItemToArray(choices, choice);
-    cJSON *usage = cJSON_AddObjectToObject(o, "usage");
-    cJSON_AddNumberToObject(usage, "prompt_tokens", tokens_in);
-    cJSON_AddNumberToObject(usage, "completion_tokens", tokens_out);
-    cJSON_AddNumberToObject(usage, "total_tokens", tokens_in + tokens_out);
-    cJSON_AddNullToObject(o, "system_fingerprint");
-  }
-  return print_free(o);
-}
-
-/* The error object of an error body or an in-stream error event. */
-static cJSON *error_object(sim_dialect d, int status, const char *code,
-                           const char *type, const char *message) {
-  const err_default *def = err_default_for(status);
-  const char *msg = message ? message : def ? def->message : "Error.";
-  cJSON *o = cJSON_CreateObject();
-  if (o == NULL) return NULL;
-  if (d == SIM_DIALECT_ANTHROPIC) {
-    const char *t = type ? type : def ? def->an_type
-                                      : status >= 500 ? "api_error" : "invalid_request_error";
-    cJSON_AddStringToObject(o, "type", t);
-    cJSON_AddStringToObject(o, "message", msg);
-  } else {
-    const char *t = type;
-    if (t == NULL && code != NULL && strcmp(code, "insufficient_quota") == 0)
-      t = "insufficient_quota";
-    if (t == NULL)
-      t = def ? def->oa_type : status >= 500 ? "server_error" : "invalid_request_error";
-    const char *c = code ? code : def ? def->oa_code : NULL;
-    cJSON_AddStringToObject(o, "message", msg);
-    cJSON_AddStringToObject(o, "type", t);
-    cJSON_AddNullToObject(o, "param");
-    if (c) cJSON_AddStringToObject(o, "code", c);
-    else cJSON_AddNullToObject(o, "code");
-  }
-  return o;
-}
-
-/* An error body: {"error":{...}} (OpenAI) or {"type":"error","error":{...}}. */
-char *sim__error_body(sim_dialect d, int status, const char *code,
-                      const char *type, const char *message) {
-  cJSON *o = cJSON_CreateObject();
-  if (o == NULL) return NULL;
-  if (d == SIM_DIALECT_ANTHROPIC) cJSON_AddStringToObject(o, "type", "error");
-  cJSON_AddItemToObject(o, "error", error_object(d, status, code, type, message));
-  return print_free(o);
-}
-
-/* "event: NAME\ndata: JSON\n\n" (name NULL: data line only). */
-static char *frame(const char *event, cJSON *data) {
-  char *json = print_free(data);
+/* One SSE frame; see dialect_int.h. */
+char *sim__frame(const char *event, cJSON *data) {
+  char *json = sim__print_free(data);
   if (json == NULL) return NULL;
   size_t len = strlen(json) + (event ? strlen(event) : 0) + 32;
   char *f = malloc(len);
@@ -170,7 +101,8 @@ static char *frame(const char *event, cJSON *data) {
   return f;
 }
 
-static char *concat2(char *a, char *b) {
+/* a then b; see dialect_int.h. */
+char *sim__concat2(char *a, char *b) {
   if (a == NULL || b == NULL) {
     free(a);
     free(b);
@@ -187,127 +119,138 @@ static char *concat2(char *a, char *b) {
   return r;
 }
 
-static cJSON *oa_chunk(const char *id, const char *model, cJSON *delta,
-                       const char *finish) {
+/* The arguments as JSON, or {} when they are not valid JSON. */
+cJSON *sim__tool_args_json(const sim_tool_call *tc) {
+  cJSON *j = tc->arguments ? cJSON_Parse(tc->arguments) : NULL;
+  if (j == NULL) j = cJSON_CreateObject();
+  return j;
+}
+
+/* Appends a frame (taken) to the stream's chunks; NULL frame = out of
+   memory. Returns SIM_OK, SIM_ENOMEM or SIM_EINVAL past the maximum. */
+int sim__sse_push(sim_sse *out, char *frame) {
+  if (frame == NULL) return SIM_ENOMEM;
+  if (out->nchunks >= MAX_SSE_FRAMES) {
+    free(frame);
+    return SIM_EINVAL;
+  }
+  if (out->nchunks == out->cap) {
+    int cap = out->cap ? out->cap * 2 : 16;
+    char **v = realloc(out->chunk, (size_t)cap * sizeof *v);
+    if (v == NULL) {
+      free(frame);
+      return SIM_ENOMEM;
+    }
+    out->chunk = v;
+    out->cap = cap;
+  }
+  out->chunk[out->nchunks++] = frame;
+  return SIM_OK;
+}
+
+/* Splits a tool call's argument text into the pieces a stream carries
+   (8 bytes each, so a scenario can cut a stream inside them). *n pieces;
+   the array and strings are owned by the caller. */
+int sim__split_args(const char *args, char ***out, int *n) {
+  size_t len = args ? strlen(args) : 0;
+  size_t k = len ? (len + 7) / 8 : 1;
+  char **v = calloc(k, sizeof *v);
+  if (v == NULL) return SIM_ENOMEM;
+  for (size_t i = 0; i < k; i++) {
+    v[i] = len ? strndup(args + i * 8, 8) : strdup("");
+    if (v[i] == NULL) {
+      for (size_t m = 0; m < i; m++) free(v[m]);
+      free(v);
+      return SIM_ENOMEM;
+    }
+  }
+  *out = v;
+  *n = (int)k;
+  return SIM_OK;
+}
+
+/* Frees what sim__split_args returned. */
+void sim__free_strv(char **v, int n) {
+  for (int i = 0; v != NULL && i < n; i++) free(v[i]);
+  free(v);
+}
+
+/* A complete (non-streaming) answer body in the API's shape; s may be NULL
+   (plain text). Owned by the caller. */
+char *sim__answer_body(sim_dialect d, const sim_step *s, const char *id, const char *model,
+                       const char *text, int tokens_in, int tokens_out) {
+  switch (d) {
+  case SIM_DIALECT_ANTHROPIC: return sim__anthropic_body(s, id, model, text, tokens_in, tokens_out);
+  case SIM_DIALECT_RESPONSES: return sim__responses_body(s, id, model, text, tokens_in, tokens_out);
+  case SIM_DIALECT_COMPLETIONS:
+    return sim__completions_body(s, id, model, text, tokens_in, tokens_out);
+  case SIM_DIALECT_EMBEDDINGS: return sim__embeddings_body(model, text, 1, tokens_in);
+  case SIM_DIALECT_MODELS: return sim__models_body(model);
+  case SIM_DIALECT_GEMINI: return sim__gemini_body(s, model, text, tokens_in, tokens_out);
+  default: return sim__openai_chat_body(s, id, model, text, tokens_in, tokens_out);
+  }
+}
+
+/* The chat completions (or Anthropic) body of plain text; kept for callers
+   that have no step. Owned by the caller. */
+char *sim__chat_body(sim_dialect d, const char *id, const char *model,
+                     const char *text, int tokens_in, int tokens_out) {
+  return sim__answer_body(d, NULL, id, model, text, tokens_in, tokens_out);
+}
+
+/* An error body in the API's shape; retry_s >= 0 adds Google's RetryInfo
+   (Gemini only). Owned by the caller. */
+char *sim__error_body_retry(sim_dialect d, int status, const char *code, const char *type,
+                            const char *message, double retry_s) {
+  if (d == SIM_DIALECT_ANTHROPIC) return sim__anthropic_error_body(status, type, message);
+  if (d == SIM_DIALECT_GEMINI) return sim__gemini_error_body(status, code, message, retry_s);
   cJSON *o = cJSON_CreateObject();
-  cJSON_AddStringToObject(o, "id", id);
-  cJSON_AddStringToObject(o, "object", "chat.completion.chunk");
-  cJSON_AddNumberToObject(o, "created", (double)time(NULL));
-  cJSON_AddStringToObject(o, "model", model);
-  cJSON_AddNullToObject(o, "system_fingerprint");
-  cJSON *choices = cJSON_AddArrayToObject(o, "choices");
-  cJSON *c = cJSON_CreateObject();
-  cJSON_AddNumberToObject(c, "index", 0);
-  cJSON_AddItemToObject(c, "delta", delta);
-  cJSON_AddNullToObject(c, "logprobs");
-  if (finish) cJSON_AddStringToObject(c, "finish_reason", finish);
-  else cJSON_AddNullToObject(c, "finish_reason");
-  cJSON_AddItemToArray(choices, c);
-  return o;
+  if (o == NULL) return NULL;
+  cJSON_AddItemToObject(o, "error", sim__openai_error_object(status, code, type, message));
+  return sim__print_free(o);
 }
 
-static int build_openai(const sim_step *s, const char *id, const char *model,
-                        char **texts, int ntexts, sim_sse *out) {
-  cJSON *delta = cJSON_CreateObject();
-  cJSON_AddStringToObject(delta, "role", "assistant");
-  cJSON_AddStringToObject(delta, "content", "");
-  out->pre = frame(NULL, oa_chunk(id, model, delta, NULL));
-  for (int i = 0; i < ntexts; i++) {
-    cJSON *d = cJSON_CreateObject();
-    cJSON_AddStringToObject(d, "content", texts[i]);
-    out->chunk[i] = frame(NULL, oa_chunk(id, model, d, NULL));
-    if (out->chunk[i] == NULL) return SIM_ENOMEM;
-  }
-  out->tail = frame(NULL, oa_chunk(id, model, cJSON_CreateObject(), "stop"));
-  out->marker = strdup("data: [DONE]\n\n");
-  cJSON *err = cJSON_CreateObject();
-  cJSON_AddItemToObject(err, "error",
-                        error_object(SIM_DIALECT_OPENAI, s->status ? s->status : 500,
-                                     s->code, s->type, s->message));
-  out->error = frame(NULL, err);
-  return SIM_OK;
-}
-
-static int build_anthropic(const sim_step *s, const char *id, const char *model,
-                           int tokens_in, int tokens_out, char **texts,
-                           int ntexts, sim_sse *out) {
-  cJSON *start = cJSON_CreateObject();
-  cJSON_AddStringToObject(start, "type", "message_start");
-  cJSON *msg = cJSON_AddObjectToObject(start, "message");
-  cJSON_AddStringToObject(msg, "id", id);
-  cJSON_AddStringToObject(msg, "type", "message");
-  cJSON_AddStringToObject(msg, "role", "assistant");
-  cJSON_AddStringToObject(msg, "model", model);
-  cJSON_AddArrayToObject(msg, "content");
-  cJSON_AddNullToObject(msg, "stop_reason");
-  cJSON_AddNullToObject(msg, "stop_sequence");
-  cJSON *usage = cJSON_AddObjectToObject(msg, "usage");
-  cJSON_AddNumberToObject(usage, "input_tokens", tokens_in);
-  cJSON_AddNumberToObject(usage, "output_tokens", 1);
-
-  cJSON *bstart = cJSON_CreateObject();
-  cJSON_AddStringToObject(bstart, "type", "content_block_start");
-  cJSON_AddNumberToObject(bstart, "index", 0);
-  cJSON *block = cJSON_AddObjectToObject(bstart, "content_block");
-  cJSON_AddStringToObject(block, "type", "text");
-  cJSON_AddStringToObject(block, "text", "");
-
-  cJSON *ping = cJSON_CreateObject();
-  cJSON_AddStringToObject(ping, "type", "ping");
-
-  out->pre = concat2(concat2(frame("message_start", start),
-                             frame("content_block_start", bstart)),
-                     frame("ping", ping));
-  for (int i = 0; i < ntexts; i++) {
-    cJSON *d = cJSON_CreateObject();
-    cJSON_AddStringToObject(d, "type", "content_block_delta");
-    cJSON_AddNumberToObject(d, "index", 0);
-    cJSON *delta = cJSON_AddObjectToObject(d, "delta");
-    cJSON_AddStringToObject(delta, "type", "text_delta");
-    cJSON_AddStringToObject(delta, "text", texts[i]);
-    out->chunk[i] = frame("content_block_delta", d);
-    if (out->chunk[i] == NULL) return SIM_ENOMEM;
-  }
-  cJSON *bstop = cJSON_CreateObject();
-  cJSON_AddStringToObject(bstop, "type", "content_block_stop");
-  cJSON_AddNumberToObject(bstop, "index", 0);
-  cJSON *mdelta = cJSON_CreateObject();
-  cJSON_AddStringToObject(mdelta, "type", "message_delta");
-  cJSON *dd = cJSON_AddObjectToObject(mdelta, "delta");
-  cJSON_AddStringToObject(dd, "stop_reason", "end_turn");
-  cJSON_AddNullToObject(dd, "stop_sequence");
-  cJSON *u = cJSON_AddObjectToObject(mdelta, "usage");
-  cJSON_AddNumberToObject(u, "output_tokens", tokens_out);
-  out->tail = concat2(frame("content_block_stop", bstop), frame("message_delta", mdelta));
-  cJSON *stop = cJSON_CreateObject();
-  cJSON_AddStringToObject(stop, "type", "message_stop");
-  out->marker = frame("message_stop", stop);
-  cJSON *err = cJSON_CreateObject();
-  cJSON_AddStringToObject(err, "type", "error");
-  cJSON_AddItemToObject(err, "error",
-                        error_object(SIM_DIALECT_ANTHROPIC, s->status ? s->status : 529,
-                                     s->code, s->type, s->message));
-  out->error = frame("error", err);
-  return SIM_OK;
+/* An error body: {"error":{...}} (OpenAI) or {"type":"error","error":{...}}. */
+char *sim__error_body(sim_dialect d, int status, const char *code,
+                      const char *type, const char *message) {
+  return sim__error_body_retry(d, status, code, type, message, -1);
 }
 
 /*
- * Builds every frame of a stream answering with texts[0..ntexts). The frames
- * are owned by out; release them with sim__sse_clear.
+ * Builds every frame of a stream answering with texts[0..ntexts) and the
+ * step's tool calls. The frames are owned by out; release them with
+ * sim__sse_clear.
  */
 int sim__sse_build(sim_dialect d, const sim_step *s, const char *id,
                    const char *model, int tokens_in, char **texts, int ntexts,
                    sim_sse *out) {
   memset(out, 0, sizeof *out);
-  out->chunk = calloc(ntexts > 0 ? (size_t)ntexts : 1, sizeof(char *));
-  if (out->chunk == NULL) return SIM_ENOMEM;
-  out->nchunks = ntexts;
   int tokens_out = 0;
   for (int i = 0; i < ntexts; i++) tokens_out += sim__estimate_tokens(strlen(texts[i]));
+  for (int i = 0; i < s->ntool_calls; i++)
+    tokens_out += sim__estimate_tokens(
+        strlen(s->tool_calls[i].arguments ? s->tool_calls[i].arguments : "") +
+        strlen(s->tool_calls[i].name));
   if (s->usage_out >= 0) tokens_out = s->usage_out;
-  int rc = d == SIM_DIALECT_ANTHROPIC
-               ? build_anthropic(s, id, model, tokens_in, tokens_out, texts, ntexts, out)
-               : build_openai(s, id, model, texts, ntexts, out);
+  int rc;
+  switch (d) {
+  case SIM_DIALECT_ANTHROPIC:
+    rc = sim__anthropic_sse(s, id, model, tokens_in, tokens_out, texts, ntexts, out);
+    break;
+  case SIM_DIALECT_RESPONSES:
+    rc = sim__responses_sse(s, id, model, tokens_in, tokens_out, texts, ntexts, out);
+    break;
+  case SIM_DIALECT_COMPLETIONS:
+    rc = sim__completions_sse(s, id, model, texts, ntexts, out);
+    break;
+  case SIM_DIALECT_GEMINI:
+    rc = sim__gemini_sse(s, model, tokens_in, tokens_out, texts, ntexts, out);
+    break;
+  default:
+    rc = sim__openai_chat_sse(s, id, model, texts, ntexts, out);
+    break;
+  }
+  out->ntexts = ntexts;
   if (rc == SIM_OK && (out->pre == NULL || out->tail == NULL || out->marker == NULL ||
                        out->error == NULL))
     rc = SIM_ENOMEM;

@@ -328,6 +328,80 @@ static void opt_usage(args *a) {
   lua_pop(L, 1);
 }
 
+#define MAX_TOOL_CALLS 64
+
+/* tool_calls = { { name=, arguments = table | "raw text", id= }, ... }:
+   stored as a list of {id, name, arguments (JSON text)}; ids default to
+   "call_<n>" so a retried turn carries the same id. */
+static void opt_tool_calls(args *a) {
+  static const char *const known[] = {"name", "arguments", "id", NULL};
+  lua_State *L = a->L;
+  if (arg_get(a, "tool_calls") == LUA_TNIL) {
+    lua_pop(L, 1);
+    return;
+  }
+  if (lua_type(L, -1) != LUA_TTABLE) arg_bad(a, "tool_calls", "a list of tables");
+  int t = lua_gettop(L);
+  lua_Integer n = (lua_Integer)lua_rawlen(L, t);
+  if (n < 1 || n > MAX_TOOL_CALLS)
+    luaL_error(L, "%s: tool_calls must list 1 to %d calls", a->step, MAX_TOOL_CALLS);
+  lua_createtable(L, (int)n, 0);
+  for (lua_Integer i = 1; i <= n; i++) {
+    char what[64];
+    snprintf(what, sizeof what, "%s: tool_calls[%d]", a->step, (int)i);
+    if (lua_rawgeti(L, t, i) != LUA_TTABLE) luaL_error(L, "%s must be a table", what);
+    int c = lua_gettop(L);
+    check_keys(L, c, what, "field", known, 0);
+    lua_createtable(L, 0, 3);
+    if (lua_getfield(L, c, "name") != LUA_TSTRING || lua_rawlen(L, -1) == 0)
+      luaL_error(L, "%s: 'name' must be a non-empty string", what);
+    lua_setfield(L, -2, "name");
+    int ty = lua_getfield(L, c, "id");
+    if (ty == LUA_TNIL) {
+      lua_pop(L, 1);
+      lua_pushfstring(L, "call_%d", (int)i);
+    } else if (ty != LUA_TSTRING) {
+      luaL_error(L, "%s: 'id' must be a string", what);
+    }
+    lua_setfield(L, -2, "id");
+    ty = lua_getfield(L, c, "arguments");
+    if (ty == LUA_TNIL) {
+      lua_pop(L, 1);
+      lua_pushliteral(L, "{}");
+    } else if (ty == LUA_TTABLE) {
+      sim__lua_push_json_text(L, -1, what);
+      lua_remove(L, -2);
+    } else if (ty != LUA_TSTRING) {
+      luaL_error(L, "%s: 'arguments' must be a table or a string of JSON text", what);
+    }
+    lua_setfield(L, -2, "arguments");
+    lua_rawseti(L, -3, i);
+    lua_pop(L, 1);
+  }
+  lua_setfield(L, a->d, "tool_calls");
+  lua_pop(L, 1);
+}
+
+/* incomplete = "max_output_tokens" | "content_filter": the answer ends cut
+   short, in each API's words. */
+static void opt_incomplete(args *a) {
+  lua_State *L = a->L;
+  if (arg_get(a, "incomplete") == LUA_TNIL) {
+    lua_pop(L, 1);
+    return;
+  }
+  const char *v = lua_type(L, -1) == LUA_TSTRING ? lua_tostring(L, -1) : "";
+  int f = strcmp(v, "max_output_tokens") == 0 ? SIM_FINISH_LENGTH
+          : strcmp(v, "content_filter") == 0  ? SIM_FINISH_FILTER
+                                              : 0;
+  if (f == 0)
+    luaL_error(L, "%s: 'incomplete' must be \"max_output_tokens\" or \"content_filter\"",
+               a->step);
+  lua_pop(L, 1);
+  lua_pushinteger(L, f);
+  lua_setfield(L, a->d, "finish");
+}
+
 /* ------------------------------------------------------------ step values */
 
 /* Pushes the field table of the step at idx. */
@@ -416,9 +490,9 @@ static void arg_step(args *a, const char *key, int pos) {
 /* ------------------------------------------------------- the constructors */
 
 static const char *const chat_keys[] = {"content", "model", "usage", "headers",
-                                        NULL};
+                                        "tool_calls", "incomplete", NULL};
 
-/* chat{content=, model=, usage=, headers=} */
+/* chat{content=, model=, usage=, headers=, tool_calls=, incomplete=} */
 static int l_chat(lua_State *L) {
   args a;
   args_begin(&a, L, "chat", chat_keys, 0);
@@ -426,12 +500,15 @@ static int l_chat(lua_State *L) {
   opt_string(&a, "model", "model");
   opt_usage(&a);
   opt_headers(&a);
+  opt_tool_calls(&a);
+  opt_incomplete(&a);
   return make_step(L, a.d, SIM_STEP_CHAT, 0);
 }
 
 static const char *const stream_keys[] = {
   "chunks", "content", "interval", "drop_after", "stall_after", "stall",
-  "error_after", "error", "no_end", "no_terminator", "model", "usage", "headers", NULL};
+  "error_after", "error", "no_end", "no_terminator", "model", "usage", "headers",
+  "tool_calls", "incomplete", NULL};
 
 /* error = {status=, code=, type=, message=} of a stream. */
 static void stream_error(args *a) {
@@ -527,6 +604,8 @@ static int l_stream(lua_State *L) {
   opt_string(&a, "model", "model");
   opt_usage(&a);
   opt_headers(&a);
+  opt_tool_calls(&a);
+  opt_incomplete(&a);
   return make_step(L, a.d, SIM_STEP_STREAM, 0);
 }
 
@@ -926,6 +1005,23 @@ static void convert(lua_State *L, int idx, sim_step **slot) {
   s->model = field_str(L, d, "model");
   field_int(L, d, "usage_in", &s->usage_in);
   field_int(L, d, "usage_out", &s->usage_out);
+  field_int(L, d, "finish", &s->finish);
+  if (lua_getfield(L, d, "tool_calls") == LUA_TTABLE) {
+    int n = (int)lua_rawlen(L, -1);
+    s->tool_calls = calloc(n > 0 ? (size_t)n : 1, sizeof *s->tool_calls);
+    if (s->tool_calls == NULL) oom(L);
+    for (int i = 1; i <= n; i++) {
+      lua_rawgeti(L, -1, i);
+      int t = lua_gettop(L);
+      sim_tool_call *tc = &s->tool_calls[s->ntool_calls++];
+      tc->id = field_str(L, t, "id");
+      tc->name = field_str(L, t, "name");
+      tc->arguments = field_str(L, t, "arguments");
+      if (tc->id == NULL || tc->name == NULL || tc->arguments == NULL) oom(L);
+      lua_pop(L, 1);
+    }
+  }
+  lua_pop(L, 1);
   if (lua_getfield(L, d, "chunks") == LUA_TTABLE) {
     int n = (int)lua_rawlen(L, -1);
     s->chunks = calloc(n > 0 ? (size_t)n : 1, sizeof *s->chunks);

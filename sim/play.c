@@ -61,13 +61,19 @@ static void add_header(struct MHD_Response *r, sim_conn *c, const char *name,
   }
 }
 
+/* The wait a Gemini error advises in RetryInfo: the step's retry_after,
+   else retry_after_ms, else retry_after_date; -1 when it advises none. */
+static double gemini_retry_s(const sim_step *s) {
+  if (s->has_retry_after) return s->retry_after;
+  if (s->has_retry_after_ms) return s->retry_after_ms / 1000.0;
+  if (s->has_retry_after_date) return s->retry_after_date;
+  return -1;
+}
+
 /* The headers every answer carries, plus the step's Retry-After forms and
    extra headers. */
 static void add_step_headers(struct MHD_Response *r, sim_conn *c, const sim_step *s) {
-  add_header(r, c, sim__request_id_header(c->dialect == SIM_DIALECT_ANTHROPIC
-                                              ? SIM_DIALECT_ANTHROPIC
-                                              : SIM_DIALECT_OPENAI),
-             c->rid, 1);
+  add_header(r, c, sim__request_id_header(c->dialect), c->rid, 1);
   for (int i = 0; c->has_rl && i < c->rl.nheaders; i++)
     add_header(r, c, c->rl.headers[i].name, c->rl.headers[i].value, 1);
   if (c->has_rl && c->rl.retry_after > 0 && s != NULL && !s->has_retry_after &&
@@ -80,6 +86,17 @@ static void add_step_headers(struct MHD_Response *r, sim_conn *c, const sim_step
   }
   if (s == NULL) return;
   char buf[64];
+  if (c->dialect == SIM_DIALECT_GEMINI && s->kind == SIM_STEP_FAIL) {
+    /* Google advises the wait in the body's RetryInfo, not in headers. */
+    double ra = gemini_retry_s(s);
+    if (ra >= 0) {
+      c->has_ra = 1;
+      c->retry_after_ms = ra * 1000.0;
+    }
+    for (int i = 0; i < s->nheaders; i++)
+      add_header(r, c, s->headers[i].name, s->headers[i].value, 1);
+    return;
+  }
   if (s->has_retry_after_ms) {
     sim__format_seconds(s->retry_after_ms, buf);
     add_header(r, c, "retry-after-ms", buf, 1);
@@ -261,42 +278,70 @@ static int play_shared(sim_conn *c, const sim_step *s) {
 
 static int tokens_of(const char *text) { return sim__estimate_tokens(strlen(text)); }
 
+/* The answer text of a chat or stream step: its content, its chunks
+   joined, the default sentence, or NULL when it answers only with tool
+   calls. Owned by the caller; *err set when out of memory. */
+static char *answer_text(const sim_step *s, int *err) {
+  *err = 0;
+  const char *t = s->content;
+  if (t == NULL && s->kind == SIM_STEP_STREAM && s->nchunks > 0) {
+    size_t len = 0;
+    for (int i = 0; i < s->nchunks; i++) len += strlen(s->chunks[i]);
+    char *joined = malloc(len + 1);
+    if (joined == NULL) {
+      *err = 1;
+      return NULL;
+    }
+    joined[0] = '\0';
+    for (int i = 0; i < s->nchunks; i++) strcat(joined, s->chunks[i]);
+    return joined;
+  }
+  if (t == NULL && s->ntool_calls > 0) return NULL;
+  char *r = strdup(t ? t : DEFAULT_TEXT);
+  if (r == NULL) *err = 1;
+  return r;
+}
+
+static int tool_tokens(const sim_step *s) {
+  int n = 0;
+  for (int i = 0; i < s->ntool_calls; i++)
+    n += tokens_of(s->tool_calls[i].name) +
+         tokens_of(s->tool_calls[i].arguments ? s->tool_calls[i].arguments : "");
+  return n;
+}
+
 /* The non-streaming body a step answers with; *status is its status. */
 static char *step_body(sim_conn *c, const sim_step *s, int *status, const char **ctype) {
   *ctype = "application/json";
-  sim_dialect d = c->dialect == SIM_DIALECT_ANTHROPIC ? SIM_DIALECT_ANTHROPIC : SIM_DIALECT_OPENAI;
+  sim_dialect d = c->dialect;
   if (s->kind == SIM_STEP_FAIL) {
     *status = s->status ? s->status : 500;
-    return sim__error_body(d, *status, s->code, s->type, s->message);
+    return sim__error_body_retry(d, *status, s->code, s->type, s->message,
+                                 d == SIM_DIALECT_GEMINI ? gemini_retry_s(s) : -1);
   }
   if (s->kind == SIM_STEP_GARBAGE) {
     *status = s->status ? s->status : 200;
     return strdup(s->body ? s->body : DEFAULT_GARBAGE);
   }
   /* chat, or a stream asked to answer as one body */
-  const char *text = s->content ? s->content : DEFAULT_TEXT;
-  if (s->kind == SIM_STEP_STREAM && s->content == NULL && s->nchunks > 0) {
-    size_t len = 0;
-    for (int i = 0; i < s->nchunks; i++) len += strlen(s->chunks[i]);
-    char *joined = malloc(len + 1);
-    if (joined == NULL) return NULL;
-    joined[0] = '\0';
-    for (int i = 0; i < s->nchunks; i++) strcat(joined, s->chunks[i]);
-    c->tokens_in = s->usage_in >= 0 ? s->usage_in : c->tokens_in_est;
-    c->tokens_out = s->usage_out >= 0 ? s->usage_out : tokens_of(joined);
-    *status = 200;
-    char *b = sim__chat_body(d, c->rid, s->model ? s->model : c->model, joined,
-                             c->tokens_in, c->tokens_out);
-    sim__conn_add_text(c, joined);
-    free(joined);
-    return b;
-  }
+  int err;
+  char *text = answer_text(s, &err);
+  if (err) return NULL;
+  const char *model = s->model ? s->model : c->model;
   c->tokens_in = s->usage_in >= 0 ? s->usage_in : c->tokens_in_est;
-  c->tokens_out = s->usage_out >= 0 ? s->usage_out : tokens_of(text);
+  c->tokens_out = s->usage_out >= 0 ? s->usage_out
+                                    : (text ? tokens_of(text) : 0) + tool_tokens(s);
   *status = 200;
-  sim__conn_add_text(c, text);
-  return sim__chat_body(d, c->rid, s->model ? s->model : c->model, text, c->tokens_in,
-                        c->tokens_out);
+  if (text) sim__conn_add_text(c, text);
+  char *b;
+  if (d == SIM_DIALECT_EMBEDDINGS) {
+    c->tokens_out = 0;
+    b = sim__embeddings_body(model, text ? text : "", c->ninputs, c->tokens_in);
+  } else {
+    b = sim__answer_body(d, s, c->rid, model, text, c->tokens_in, c->tokens_out);
+  }
+  free(text);
+  return b;
 }
 
 /* ---------------------------------------------------------- streams */
@@ -376,7 +421,7 @@ static ssize_t stream_reader(void *cls, uint64_t pos, char *buf, size_t max) {
       }
       if (p->sent > 0 && sim__srv_now(c->srv) < p->next_due) return pause_until(p, p->next_due);
       set_frame(p, p->sse.chunk[p->sent]);
-      sim__conn_add_text(c, p->texts[p->sent]);
+      if (p->sent < p->ntexts) sim__conn_add_text(c, p->texts[p->sent]);
       p->sent++;
       c->chunks = p->sent;
       p->next_due = sim__srv_now(c->srv) + s->interval * 1000.0 * c->srv->scale;
@@ -410,10 +455,13 @@ static enum MHD_Result play_stream(sim_conn *c, const sim_step *s) {
       if (p->texts[i] == NULL) rc = SIM_ENOMEM;
       p->ntexts = i + 1;
     }
+  } else if (s->content == NULL && s->ntool_calls > 0) {
+    p->texts = calloc(1, sizeof(char *)); /* tool calls only: no text */
+    rc = p->texts ? SIM_OK : SIM_ENOMEM;
   } else {
     rc = sim__split_words(s->content ? s->content : DEFAULT_TEXT, &p->texts, &p->ntexts);
   }
-  sim_dialect d = c->dialect == SIM_DIALECT_ANTHROPIC ? SIM_DIALECT_ANTHROPIC : SIM_DIALECT_OPENAI;
+  sim_dialect d = c->dialect;
   c->tokens_in = s->usage_in >= 0 ? s->usage_in : c->tokens_in_est;
   if (rc == SIM_OK)
     rc = sim__sse_build(d, s, c->rid, s->model ? s->model : c->model, c->tokens_in,
@@ -423,7 +471,7 @@ static enum MHD_Result play_stream(sim_conn *c, const sim_step *s) {
     return MHD_NO;
   }
   /* Billed: what the provider generated, whether or not it all went out. */
-  int out = 0;
+  int out = tool_tokens(s);
   for (int i = 0; i < p->ntexts; i++) out += tokens_of(p->texts[i]);
   c->tokens_out = s->usage_out >= 0 ? s->usage_out : out;
   c->player = p;
@@ -598,6 +646,39 @@ static void reset_socket(sim_conn *c) {
   sim__tcp_reset(ci->connect_fd);
 }
 
+/* A stream step at an API that never streams (embeddings, models): each
+   fault becomes its one-body equivalent: drop_after a dropped connection,
+   error_after the error as the response, stall_after a wait (forever: a
+   hang), else the whole answer. */
+static enum MHD_Result play_unstreamable(sim_conn *c, const sim_step *s) {
+  if (s->drop_after >= 0) {
+    c->how = "dropped";
+    return MHD_NO;
+  }
+  int status;
+  const char *ctype;
+  if (s->error_after >= 0) {
+    status = s->status ? s->status : 500;
+    char *body = sim__error_body(c->dialect, status, s->code, s->type, s->message);
+    if (body == NULL) return MHD_NO;
+    enum MHD_Result r = queue_body(c, status, "application/json", body, strlen(body), NULL);
+    free(body);
+    return r;
+  }
+  if (s->stall_after >= 0 && c->wake != SIM_WAKE_TIMER) {
+    c->stalled = 1;
+    c->waiting = 1;
+    sim__conn_wait(c, s->stall < 0 ? -1 : sim__now_ms() + s->stall * 1000.0 * c->srv->scale);
+    return MHD_YES;
+  }
+  c->wake = 0;
+  char *body = step_body(c, s, &status, &ctype);
+  if (body == NULL) return MHD_NO;
+  enum MHD_Result r = queue_body(c, status, ctype, body, strlen(body), s);
+  free(body);
+  return r;
+}
+
 /* Plays c->cur; returns what the access handler returns. */
 enum MHD_Result sim__play(sim_conn *c) {
   for (;;) {
@@ -653,9 +734,11 @@ enum MHD_Result sim__play(sim_conn *c) {
     case SIM_STEP_TRUNCATE:
       return play_truncate(c, s);
     case SIM_STEP_STREAM:
+      if (!sim__dialect_streams(c->dialect)) return play_unstreamable(c, s);
       return play_stream(c, s);
     case SIM_STEP_CHAT:
-      if (c->stream_req) return play_stream(c, s); /* asked to stream: stream cleanly */
+      /* asked to stream: stream cleanly */
+      if (c->stream_req && sim__dialect_streams(c->dialect)) return play_stream(c, s);
       /* fall through */
     case SIM_STEP_FAIL:
     case SIM_STEP_GARBAGE: {

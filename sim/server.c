@@ -19,38 +19,101 @@
 
 /* ------------------------------------------------------------- routing */
 
-/* Which provider and dialect a path selects; -2 when none. */
+/* When p starts with the segment "/seg", what follows it; else NULL. */
+static const char *seg(const char *p, const char *name) {
+  size_t n = strlen(name);
+  if (p[0] != '/' || strncmp(p + 1, name, n) != 0) return NULL;
+  return p[1 + n] == '/' || p[1 + n] == '\0' ? p + 1 + n : NULL;
+}
+
+/* What follows the next segment of p (which starts with '/'); copies the
+   segment into out. NULL when there is no segment or it is too long. */
+static const char *next_seg(const char *p, char *out, size_t cap) {
+  if (p[0] != '/' || p[1] == '\0' || p[1] == '/') return NULL;
+  const char *end = strchr(p + 1, '/');
+  size_t len = end ? (size_t)(end - p - 1) : strlen(p + 1);
+  if (len >= cap) return NULL;
+  memcpy(out, p + 1, len);
+  out[len] = '\0';
+  return p + 1 + len;
+}
+
+/*
+ * The API a path names once the provider is known: optional vendor
+ * prefixes real SDKs put in their base URL (groq and Azure's "/openai",
+ * "/api", "/inference", Azure's "/openai/deployments/{name}"), an optional
+ * version ("/v1", "/v1beta"), then the endpoint. Returns 1 and sets the
+ * dialect, or 0 when the path names no API.
+ */
+static int route_api(sim_conn *c, const char *method, const char *p) {
+  const char *q;
+  int versioned = 0;
+  if ((q = seg(p, "openai")) != NULL) {
+    p = q;
+    if ((q = seg(p, "deployments")) != NULL) {
+      p = next_seg(q, c->path_model, sizeof c->path_model); /* the deployment */
+      if (p == NULL) return 0;
+      versioned = 1;
+    }
+  } else if ((q = seg(p, "api")) != NULL || (q = seg(p, "inference")) != NULL) {
+    p = q;
+  }
+  if ((q = seg(p, "v1")) != NULL || (q = seg(p, "v1beta")) != NULL) {
+    p = q;
+    versioned = 1;
+  }
+  static const struct { const char *path; sim_dialect d; } eps[] = {
+      {"/chat/completions", SIM_DIALECT_OPENAI}, {"/responses", SIM_DIALECT_RESPONSES},
+      {"/messages", SIM_DIALECT_ANTHROPIC},      {"/completions", SIM_DIALECT_COMPLETIONS},
+      {"/embeddings", SIM_DIALECT_EMBEDDINGS},   {"/models", SIM_DIALECT_MODELS},
+  };
+  for (size_t i = 0; i < sizeof eps / sizeof eps[0]; i++)
+    if (strcmp(p, eps[i].path) == 0) {
+      c->dialect = eps[i].d;
+      return 1;
+    }
+  /* Gemini: /models/{model}:generateContent | :streamGenerateContent */
+  if (versioned && (q = seg(p, "models")) != NULL && q[0] == '/' && strchr(q + 1, '/') == NULL) {
+    const char *colon = strrchr(q + 1, ':');
+    size_t mlen = colon ? (size_t)(colon - q - 1) : 0;
+    if (colon == NULL || mlen == 0 || mlen >= sizeof c->path_model) return 0;
+    if (strcmp(colon, ":streamGenerateContent") == 0) c->path_stream = 1;
+    else if (strcmp(colon, ":generateContent") != 0) return 0;
+    memcpy(c->path_model, q + 1, mlen);
+    c->path_model[mlen] = '\0';
+    c->dialect = SIM_DIALECT_GEMINI;
+    return 1;
+  }
+  (void)method;
+  return 0;
+}
+
+/* Which provider and dialect a path selects; -2 when none. A first
+   segment naming a provider selects it; otherwise the first provider
+   answers (also under the vendor prefixes route_api knows). */
 static void route(sim_conn *c, const char *method, const char *url) {
   sim_scenario *sc = c->srv->sc;
   c->provider = -2;
   const char *rest = url;
   int prov = 0;
-  if (strncmp(url, "/v1/", 4) != 0) {
-    /* /<name>/v1/... selects a named provider. */
-    const char *slash = strchr(url + 1, '/');
-    if (slash == NULL || strncmp(slash, "/v1/", 4) != 0) return;
-    size_t nlen = (size_t)(slash - url - 1);
-    prov = -1;
-    for (int i = 0; i < sim__scenario_nproviders(sc); i++) {
-      const char *name = sim__scenario_provider_name(sc, i);
-      if (strlen(name) == nlen && strncmp(name, url + 1, nlen) == 0) prov = i;
+  char name[128];
+  const char *after = next_seg(url, name, sizeof name);
+  for (int i = 0; after != NULL && i < sim__scenario_nproviders(sc); i++)
+    if (strcmp(sim__scenario_provider_name(sc, i), name) == 0) {
+      prov = i;
+      rest = after;
     }
-    if (prov < 0) return;
-    rest = slash;
-  }
-  if (strcmp(rest, "/v1/chat/completions") == 0) {
-    c->dialect = SIM_DIALECT_OPENAI;
-    c->provider = prov;
-  } else if (strcmp(rest, "/v1/messages") == 0) {
-    c->dialect = SIM_DIALECT_ANTHROPIC;
-    c->provider = prov;
-  } else if (strncmp(rest, "/v1/effects/", 12) == 0 && rest[12] != '\0' &&
-             strchr(rest + 12, '/') == NULL && strlen(rest + 12) < sizeof c->effect_name) {
+  if (strncmp(rest, "/v1/effects/", 12) == 0 && rest[12] != '\0' &&
+      strchr(rest + 12, '/') == NULL && strlen(rest + 12) < sizeof c->effect_name) {
     c->dialect = SIM_DIALECT_EFFECT;
     c->provider = -1;
     if (strcmp(method, "GET") == 0) c->lookup_key = strdup(rest + 12);
     else snprintf(c->effect_name, sizeof c->effect_name, "%s", rest + 12);
+    return;
   }
+  c->path_model[0] = '\0';
+  c->path_stream = 0;
+  if (route_api(c, method, rest)) c->provider = prov;
   if (c->provider >= 0 && sim__scenario_nproviders(sc) == 0) c->provider = -2;
 }
 
@@ -90,8 +153,14 @@ static void parse_body(sim_conn *c) {
   c->tokens_in_est = sim__estimate_tokens(c->body_len);
   cJSON *j = c->body_len ? cJSON_ParseWithLength(c->body, c->body_len) : NULL;
   cJSON *model = cJSON_GetObjectItemCaseSensitive(j, "model");
-  c->model = strdup(cJSON_IsString(model) ? model->valuestring : "fusebox-1");
-  c->stream_req = cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(j, "stream"));
+  c->model = strdup(cJSON_IsString(model) ? model->valuestring
+                    : c->path_model[0]    ? c->path_model
+                                          : "fusebox-1");
+  c->stream_req = cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(j, "stream")) || c->path_stream;
+  cJSON *input = cJSON_GetObjectItemCaseSensitive(j, "input");
+  c->ninputs = cJSON_IsArray(input) ? cJSON_GetArraySize(input) : 1;
+  if (c->ninputs > 2048) c->ninputs = 2048;
+  if (c->ninputs < 1) c->ninputs = 1;
   cJSON_Delete(j);
 }
 
@@ -215,7 +284,10 @@ static enum MHD_Result arrive(sim_conn *c, const char *method, const char *url) 
     r = play_error(c, 413, "Request body exceeds the 1 MiB limit of this fake provider.");
   } else if (c->provider == -2) {
     r = play_unserved(c, method, url);
-  } else if (c->dialect != SIM_DIALECT_EFFECT && strcmp(method, "POST") != 0) {
+  } else if (c->dialect == SIM_DIALECT_MODELS && strcmp(method, "GET") != 0) {
+    r = play_error(c, 405, "Method not allowed: use GET.");
+  } else if (c->dialect != SIM_DIALECT_EFFECT && c->dialect != SIM_DIALECT_MODELS &&
+             strcmp(method, "POST") != 0) {
     r = play_error(c, 405, "Method not allowed: use POST.");
   } else if (c->dialect == SIM_DIALECT_EFFECT && strcmp(method, "POST") != 0 &&
              strcmp(method, "GET") != 0) {

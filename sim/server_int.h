@@ -50,6 +50,9 @@ typedef struct sim_conn {
   sim_dialect dialect;
   int stream_req;           /* the request asked for a stream */
   char *model;
+  char path_model[128];     /* model or deployment named by the path */
+  int path_stream;          /* the path asks for a stream (Gemini) */
+  int ninputs;              /* embeddings: inputs in the request */
   int tokens_in_est;
   char effect_name[128];    /* POST /v1/effects/{name} */
   char *lookup_key;         /* GET /v1/effects/{key} */

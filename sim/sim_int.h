@@ -46,6 +46,16 @@ typedef struct sim_header {
   char *value;
 } sim_header;
 
+/* One tool call a chat or stream step answers with. */
+typedef struct sim_tool_call {
+  char *id;          /* call id sent to the client, e.g. "call_1" */
+  char *name;        /* the function's name */
+  char *arguments;   /* argument JSON text as sent (may be invalid on purpose) */
+} sim_tool_call;
+
+/* How an answer ends: complete, or cut short by the provider. */
+enum { SIM_FINISH_STOP = 0, SIM_FINISH_LENGTH, SIM_FINISH_FILTER };
+
 /*
  * One decision of the provider for one attempt. Every pointer is owned by
  * the step and released by sim__step_free(). Fields that do not apply to
@@ -61,6 +71,9 @@ typedef struct sim_step {
   char *model;        /* NULL = echo the request's model */
   int usage_in;       /* prompt tokens billed; -1 = estimate from request */
   int usage_out;      /* completion tokens billed; -1 = estimate from text */
+  sim_tool_call *tool_calls; /* chat, stream: tool calls after the text */
+  int ntool_calls;
+  int finish;         /* SIM_FINISH_*: `incomplete` (max tokens, filter) */
 
   /* stream */
   char **chunks;      /* text pieces, one per delta event; NULL = split content */
@@ -119,12 +132,20 @@ const char *sim__step_kind_name(sim_step_kind kind);
 /* ------------------------------------------------------------- requests */
 
 typedef enum sim_dialect {
-  SIM_DIALECT_OPENAI = 0, /* POST /v1/chat/completions */
-  SIM_DIALECT_ANTHROPIC,  /* POST /v1/messages */
-  SIM_DIALECT_EFFECT      /* POST /v1/effects/{name}, GET /v1/effects/{key} */
+  SIM_DIALECT_OPENAI = 0,   /* POST /v1/chat/completions (and Azure, prefixes) */
+  SIM_DIALECT_ANTHROPIC,    /* POST /v1/messages, /messages */
+  SIM_DIALECT_EFFECT,       /* POST /v1/effects/{name}, GET /v1/effects/{key} */
+  SIM_DIALECT_RESPONSES,    /* POST /v1/responses */
+  SIM_DIALECT_COMPLETIONS,  /* POST /v1/completions (legacy) */
+  SIM_DIALECT_EMBEDDINGS,   /* POST /v1/embeddings */
+  SIM_DIALECT_MODELS,       /* GET /v1/models */
+  SIM_DIALECT_GEMINI        /* POST /v1beta/models/{m}:generateContent */
 } sim_dialect;
 
+/* The API's name as the trace and req.dialect spell it ("openai-chat"). */
 const char *sim__dialect_name(sim_dialect d);
+/* 1 when the API can answer with an SSE stream. */
+int sim__dialect_streams(sim_dialect d);
 
 /*
  * What a provider function sees of one arrival (the `req` table). Borrowed
@@ -294,6 +315,15 @@ cJSON *sim__trace_event(const char *kind, double t_ms);
 const char *sim__request_id_header(sim_dialect d);
 char *sim__chat_body(sim_dialect d, const char *id, const char *model,
                      const char *text, int tokens_in, int tokens_out);
+/* The answer body of step s (text, tool calls, how it ends) in the API's
+   shape; s NULL = plain text. */
+char *sim__answer_body(sim_dialect d, const sim_step *s, const char *id, const char *model,
+                       const char *text, int tokens_in, int tokens_out);
+/* The embeddings list: ninputs vectors derived from text. */
+char *sim__embeddings_body(const char *model, const char *text, int ninputs, int tokens_in);
+/* As sim__error_body; retry_s >= 0 adds Google's RetryInfo (Gemini). */
+char *sim__error_body_retry(sim_dialect d, int status, const char *code, const char *type,
+                            const char *message, double retry_s);
 /* Fills in default code/type/message for status when the step leaves them
    NULL, then renders the error body. */
 char *sim__error_body(sim_dialect d, int status, const char *code,
@@ -301,8 +331,10 @@ char *sim__error_body(sim_dialect d, int status, const char *code,
 /* The frames of an SSE stream, split so the player can time and cut them. */
 typedef struct sim_sse {
   char *pre;       /* frames before the first text chunk */
-  char **chunk;    /* one frame per text chunk */
+  char **chunk;    /* one frame per text chunk, then tool argument deltas */
   int nchunks;
+  int cap;         /* allocated chunk slots */
+  int ntexts;      /* chunks [0, ntexts) carry the answer text */
   char *tail;      /* finish frames after the text (not the end marker) */
   char *marker;    /* the end marker: data: [DONE] / message_stop */
   char *error;     /* the in-stream error event */
@@ -311,6 +343,11 @@ int sim__sse_build(sim_dialect d, const sim_step *s, const char *id,
                    const char *model, int tokens_in, char **texts, int ntexts,
                    sim_sse *out);
 void sim__sse_clear(sim_sse *sse);
+/* Appends a frame (taken; NULL = out of memory) to the stream's chunks. */
+int sim__sse_push(sim_sse *out, char *frame);
+/* Splits argument text into 8-byte stream pieces; see dialect.c. */
+int sim__split_args(const char *args, char ***out, int *n);
+void sim__free_strv(char **v, int n);
 /* Splits text into word-sized pieces for streaming. *out owned by caller. */
 int sim__split_words(const char *text, char ***out, int *n);
 /* The farthest a Retry-After date may lie from now, either way, in seconds

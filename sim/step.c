@@ -53,6 +53,12 @@ void sim__step_free(sim_step *s) {
       free(s->headers[i].value);
     }
     free(s->headers);
+    for (int i = 0; i < s->ntool_calls; i++) {
+      free(s->tool_calls[i].id);
+      free(s->tool_calls[i].name);
+      free(s->tool_calls[i].arguments);
+    }
+    free(s->tool_calls);
     if (s->body_blob != NULL) sim__blob_unref(s->body_blob);
     else free(s->body);
     free(s);

@@ -61,7 +61,7 @@ static void test_function_provider(void) {
   e2e_resp_clear(&r);
   e2e_request(s, "POST", CHAT, "{\"model\":\"gpt-x\"}", h, 2000, &r);
   CU_ASSERT_EQUAL(r.status, 200);
-  CU_ASSERT(strstr(r.body, "gpt-x|/v1/chat/completions|openai|false|2|hello") != NULL);
+  CU_ASSERT(strstr(r.body, "gpt-x|/v1/chat/completions|openai-chat|false|2|hello") != NULL);
   e2e_resp_clear(&r);
   e2e_free(s);
 }

@@ -74,7 +74,9 @@ static void test_names(void) {
     CU_ASSERT_STRING_EQUAL(sim__step_kind_name((sim_step_kind)k), names[k]);
   CU_ASSERT_STRING_EQUAL(sim__step_kind_name((sim_step_kind)99), "?");
   CU_ASSERT_STRING_EQUAL(sim__step_kind_name((sim_step_kind)-1), "?");
-  CU_ASSERT_STRING_EQUAL(sim__dialect_name(SIM_DIALECT_OPENAI), "openai");
+  CU_ASSERT_STRING_EQUAL(sim__dialect_name(SIM_DIALECT_OPENAI), "openai-chat");
+  CU_ASSERT_STRING_EQUAL(sim__dialect_name(SIM_DIALECT_RESPONSES), "openai-responses");
+  CU_ASSERT_STRING_EQUAL(sim__dialect_name(SIM_DIALECT_GEMINI), "gemini");
   CU_ASSERT_STRING_EQUAL(sim__dialect_name(SIM_DIALECT_ANTHROPIC), "anthropic");
   CU_ASSERT_STRING_EQUAL(sim__dialect_name(SIM_DIALECT_EFFECT), "effect");
   }

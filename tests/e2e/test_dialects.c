@@ -1,0 +1,440 @@
+/*
+ * test_dialects.c - every step kind in every API the fake provider speaks,
+ * at the paths real SDKs call: the answer in the API's shape, its errors,
+ * its stream endings, its tool calls, and the API named in the trace.
+ */
+#include <CUnit/CUnit.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "e2e_util.h"
+
+#define CHAT_BODY "{\"model\":\"m1\",\"messages\":[{\"role\":\"user\",\"content\":\"hi\"}]"
+#define RESP_BODY "{\"model\":\"m1\",\"input\":\"hi\""
+#define GEM_BODY "{\"contents\":[{\"role\":\"user\",\"parts\":[{\"text\":\"hi\"}]}]}"
+
+/* One API at one path, with what its answers look like. */
+typedef struct api {
+  const char *dialect;      /* as the trace names it */
+  const char *method;
+  const char *path;
+  const char *stream_path;  /* NULL: same path, "stream":true in the body */
+  const char *body;         /* without the closing brace (stream is added) */
+  int streams;              /* 1: answers with SSE when asked */
+  const char *done;         /* in a clean stream, absent with no_end */
+  const char *err;          /* in a stream ended by error_after */
+  const char *cut;          /* in an answer cut at max tokens */
+  const char *tool;         /* in an answer with a tool call (NULL: no tools) */
+  const char *tool_delta;   /* in a streamed tool call */
+} api;
+
+static const api APIS[] = {
+    {"openai-chat", "POST", "/v1/chat/completions", NULL, CHAT_BODY, 1, "[DONE]",
+     "\"error\"", "\"length\"", "\"tool_calls\"", "\"arguments\":\"{\\\"city\\\""},
+    {"openai-chat", "POST", "/openai/v1/chat/completions", NULL, CHAT_BODY, 1, "[DONE]",
+     "\"error\"", "\"length\"", "\"tool_calls\"", "\"arguments\":\"{\\\"city\\\""},
+    {"openai-chat", "POST", "/openai/deployments/dep1/chat/completions?api-version=2024-10-21",
+     NULL, "{\"messages\":[{\"role\":\"user\",\"content\":\"hi\"}]", 1, "[DONE]", "\"error\"",
+     "\"length\"", "\"tool_calls\"", "\"arguments\":\"{\\\"city\\\""},
+    {"openai-responses", "POST", "/v1/responses", NULL, RESP_BODY, 1, "response.completed",
+     "response.failed", "response.incomplete", "\"function_call\"",
+     "response.function_call_arguments.delta"},
+    {"openai-responses", "POST", "/openai/v1/responses", NULL, RESP_BODY, 1,
+     "response.completed", "response.failed", "response.incomplete", "\"function_call\"",
+     "response.function_call_arguments.delta"},
+    {"anthropic", "POST", "/v1/messages", NULL, CHAT_BODY, 1, "message_stop",
+     "event: error", "max_tokens", "\"tool_use\"", "input_json_delta"},
+    {"anthropic", "POST", "/messages", NULL, CHAT_BODY, 1, "message_stop", "event: error",
+     "max_tokens", "\"tool_use\"", "input_json_delta"},
+    {"openai-completions", "POST", "/v1/completions", NULL,
+     "{\"model\":\"m1\",\"prompt\":\"hi\"", 1, "[DONE]", "\"error\"", "\"length\"", NULL, NULL},
+    {"embeddings", "POST", "/v1/embeddings", NULL, "{\"model\":\"e1\",\"input\":[\"a\",\"b\"]", 0,
+     NULL, NULL, NULL, NULL, NULL},
+    {"models", "GET", "/v1/models", NULL, NULL, 0, NULL, NULL, NULL, NULL, NULL},
+    {"gemini", "POST", "/v1beta/models/gemini-2.0-flash:generateContent",
+     "/v1beta/models/gemini-2.0-flash:streamGenerateContent?alt=sse", GEM_BODY, 1,
+     "\"finishReason\":\"STOP\"", "\"error\"", "MAX_TOKENS", "\"functionCall\"",
+     "\"functionCall\""},
+};
+#define NAPIS (sizeof APIS / sizeof APIS[0])
+
+static e2e_server *serve(const char *steps) {
+  char lua[4096];
+  snprintf(lua, sizeof lua, "return scenario { name = 't', provider = { %s } }", steps);
+  return e2e_start(lua, 1.0);
+}
+
+/* One request to the API, streaming or not. */
+static void call(e2e_server *s, const api *a, int stream, long timeout_ms, e2e_resp *r) {
+  char body[512];
+  const char *path = a->path;
+  const char *b = NULL;
+  if (a->body != NULL) {
+    if (a->stream_path != NULL) {
+      if (stream) path = a->stream_path;
+      snprintf(body, sizeof body, "%s", a->body);
+    } else {
+      snprintf(body, sizeof body, "%s%s}", a->body, stream ? ",\"stream\":true" : "");
+    }
+    b = body;
+  }
+  e2e_request(s, a->method, path, b, NULL, timeout_ms, r);
+}
+
+/* The answer's text (or, for embeddings and models, a marker of their
+   shape) from a non-streaming body; NULL when the shape is wrong. */
+static const char *text_of(const api *a, cJSON *j) {
+  static char buf[256];
+  const char *d = a->dialect;
+  cJSON *v = NULL;
+  if (strcmp(d, "openai-chat") == 0)
+    v = cJSON_GetObjectItem(cJSON_GetObjectItem(cJSON_GetArrayItem(cJSON_GetObjectItem(j, "choices"), 0), "message"), "content");
+  else if (strcmp(d, "openai-completions") == 0)
+    v = cJSON_GetObjectItem(cJSON_GetArrayItem(cJSON_GetObjectItem(j, "choices"), 0), "text");
+  else if (strcmp(d, "openai-responses") == 0)
+    v = cJSON_GetObjectItem(cJSON_GetArrayItem(cJSON_GetObjectItem(cJSON_GetArrayItem(cJSON_GetObjectItem(j, "output"), 0), "content"), 0), "text");
+  else if (strcmp(d, "anthropic") == 0)
+    v = cJSON_GetObjectItem(cJSON_GetArrayItem(cJSON_GetObjectItem(j, "content"), 0), "text");
+  else if (strcmp(d, "gemini") == 0)
+    v = cJSON_GetObjectItem(cJSON_GetArrayItem(cJSON_GetObjectItem(cJSON_GetObjectItem(cJSON_GetArrayItem(cJSON_GetObjectItem(j, "candidates"), 0), "content"), "parts"), 0), "text");
+  else if (strcmp(d, "embeddings") == 0) {
+    cJSON *data = cJSON_GetObjectItem(j, "data");
+    snprintf(buf, sizeof buf, "%d vectors of %d", cJSON_GetArraySize(data),
+             cJSON_GetArraySize(cJSON_GetObjectItem(cJSON_GetArrayItem(data, 1), "embedding")));
+    return buf;
+  } else if (strcmp(d, "models") == 0)
+    v = cJSON_GetObjectItem(cJSON_GetArrayItem(cJSON_GetObjectItem(j, "data"), 0), "id");
+  return cJSON_IsString(v) ? v->valuestring : NULL;
+}
+
+/* 1 when body is an error body in the API's shape for status. */
+static int is_error_shape(const api *a, const char *body, int status) {
+  cJSON *j = cJSON_Parse(body);
+  cJSON *e = cJSON_GetObjectItem(j, "error");
+  int ok = cJSON_IsObject(e);
+  if (strcmp(a->dialect, "anthropic") == 0)
+    ok = ok && cJSON_IsString(cJSON_GetObjectItem(j, "type")) &&
+         cJSON_IsString(cJSON_GetObjectItem(e, "type"));
+  else if (strcmp(a->dialect, "gemini") == 0)
+    ok = ok && cJSON_GetObjectItem(e, "code") != NULL &&
+         (int)cJSON_GetObjectItem(e, "code")->valuedouble == status &&
+         cJSON_IsString(cJSON_GetObjectItem(e, "status"));
+  else
+    ok = ok && cJSON_IsString(cJSON_GetObjectItem(e, "message")) &&
+         cJSON_GetObjectItem(e, "type") != NULL;
+  cJSON_Delete(j);
+  return ok;
+}
+
+static void check_dialect(e2e_server *s, const api *a) {
+  e2e_stop(s);
+  const char *d = e2e_str(e2e_event(s, "arrive", 0), "dialect");
+  CU_ASSERT_PTR_NOT_NULL(d);
+  if (d != NULL && strcmp(d, a->dialect) != 0) {
+    fprintf(stderr, "\n  %s: trace names %s\n", a->path, d);
+    CU_FAIL("dialect in the trace");
+  }
+}
+
+#define EXPECT(cond) do { if (!(cond)) { fprintf(stderr, "\n  %s %s: %s\n", a->method, a->path, #cond); CU_FAIL(#cond); } } while (0)
+
+static void test_chat_every_api(void) {
+  for (size_t i = 0; i < NAPIS; i++) {
+    const api *a = &APIS[i];
+    e2e_server *s = serve("chat { content = 'hello there', model = 'm9' }");
+    e2e_resp r;
+    call(s, a, 0, 2000, &r);
+    EXPECT(r.status == 200);
+    cJSON *j = cJSON_Parse(r.body);
+    const char *t = text_of(a, j);
+    if (strcmp(a->dialect, "embeddings") == 0) EXPECT(t && strcmp(t, "2 vectors of 8") == 0);
+    else if (strcmp(a->dialect, "models") == 0) EXPECT(t && strcmp(t, "m9") == 0);
+    else EXPECT(t && strcmp(t, "hello there") == 0);
+    cJSON_Delete(j);
+    e2e_resp_clear(&r);
+    check_dialect(s, a);
+    e2e_free(s);
+  }
+}
+
+static void test_fail_every_api(void) {
+  for (size_t i = 0; i < NAPIS; i++) {
+    const api *a = &APIS[i];
+    e2e_server *s = serve("fail { status = 429, retry_after = 2 }");
+    e2e_resp r;
+    call(s, a, 0, 2000, &r);
+    EXPECT(r.status == 429);
+    EXPECT(is_error_shape(a, r.body, 429));
+    if (strcmp(a->dialect, "gemini") == 0) {
+      EXPECT(strstr(r.body, "\"RESOURCE_EXHAUSTED\"") != NULL);
+      EXPECT(strstr(r.body, "\"retryDelay\":\"2s\"") != NULL);
+      EXPECT(strstr(r.body, "google.rpc.RetryInfo") != NULL);
+      EXPECT(e2e_header(&r, "retry-after") == NULL);
+    } else {
+      const char *ra = e2e_header(&r, "retry-after");
+      EXPECT(ra && strcmp(ra, "2") == 0);
+    }
+    e2e_resp_clear(&r);
+    check_dialect(s, a);
+    EXPECT(e2e_num(e2e_end_of(s, 0), "retry_after_ms") == 2000);
+    e2e_free(s);
+  }
+}
+
+static void test_gemini_statuses(void) {
+  const api *a = &APIS[NAPIS - 1];
+  static const struct { int status; const char *name; } rows[] = {
+      {503, "UNAVAILABLE"}, {400, "INVALID_ARGUMENT"}, {403, "PERMISSION_DENIED"},
+      {401, "UNAUTHENTICATED"}, {500, "INTERNAL"}, {404, "NOT_FOUND"}};
+  for (size_t i = 0; i < sizeof rows / sizeof rows[0]; i++) {
+    char step[64];
+    snprintf(step, sizeof step, "fail { status = %d }", rows[i].status);
+    e2e_server *s = serve(step);
+    e2e_resp r;
+    call(s, a, 0, 2000, &r);
+    EXPECT(r.status == rows[i].status);
+    char want[64];
+    snprintf(want, sizeof want, "\"status\":\"%s\"", rows[i].name);
+    EXPECT(strstr(r.body, want) != NULL);
+    EXPECT(strstr(r.body, "retryDelay") == NULL);
+    e2e_resp_clear(&r);
+    e2e_free(s);
+  }
+  /* retry_after_ms and retry_after_date advise a wait too */
+  e2e_server *s = serve("fail { status = 429, retry_after_ms = 1500 }");
+  e2e_resp r;
+  call(s, a, 0, 2000, &r);
+  EXPECT(strstr(r.body, "\"retryDelay\":\"1.5s\"") != NULL);
+  e2e_resp_clear(&r);
+  e2e_stop(s);
+  EXPECT(e2e_num(e2e_end_of(s, 0), "retry_after_ms") == 1500);
+  e2e_free(s);
+}
+
+/* hang, delay, drop, reset, truncate (both), garbage: the same on every API. */
+static void test_transport_steps_every_api(void) {
+  for (size_t i = 0; i < NAPIS; i++) {
+    const api *a = &APIS[i];
+    e2e_server *s = serve("hang {}, delay { 0.2, chat { content = 'late' } }, drop {}, reset {},"
+                          " truncate { chat {}, at = 20 },"
+                          " truncate { chat {}, at = 20, mode = 'early-close' }, garbage {}");
+    e2e_resp r;
+    call(s, a, 0, 300, &r); /* hang */
+    EXPECT(r.rc == CURLE_OPERATION_TIMEDOUT);
+    e2e_resp_clear(&r);
+    call(s, a, 0, 3000, &r); /* delay */
+    EXPECT(r.status == 200 && r.elapsed_ms >= 150);
+    e2e_resp_clear(&r);
+    call(s, a, 0, 2000, &r); /* drop */
+    EXPECT(r.rc != CURLE_OK);
+    e2e_resp_clear(&r);
+    call(s, a, 0, 2000, &r); /* reset */
+    EXPECT(r.rc != CURLE_OK);
+    e2e_resp_clear(&r);
+    call(s, a, 0, 2000, &r); /* truncate, short body */
+    EXPECT(r.rc == CURLE_OK && r.status == 200 && r.body_len == 20);
+    e2e_resp_clear(&r);
+    call(s, a, 0, 2000, &r); /* truncate, early close */
+    EXPECT(r.rc != CURLE_OK);
+    e2e_resp_clear(&r);
+    call(s, a, 0, 2000, &r); /* garbage */
+    cJSON *j = cJSON_Parse(r.body);
+    EXPECT(r.status == 200 && j == NULL);
+    cJSON_Delete(j);
+    e2e_resp_clear(&r);
+    e2e_stop(s);
+    static const char *hows[] = {NULL, "complete", "dropped", "reset", "complete", "early_close", "complete"};
+    for (int k = 1; k < 7; k++) {
+      const char *how = e2e_str(e2e_end_of(s, k), "how");
+      EXPECT(how && strcmp(how, hows[k]) == 0);
+    }
+    e2e_free(s);
+  }
+}
+
+/* Every stream option, in each API's own stream (or its one-body
+   equivalent where the API never streams). */
+static void test_stream_every_api(void) {
+  for (size_t i = 0; i < NAPIS; i++) {
+    const api *a = &APIS[i];
+    e2e_server *s = serve(
+        "stream { content = 'one two three four' },"
+        " stream { content = 'one two three four', drop_after = 2 },"
+        " stream { content = 'one two three four', stall_after = 1, stall = 0.2 },"
+        " stream { content = 'one two three four', error_after = 1, error = { status = 503 } },"
+        " stream { content = 'one two three four', no_end = true },"
+        " stream { content = 'one two three four', incomplete = 'max_output_tokens' },"
+        " stream { content = 'one two', interval = 0.1 }");
+    e2e_resp r;
+    call(s, a, 1, 2000, &r); /* clean */
+    EXPECT(r.rc == CURLE_OK && r.status == 200);
+    if (a->streams) {
+      EXPECT(strstr(r.body, a->done) != NULL);
+      EXPECT(strstr(r.body, " three") != NULL);
+      const char *ct = e2e_header(&r, "content-type");
+      EXPECT(ct && strncmp(ct, "text/event-stream", 17) == 0);
+    } else {
+      cJSON *j = cJSON_Parse(r.body);
+      EXPECT(text_of(a, j) != NULL);
+      cJSON_Delete(j);
+    }
+    e2e_resp_clear(&r);
+    call(s, a, 1, 2000, &r); /* drop_after */
+    EXPECT(r.rc != CURLE_OK);
+    if (a->streams) EXPECT(strstr(r.body, " two") != NULL && strstr(r.body, " three") == NULL);
+    e2e_resp_clear(&r);
+    call(s, a, 1, 3000, &r); /* stall_after */
+    EXPECT(r.rc == CURLE_OK && r.elapsed_ms >= 150);
+    e2e_resp_clear(&r);
+    call(s, a, 1, 2000, &r); /* error_after */
+    if (a->streams) {
+      EXPECT(r.status == 200 && strstr(r.body, a->err) != NULL);
+      EXPECT(strstr(r.body, a->done) == NULL);
+    } else {
+      EXPECT(r.status == 503 && is_error_shape(a, r.body, 503));
+    }
+    e2e_resp_clear(&r);
+    call(s, a, 1, 2000, &r); /* no_end */
+    EXPECT(r.rc == CURLE_OK);
+    if (a->streams) EXPECT(strstr(r.body, a->done) == NULL && strstr(r.body, " four") != NULL);
+    e2e_resp_clear(&r);
+    call(s, a, 1, 2000, &r); /* incomplete */
+    if (a->streams) EXPECT(strstr(r.body, a->cut) != NULL && strstr(r.body, " four") != NULL);
+    e2e_resp_clear(&r);
+    call(s, a, 1, 3000, &r); /* interval */
+    EXPECT(r.rc == CURLE_OK);
+    if (a->streams) EXPECT(r.elapsed_ms >= 80);
+    e2e_resp_clear(&r);
+    e2e_stop(s);
+    if (a->streams) {
+      EXPECT(strcmp(e2e_str(e2e_end_of(s, 1), "how"), "dropped") == 0);
+      EXPECT(e2e_num(e2e_end_of(s, 1), "chunks") == 2);
+      EXPECT(cJSON_IsTrue(cJSON_GetObjectItem(e2e_end_of(s, 2), "stalled")));
+      EXPECT(cJSON_IsFalse(cJSON_GetObjectItem(e2e_end_of(s, 4), "end_marker")));
+    }
+    e2e_free(s);
+  }
+}
+
+/* incomplete on a non-streaming answer, in each API's words. */
+static void test_incomplete_body_every_api(void) {
+  for (size_t i = 0; i < NAPIS; i++) {
+    const api *a = &APIS[i];
+    if (a->cut == NULL) continue;
+    e2e_server *s = serve("chat { content = 'cut', incomplete = 'max_output_tokens' },"
+                          " chat { content = 'filtered', incomplete = 'content_filter' }");
+    e2e_resp r;
+    call(s, a, 0, 2000, &r);
+    EXPECT(r.status == 200);
+    if (strcmp(a->dialect, "openai-responses") == 0)
+      EXPECT(strstr(r.body, "\"status\":\"incomplete\"") && strstr(r.body, "max_output_tokens"));
+    else
+      EXPECT(strstr(r.body, a->cut) != NULL);
+    e2e_resp_clear(&r);
+    call(s, a, 0, 2000, &r);
+    EXPECT(strstr(r.body, strcmp(a->dialect, "anthropic") == 0 ? "refusal"
+                          : strcmp(a->dialect, "gemini") == 0 ? "SAFETY"
+                                                              : "content_filter") != NULL);
+    e2e_resp_clear(&r);
+    e2e_free(s);
+  }
+}
+
+/* One step played to one call: the response (the caller clears it). */
+static void one(const api *a, const char *step, int stream, e2e_resp *r) {
+  e2e_server *s = serve(step);
+  call(s, a, stream, 2000, r);
+  e2e_free(s);
+}
+
+#define PARIS "tool_calls = { { name = 'get_weather', arguments = { city = 'Paris' } } }"
+
+/* Tool calls, answered whole and streamed, a stream cut inside the
+   arguments, and arguments that are not JSON. */
+static void test_tool_calls_every_api(void) {
+  for (size_t i = 0; i < NAPIS; i++) {
+    const api *a = &APIS[i];
+    if (a->tool == NULL) continue;
+    e2e_resp r;
+    one(a, "chat { " PARIS " }", 0, &r);
+    EXPECT(r.status == 200 && strstr(r.body, a->tool) && strstr(r.body, "get_weather") &&
+           strstr(r.body, "Paris"));
+    EXPECT(strstr(r.body, "call_1") != NULL);
+    e2e_resp_clear(&r);
+    one(a, "stream { " PARIS " }", 1, &r);
+    EXPECT(r.rc == CURLE_OK && strstr(r.body, a->tool_delta) && strstr(r.body, a->done));
+    e2e_resp_clear(&r);
+    one(a, "stream { content = 'Looking.', " PARIS " }", 1, &r);
+    EXPECT(r.rc == CURLE_OK && strstr(r.body, a->tool_delta) && strstr(r.body, "Looking."));
+    e2e_resp_clear(&r);
+    if (strcmp(a->dialect, "gemini") != 0) { /* Gemini sends a call whole */
+      one(a, "stream { " PARIS ", drop_after = 1 }", 1, &r);
+      EXPECT(r.rc != CURLE_OK);
+      EXPECT(strstr(r.body, "Paris") == NULL && strstr(r.body, "city") != NULL);
+      EXPECT(strstr(r.body, a->done) == NULL);
+      e2e_resp_clear(&r);
+    }
+    one(a, "chat { tool_calls = { { name = 'get_weather', arguments = '{\"city\": \"Par' } } }",
+        0, &r);
+    if (strcmp(a->dialect, "openai-chat") == 0 || strcmp(a->dialect, "openai-responses") == 0)
+      EXPECT(strstr(r.body, "\\\"Par\"") != NULL); /* the broken text, as sent */
+    e2e_resp_clear(&r);
+    one(a, "stream { tool_calls = { { name = 'get_weather', arguments = '{\"city\": \"Par' } } }",
+        1, &r);
+    if (strcmp(a->dialect, "gemini") != 0) EXPECT(strstr(r.body, "Par") != NULL);
+    e2e_resp_clear(&r);
+  }
+}
+
+/* Keys in Azure's api-key, Gemini's x-goog-api-key and ?key= never reach
+   the trace; the deployment names the model. */
+static void test_keys_and_paths(void) {
+  e2e_server *s = serve("chat {}");
+  static const char *const az[] = {"api-key: az-SECRET-1", NULL};
+  static const char *const gg[] = {"x-goog-api-key: goog-SECRET-2", NULL};
+  e2e_resp r;
+  e2e_request(s, "POST", "/openai/deployments/dep7/chat/completions?api-version=2024-10-21",
+              "{\"messages\":[]}", az, 2000, &r);
+  CU_ASSERT_EQUAL(r.status, 200);
+  CU_ASSERT(strstr(r.body, "\"model\":\"dep7\"") != NULL);
+  e2e_resp_clear(&r);
+  e2e_request(s, "POST", "/v1beta/models/gemini-x:generateContent?key=goog-SECRET-3", GEM_BODY,
+              gg, 2000, &r);
+  CU_ASSERT_EQUAL(r.status, 200);
+  e2e_resp_clear(&r);
+  e2e_request(s, "POST", "/v1beta/models/gemini-x:countTokens", GEM_BODY, NULL, 2000, &r);
+  CU_ASSERT_EQUAL(r.status, 404);
+  e2e_resp_clear(&r);
+  e2e_request(s, "POST", "/v1/models", "{}", NULL, 2000, &r);
+  CU_ASSERT_EQUAL(r.status, 405);
+  e2e_resp_clear(&r);
+  e2e_request(s, "POST", "/nope/v1/responses", "{}", NULL, 2000, &r);
+  CU_ASSERT_EQUAL(r.status, 404);
+  e2e_resp_clear(&r);
+  e2e_stop(s);
+  FILE *f = fopen(s->trace_path, "r");
+  CU_ASSERT_PTR_NOT_NULL_FATAL(f);
+  char line[8192];
+  while (fgets(line, sizeof line, f)) CU_ASSERT(strstr(line, "SECRET") == NULL);
+  fclose(f);
+  CU_ASSERT_STRING_EQUAL(e2e_str(e2e_event(s, "arrive", 0), "model"), "dep7");
+  CU_ASSERT_STRING_EQUAL(e2e_str(e2e_event(s, "arrive", 1), "model"), "gemini-x");
+  CU_ASSERT_STRING_EQUAL(e2e_str(e2e_event(s, "arrive", 1), "dialect"), "gemini");
+  e2e_free(s);
+}
+
+int suite_dialects(void) {
+  CU_pSuite s = CU_add_suite("e2e_dialects", NULL, NULL);
+  if (s == NULL) return CU_get_error();
+  CU_add_test(s, "chat in every API", test_chat_every_api);
+  CU_add_test(s, "fail with Retry-After / RetryInfo in every API", test_fail_every_api);
+  CU_add_test(s, "Gemini error statuses", test_gemini_statuses);
+  CU_add_test(s, "hang, delay, drop, reset, truncate, garbage in every API",
+              test_transport_steps_every_api);
+  CU_add_test(s, "every stream option in every API", test_stream_every_api);
+  CU_add_test(s, "incomplete answers in every API", test_incomplete_body_every_api);
+  CU_add_test(s, "tool calls in every API", test_tool_calls_every_api);
+  CU_add_test(s, "keys redacted, paths of real SDKs", test_keys_and_paths);
+  return CU_get_error();
+}
