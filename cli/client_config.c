@@ -147,10 +147,13 @@ static int read_workload(const cJSON *c, run_workload *w, char err[RUN_ERRLEN]) 
   }
   v = cJSON_GetObjectItemCaseSensitive(c, "dialect");
   if (v != NULL) {
-    if (cJSON_IsString(v) && strcmp(v->valuestring, "openai") == 0) w->anthropic = 0;
-    else if (cJSON_IsString(v) && strcmp(v->valuestring, "anthropic") == 0) w->anthropic = 1;
-    else {
-      snprintf(err, RUN_ERRLEN, "client.dialect must be \"openai\" or \"anthropic\"");
+    static const char *const names[] = {"openai", "anthropic", "responses", "gemini"};
+    w->dialect = -1;
+    for (int i = 0; i < 4; i++)
+      if (cJSON_IsString(v) && strcmp(v->valuestring, names[i]) == 0) w->dialect = i;
+    if (w->dialect < 0) {
+      snprintf(err, RUN_ERRLEN,
+               "client.dialect must be \"openai\", \"anthropic\", \"responses\" or \"gemini\"");
       return -1;
     }
   }
@@ -435,7 +438,7 @@ int run_client_new(const sim_scenario *sc, run_client_kind kind, sim_server *srv
     for (int i = 0; i < n; i++) {
       snprintf(urls[i], sizeof urls[i], "http://127.0.0.1:%d/%s/v1", port, names[i]);
       prov[i] = (guard_provider){.name = names[i], .base_url = urls[i],
-                                 .dialect = w->anthropic ? GUARD_ANTHROPIC : GUARD_OPENAI,
+                                 .dialect = (guard_dialect)w->dialect,
                                  .api_key = "sk-fusebox-placeholder", .model = "fusebox-model"};
     }
     snprintf(effects_url, sizeof effects_url, "http://127.0.0.1:%d/v1", port);

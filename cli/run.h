@@ -24,7 +24,7 @@ typedef enum { RUN_CALL_CHAT = 0, RUN_CALL_STREAM, RUN_CALL_EFFECT } run_call;
 /* What the client does in one scenario: docs/scenarios.md, "Workload". */
 typedef struct run_workload {
   run_call call;
-  int anthropic;       /* 1: call /v1/messages */
+  int dialect;         /* guard_dialect: the API the client calls */
   int requests;        /* logical calls */
   int concurrency;     /* calls in flight at once */
   double spread;       /* s over which call starts are spread */

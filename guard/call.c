@@ -39,6 +39,8 @@ static int chat_headers(guard__hdrs *h, guard *g, const guard__prov *p,
   if (rc == GUARD_OK && p->key != NULL) {
     if (p->dialect == GUARD_ANTHROPIC) {
       rc = guard__hdrs_add(h, "x-api-key", p->key);
+    } else if (p->dialect == GUARD_GEMINI) {
+      rc = guard__hdrs_add(h, "x-goog-api-key", p->key);
     } else {
       char auth[GUARD__MAX_SECRET + 8];
       snprintf(auth, sizeof auth, "Bearer %s", p->key);
@@ -64,7 +66,7 @@ static int chat_attempt(guard__call *c, guard__prov *p, const char *body,
   }
   guard_http_response resp;
   guard__resp_init(&resp, g->max_body, stream, ans);
-  guard__req s = {"POST", p->url, (const char *const *)h.line, h.n, body, blen,
+  guard__req s = {"POST", stream && p->url_stream ? p->url_stream : p->url, (const char *const *)h.line, h.n, body, blen,
                    timeout_ms, p->pol.connect_ms, p->pol.idle_ms, stream};
   guard_tx tx = guard__send(c, &s, &resp, a);
 
@@ -114,8 +116,9 @@ static int chat_attempt(guard__call *c, guard__prov *p, const char *body,
     a->partial = strdup(ans->text.p);
     if (a->partial == NULL) rc = GUARD_ENOMEM;
   }
-  guard__retry_after(guard__resp_get(&resp, "retry-after-ms"),
-                     guard__resp_get(&resp, "retry-after"), guard__wall(g),
+  const char *ra = guard__resp_get(&resp, "retry-after");
+  if (ra == NULL && ans->retry_delay[0]) ra = ans->retry_delay; /* Google's RetryInfo */
+  guard__retry_after(guard__resp_get(&resp, "retry-after-ms"), ra, guard__wall(g),
                      p->pol.ra_cap_s, &o->ra);
   if (o->ra.state == GUARD__RA_OK) a->retry_after_ms = o->ra.ms * g->scale;
   guard__resp_free(&resp);
@@ -148,8 +151,8 @@ static int run_chain(guard__call *c, const guard_chat_request *req,
                      size_t nskip) {
   guard *g = c->g;
   const unsigned flags = g->pol.flags;
-  char *bodies[2] = {NULL, NULL};
-  size_t blens[2] = {0, 0};
+  char *bodies[4] = {NULL, NULL, NULL, NULL};
+  size_t blens[4] = {0, 0, 0, 0};
   char key[GUARD__MAX_KEY + 1] = "";
   if (req->idempotency_key) guard__strlcpy(key, req->idempotency_key, sizeof key);
   int rc = GUARD_OK;
@@ -245,6 +248,8 @@ static int run_chain(guard__call *c, const guard_chat_request *req,
 out:
   free(bodies[0]);
   free(bodies[1]);
+  free(bodies[2]);
+  free(bodies[3]);
   if (rc == GUARD_OK) guard__strlcpy(c->r->key, key, sizeof c->r->key);
   return rc;
 }

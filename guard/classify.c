@@ -22,18 +22,22 @@ static const char *const QUOTA[] = {
     "insufficient_quota", "billing_hard_limit_reached", "billing_not_active",
     "billing_error", "quota_exceeded", NULL};
 static const char *const RATE[] = {"rate_limit_exceeded", "rate_limit_error",
-                                   "tokens", "requests", NULL};
+                                   "tokens", "requests",
+                                   "RESOURCE_EXHAUSTED", /* Google */ NULL};
 /* Error types/codes that say by themselves what they are (stream events and
  * errors carried in a 200). */
 static const char *const TRANSIENT_TYPES[] = {
     "rate_limit_exceeded", "rate_limit_error", "overloaded_error",
-    "api_error", "server_error", "timeout_error", "service_unavailable", NULL};
+    "api_error", "server_error", "timeout_error", "service_unavailable",
+    /* Google's status names */
+    "RESOURCE_EXHAUSTED", "UNAVAILABLE", "INTERNAL", "DEADLINE_EXCEEDED", "ABORTED", NULL};
 static const char *const PERMANENT_TYPES[] = {
     "insufficient_quota", "billing_hard_limit_reached", "billing_not_active",
     "billing_error", "invalid_request_error", "authentication_error",
     "permission_error", "not_found_error", "request_too_large",
     "context_length_exceeded", "invalid_api_key", "model_not_found",
-    "content_filter", NULL};
+    "content_filter", "INVALID_ARGUMENT", "PERMISSION_DENIED", "UNAUTHENTICATED",
+    "NOT_FOUND", "FAILED_PRECONDITION", NULL};
 
 static int in(const char *s, const char *const *set) {
   if (s == NULL) return 0;

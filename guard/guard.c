@@ -102,7 +102,7 @@ static int add_provider(guard *g, const guard_provider *p, char *err) {
                               strncmp(p->base_url, "https://", 8) != 0))
     return fail(err, GUARD_EINVAL, "provider %s: base_url must be http(s)://...",
                 p->name);
-  if ((unsigned)p->dialect > GUARD_ANTHROPIC)
+  if ((unsigned)p->dialect > GUARD_GEMINI)
     return fail(err, GUARD_EINVAL, "provider %s: unknown dialect", p->name);
   if (!header_safe(p->base_url, 2048) || !header_safe(p->api_key, GUARD__MAX_SECRET) ||
       !header_safe(p->model, 256))
@@ -126,9 +126,18 @@ static int add_provider(guard *g, const guard_provider *p, char *err) {
   else
     q->base = join(p->base_url, "");
   if (q->base == NULL) oom = 1;
-  if (!oom)
-    q->url = join(q->base, p->dialect == GUARD_ANTHROPIC ? "/messages"
-                                                         : "/chat/completions");
+  if (!oom && p->dialect == GUARD_GEMINI) {
+    char path[320];
+    snprintf(path, sizeof path, "/models/%s:generateContent", q->model);
+    q->url = join(q->base, path);
+    snprintf(path, sizeof path, "/models/%s:streamGenerateContent?alt=sse", q->model);
+    q->url_stream = join(q->base, path);
+    if (q->url_stream == NULL) oom = 1;
+  } else if (!oom) {
+    q->url = join(q->base, p->dialect == GUARD_ANTHROPIC   ? "/messages"
+                           : p->dialect == GUARD_RESPONSES ? "/responses"
+                                                           : "/chat/completions");
+  }
   if (q->url == NULL) oom = 1;
   q->dialect = p->dialect;
   guard__pol_from(&q->pol, p->policy ? p->policy : &g->pubpol, g->scale);
@@ -216,6 +225,7 @@ void guard_free(guard *g) {
     free(g->prov[i].name);
     free(g->prov[i].base);
     free(g->prov[i].url);
+    free(g->prov[i].url_stream);
     free(g->prov[i].key);
     free(g->prov[i].model);
   }

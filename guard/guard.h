@@ -52,7 +52,12 @@ void guard_global_cleanup(void);
 /* ------------------------------------------------------------- policy */
 
 /* The wire dialect of a provider. */
-typedef enum { GUARD_OPENAI = 0, GUARD_ANTHROPIC = 1 } guard_dialect;
+typedef enum {
+  GUARD_OPENAI = 0,     /* chat completions: {base}/chat/completions */
+  GUARD_ANTHROPIC = 1,  /* messages: {base}/messages */
+  GUARD_RESPONSES = 2,  /* OpenAI Responses: {base}/responses */
+  GUARD_GEMINI = 3      /* Gemini: {base}/models/{model}:generateContent */
+} guard_dialect;
 
 /* How the backoff is randomised (see guard_policy.jitter). */
 typedef enum {
@@ -129,8 +134,10 @@ guard_policy guard_policy_default(void);
 
 /*
  * One provider of the fallback chain. base_url is the API root including its
- * version path: requests go to {base_url}/chat/completions (OpenAI) or
- * {base_url}/messages (Anthropic). For Anthropic a base without a trailing
+ * version path: requests go to {base_url}/chat/completions (OpenAI),
+ * {base_url}/messages (Anthropic), {base_url}/responses (Responses) or
+ * {base_url}/models/{model}:generateContent (Gemini; streams at
+ * :streamGenerateContent?alt=sse). For Anthropic a base without a trailing
  * "/v1" gets one, so both "http://host:P" (ANTHROPIC_BASE_URL style) and
  * "http://host:P/v1" work. Against `fusebox serve`: "http://127.0.0.1:P/v1"
  * for the first provider, "http://127.0.0.1:P/backup/v1" for "backup".

@@ -111,6 +111,7 @@ typedef struct guard__answer {
   int error;             /* an error object or event was seen */
   char err_type[64];
   char err_code[64];
+  char retry_delay[32];  /* Google RetryInfo retryDelay in seconds ("2"), or "" */
   guard__body bad;       /* first problem found in a stream event, or OK */
   int oom;               /* reading it ran out of memory: not the provider's
                             fault, the call fails GUARD_ENOMEM */
@@ -353,6 +354,7 @@ typedef struct guard__prov {
   char *name;
   char *base;
   char *url;           /* the chat endpoint */
+  char *url_stream;    /* where streams go when not url (Gemini); else NULL */
   char *key;
   char *model;
   guard_dialect dialect;

@@ -1,7 +1,7 @@
 /*
- * wire.c - the two wire dialects: request bodies for OpenAI chat completions
- * and Anthropic messages, and reading their answers, errors and stream
- * events. Reading only says what a body is (guard__body); classify.c decides
+ * wire.c - the wire dialects: request bodies for OpenAI chat completions,
+ * Anthropic messages, the OpenAI Responses API and Gemini, and reading
+ * their answers, errors and stream events. Reading only says what a body is (guard__body); classify.c decides
  * what that means.
  */
 #include "guard/guard_int.h"
@@ -35,6 +35,56 @@ void guard__answer_init(guard__answer *a, guard_dialect d, size_t max_text) {
 /* Releases an answer's memory. */
 void guard__answer_free(guard__answer *a) { guard__buf_free(&a->text); }
 
+/* The Responses API body: input messages, instructions, max_output_tokens;
+   Gemini's: contents with parts, systemInstruction, generationConfig. */
+static cJSON *body_new_apis(guard_dialect d, const char *model,
+                            const guard_chat_request *req, int max_tokens) {
+  cJSON *root = cJSON_CreateObject();
+  if (root == NULL) return NULL;
+  int ok = 1;
+  if (d == GUARD_RESPONSES) {
+    ok = cJSON_AddStringToObject(root, "model", model ? model : "") != NULL;
+    if (ok && req->system) ok = cJSON_AddStringToObject(root, "instructions", req->system) != NULL;
+    cJSON *in = ok ? cJSON_AddArrayToObject(root, "input") : NULL;
+    ok = in != NULL;
+    for (int i = 0; ok && i < req->nmessages; i++) {
+      cJSON *m = cJSON_CreateObject();
+      ok = m != NULL && cJSON_AddItemToArray(in, m) &&
+           cJSON_AddStringToObject(m, "role", req->messages[i].role) &&
+           cJSON_AddStringToObject(m, "content", req->messages[i].content);
+    }
+    ok = ok && cJSON_AddNumberToObject(root, "max_output_tokens", max_tokens) &&
+         (!req->stream || cJSON_AddBoolToObject(root, "stream", 1));
+  } else {
+    cJSON *contents = cJSON_AddArrayToObject(root, "contents");
+    ok = contents != NULL;
+    for (int i = 0; ok && i < req->nmessages; i++) {
+      cJSON *m = cJSON_CreateObject();
+      const char *role = strcmp(req->messages[i].role, "assistant") == 0 ? "model" : "user";
+      cJSON *parts = m ? cJSON_AddArrayToObject(m, "parts") : NULL;
+      cJSON *part = cJSON_CreateObject();
+      ok = m != NULL && cJSON_AddItemToArray(contents, m) && parts && part &&
+           cJSON_AddItemToArray(parts, part) && cJSON_AddStringToObject(m, "role", role) &&
+           cJSON_AddStringToObject(part, "text", req->messages[i].content);
+      if (!ok && part && !parts) cJSON_Delete(part);
+    }
+    if (ok && req->system) {
+      cJSON *si = cJSON_AddObjectToObject(root, "systemInstruction");
+      cJSON *parts = si ? cJSON_AddArrayToObject(si, "parts") : NULL;
+      cJSON *part = parts ? cJSON_CreateObject() : NULL;
+      ok = part && cJSON_AddItemToArray(parts, part) &&
+           cJSON_AddStringToObject(part, "text", req->system);
+    }
+    cJSON *gc = ok ? cJSON_AddObjectToObject(root, "generationConfig") : NULL;
+    ok = gc && cJSON_AddNumberToObject(gc, "maxOutputTokens", max_tokens);
+  }
+  if (!ok) {
+    cJSON_Delete(root);
+    return NULL;
+  }
+  return root;
+}
+
 /* Builds the request body of a chat call. */
 int guard__wire_body(guard_dialect d, const char *model,
                      const guard_chat_request *req, char **out, size_t *len) {
@@ -47,6 +97,21 @@ int guard__wire_body(guard_dialect d, const char *model,
     if (req->messages[i].role == NULL || req->messages[i].content == NULL)
       return GUARD_EINVAL;
   int max_tokens = req->max_tokens > 0 ? req->max_tokens : 1024;
+
+  if (d == GUARD_RESPONSES || d == GUARD_GEMINI) {
+    cJSON *r = body_new_apis(d, model, req, max_tokens);
+    if (r == NULL) return GUARD_ENOMEM;
+    char *s = cJSON_PrintUnformatted(r);
+    cJSON_Delete(r);
+    if (s == NULL) return GUARD_ENOMEM;
+    if (strlen(s) > GUARD__MAX_REQUEST) {
+      free(s);
+      return GUARD_EINVAL;
+    }
+    *out = s;
+    *len = strlen(s);
+    return GUARD_OK;
+  }
 
   cJSON *root = cJSON_CreateObject();
   cJSON *msgs = NULL;
@@ -116,13 +181,24 @@ static long long_of(const cJSON *o, const char *name) {
 /* Reads {"error": {"type":..., "code":...}} (both dialects put it there). */
 static int read_error(const cJSON *root, guard__answer *a) {
   const cJSON *e = cJSON_GetObjectItemCaseSensitive(root, "error");
-  if (e == NULL) return 0;
+  if (e == NULL || cJSON_IsNull(e)) return 0; /* Responses: "error": null */
   a->error = 1;
   if (cJSON_IsObject(e)) {
     const char *t = str_of(e, "type");
     const cJSON *c = cJSON_GetObjectItemCaseSensitive(e, "code");
+    if (t == NULL) t = str_of(e, "status"); /* Google: "RESOURCE_EXHAUSTED" */
     if (t) guard__strlcpy(a->err_type, t, sizeof a->err_type);
     if (cJSON_IsString(c)) guard__strlcpy(a->err_code, c->valuestring, sizeof a->err_code);
+    /* Google advises the wait in details[].retryDelay ("2s", "1.5s"). */
+    const cJSON *det;
+    cJSON_ArrayForEach(det, cJSON_GetObjectItemCaseSensitive(e, "details")) {
+      const char *rd = str_of(det, "retryDelay");
+      size_t n = rd ? strlen(rd) : 0;
+      if (n >= 2 && n < sizeof a->retry_delay && rd[n - 1] == 's') {
+        memcpy(a->retry_delay, rd, n - 1);
+        a->retry_delay[n - 1] = '\0';
+      }
+    }
   }
   return 1;
 }
@@ -182,6 +258,73 @@ static guard__body parse_anthropic(const cJSON *root, guard__answer *a) {
   return GUARD__BODY_OK;
 }
 
+/* Responses: output items of type message with output_text parts; status
+   "incomplete" for content_filter is a refusal, "failed" an error. */
+static guard__body parse_responses(const cJSON *root, guard__answer *a) {
+  const cJSON *output = cJSON_GetObjectItemCaseSensitive(root, "output");
+  const char *status = str_of(root, "status");
+  const cJSON *usage = cJSON_GetObjectItemCaseSensitive(root, "usage");
+  if (cJSON_IsObject(usage)) {
+    a->tokens_in = long_of(usage, "input_tokens");
+    a->tokens_out = long_of(usage, "output_tokens");
+  }
+  if (status && strcmp(status, "failed") == 0) return GUARD__BODY_ERROR;
+  const cJSON *inc = cJSON_GetObjectItemCaseSensitive(root, "incomplete_details");
+  const char *reason = cJSON_IsObject(inc) ? str_of(inc, "reason") : NULL;
+  if (reason && strcmp(reason, "content_filter") == 0) {
+    a->refusal = 1;
+    return GUARD__BODY_REFUSAL;
+  }
+  if (!cJSON_IsArray(output) || status == NULL) return GUARD__BODY_MISSING;
+  const cJSON *item;
+  cJSON_ArrayForEach(item, output) {
+    const char *type = str_of(item, "type");
+    if (type == NULL) return GUARD__BODY_MISSING;
+    if (strcmp(type, "message") != 0) continue;
+    const cJSON *part;
+    cJSON_ArrayForEach(part, cJSON_GetObjectItemCaseSensitive(item, "content")) {
+      const char *pt = str_of(part, "type");
+      if (pt && strcmp(pt, "refusal") == 0) {
+        a->refusal = 1;
+        return GUARD__BODY_REFUSAL;
+      }
+      const char *t = pt && strcmp(pt, "output_text") == 0 ? str_of(part, "text") : NULL;
+      if (t && add_text(a, t) != 0) return GUARD__BODY_TOO_LARGE;
+    }
+  }
+  return GUARD__BODY_OK;
+}
+
+/* Gemini: candidates[0].content.parts[].text; finishReason SAFETY (and the
+   other blocks) is a refusal; *finished when finishReason is present. */
+static guard__body parse_gemini(const cJSON *root, guard__answer *a, int *finished) {
+  const cJSON *usage = cJSON_GetObjectItemCaseSensitive(root, "usageMetadata");
+  if (cJSON_IsObject(usage)) {
+    a->tokens_in = long_of(usage, "promptTokenCount");
+    a->tokens_out = long_of(usage, "candidatesTokenCount");
+  }
+  const cJSON *cands = cJSON_GetObjectItemCaseSensitive(root, "candidates");
+  const cJSON *c0 = cJSON_IsArray(cands) ? cJSON_GetArrayItem(cands, 0) : NULL;
+  if (!cJSON_IsObject(c0)) return GUARD__BODY_MISSING;
+  const char *fr = str_of(c0, "finishReason");
+  if (finished) *finished = fr != NULL;
+  if (fr && (strcmp(fr, "SAFETY") == 0 || strcmp(fr, "RECITATION") == 0 ||
+             strcmp(fr, "PROHIBITED_CONTENT") == 0 || strcmp(fr, "BLOCKLIST") == 0)) {
+    a->refusal = 1;
+    return GUARD__BODY_REFUSAL;
+  }
+  const cJSON *content = cJSON_GetObjectItemCaseSensitive(c0, "content");
+  const cJSON *parts = cJSON_IsObject(content) ? cJSON_GetObjectItemCaseSensitive(content, "parts")
+                                               : NULL;
+  if (parts == NULL) return fr ? GUARD__BODY_OK : GUARD__BODY_MISSING;
+  const cJSON *part;
+  cJSON_ArrayForEach(part, parts) {
+    const char *t = str_of(part, "text");
+    if (t && add_text(a, t) != 0) return GUARD__BODY_TOO_LARGE;
+  }
+  return GUARD__BODY_OK;
+}
+
 /* Parses a complete non-stream 2xx body; returns what it was. */
 guard__body guard__wire_parse(const char *body, size_t len, guard__answer *a) {
   cJSON *root = guard__json_parse(body, len, &a->oom);
@@ -199,6 +342,10 @@ guard__body guard__wire_parse(const char *body, size_t len, guard__answer *a) {
     r = GUARD__BODY_ERROR;
   else if (a->dialect == GUARD_ANTHROPIC)
     r = parse_anthropic(root, a);
+  else if (a->dialect == GUARD_RESPONSES)
+    r = parse_responses(root, a);
+  else if (a->dialect == GUARD_GEMINI)
+    r = parse_gemini(root, a, NULL);
   else
     r = parse_openai(root, a);
   cJSON_Delete(root);
@@ -287,6 +434,39 @@ static void anthropic_event(guard__answer *a, const char *event,
   /* ping, content_block_start/stop and unknown events change nothing. */
 }
 
+/* One Responses API stream event: text deltas count, the response's own
+   ending decides (completed, incomplete, failed). */
+static void responses_event(guard__answer *a, const char *event, const cJSON *root) {
+  const char *type = str_of(root, "type");
+  if (type == NULL) type = event;
+  if (strcmp(type, "response.output_text.delta") == 0) {
+    const char *t = str_of(root, "delta");
+    if (t == NULL) stream_bad(a, GUARD__BODY_BAD_CHUNK);
+    else add_text(a, t);
+  } else if (strcmp(type, "response.refusal.delta") == 0) {
+    a->refusal = 1;
+  } else if (strcmp(type, "response.completed") == 0 ||
+             strcmp(type, "response.incomplete") == 0) {
+    const cJSON *r = cJSON_GetObjectItemCaseSensitive(root, "response");
+    const cJSON *u = cJSON_IsObject(r) ? cJSON_GetObjectItemCaseSensitive(r, "usage") : NULL;
+    if (cJSON_IsObject(u)) {
+      a->tokens_in = long_of(u, "input_tokens");
+      a->tokens_out = long_of(u, "output_tokens");
+    }
+    const cJSON *inc = cJSON_IsObject(r) ? cJSON_GetObjectItemCaseSensitive(r, "incomplete_details")
+                                         : NULL;
+    const char *reason = cJSON_IsObject(inc) ? str_of(inc, "reason") : NULL;
+    if (reason && strcmp(reason, "content_filter") == 0) a->refusal = 1;
+    a->done = 1;
+  } else if (strcmp(type, "response.failed") == 0) {
+    a->error = 1;
+    const cJSON *r = cJSON_GetObjectItemCaseSensitive(root, "response");
+    const cJSON *e = cJSON_IsObject(r) ? cJSON_GetObjectItemCaseSensitive(r, "error") : NULL;
+    const char *code = cJSON_IsObject(e) ? str_of(e, "code") : NULL;
+    if (code) guard__strlcpy(a->err_code, code, sizeof a->err_code);
+  }
+}
+
 /* Applies one SSE event of the answer's dialect to *a. */
 int guard__wire_stream_event(guard__answer *a, const char *event,
                              const char *data, size_t len) {
@@ -305,8 +485,17 @@ int guard__wire_stream_event(guard__answer *a, const char *event,
   if (read_error(root, a) || (type && strcmp(type, "error") == 0) ||
       strcmp(event, "error") == 0) {
     a->error = 1;
+    const char *code = str_of(root, "code"); /* Responses: the code is top-level */
+    if (code && !a->err_code[0]) guard__strlcpy(a->err_code, code, sizeof a->err_code);
   } else if (a->dialect == GUARD_ANTHROPIC) {
     anthropic_event(a, event, root);
+  } else if (a->dialect == GUARD_RESPONSES) {
+    responses_event(a, event, root);
+  } else if (a->dialect == GUARD_GEMINI) {
+    int finished = 0;
+    guard__body b = parse_gemini(root, a, &finished);
+    if (b == GUARD__BODY_MISSING) stream_bad(a, GUARD__BODY_BAD_CHUNK);
+    if (finished) a->done = 1;
   } else {
     openai_chunk(a, root);
   }

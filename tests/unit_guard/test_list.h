@@ -13,6 +13,7 @@
   X(sse)                                                                       \
   X(stream)                                                                    \
   X(wire)                                                                      \
+  X(wire_apis)                                                                 \
   X(result_json)                                                               \
   X(limits)                                                                    \
   X(transport_curl)                                                            \
