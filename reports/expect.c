@@ -27,6 +27,7 @@ static const struct {
     {"cost", rpt__v_cost},
     {"profile", rpt__v_profile},
     {"exercised", rpt__v_exercised}, /* a declaration: judged with `served` below */
+    {"tool_integrity", rpt__v_tool_integrity},
 };
 #define NFAMILIES ((int)(sizeof families / sizeof families[0]))
 

@@ -106,6 +106,7 @@ typedef struct rpt__arrival {
   double retry_after_ms;    /* < 0 when the response did not ask */
   double delay_ms;
   long tokens_in, tokens_out;
+  const char *tool_calls_json; /* end.tool_calls as JSON text, or NULL */
   int group;                /* index in rpt_trace.groups */
   int unserved;             /* a path no provider serves (provider and dialect null) */
 } rpt__arrival;
@@ -239,6 +240,7 @@ int rpt__v_exercised(rpt__ctx *c, const char *name, const cJSON *val);
 int rpt__scenario_verdicts(rpt__ctx *c, const cJSON *expect);
 /* 1 for verdicts that say whether a scenario ran, not how well it went. */
 int rpt__verdict_is_meta(const char *name);
+int rpt__v_tool_integrity(rpt__ctx *c, const char *name, const cJSON *val);
 
 /* ------------------------------------------------------------- run */
 

@@ -293,6 +293,13 @@ static int ev_end(reader *r, const cJSON *o, double t) {
   a->tokens_in = get_long(o, "tokens_in", 0);
   a->tokens_out = get_long(o, "tokens_out", 0);
   a->text = get_str(r, o, "text");
+  const cJSON *tc = cJSON_GetObjectItemCaseSensitive(o, "tool_calls");
+  if (cJSON_IsArray(tc)) {
+    char *s = cJSON_PrintUnformatted(tc);
+    if (s == NULL) return RPT_ENOMEM;
+    a->tool_calls_json = rpt__arena_strdup(&r->tr->arena, s, &r->oom);
+    cJSON_free(s);
+  }
   /* The error code, when the server records it (several spellings). */
   a->code = get_str(r, o, "code");
   if (a->code == NULL) a->code = get_str(r, o, "error_code");

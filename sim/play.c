@@ -475,6 +475,7 @@ static enum MHD_Result play_stream(sim_conn *c, const sim_step *s) {
   for (int i = 0; i < p->ntexts; i++) out += tokens_of(p->texts[i]);
   c->tokens_out = s->usage_out >= 0 ? s->usage_out : out;
   c->player = p;
+  c->player_ntexts = p->ntexts;
   struct MHD_Response *r =
       MHD_create_response_from_callback(MHD_SIZE_UNKNOWN, 4096, stream_reader, p, NULL);
   if (r == NULL) return MHD_NO;

@@ -157,6 +157,7 @@ static void parse_body(sim_conn *c) {
                     : c->path_model[0]    ? c->path_model
                                           : "fusebox-1");
   c->stream_req = cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(j, "stream")) || c->path_stream;
+  sim__offered_tools(c, j);
   cJSON *input = cJSON_GetObjectItemCaseSensitive(j, "input");
   c->ninputs = cJSON_IsArray(input) ? cJSON_GetArraySize(input) : 1;
   if (c->ninputs > 2048) c->ninputs = 2048;
@@ -426,6 +427,7 @@ static void trace_end(sim_conn *c, enum MHD_RequestTerminationCode toe) {
   if (c->no_finish) cJSON_AddBoolToObject(ev, "finish", 0);
   if (c->delay_ms > 0) cJSON_AddNumberToObject(ev, "delay_ms", c->delay_ms);
   if (c->text) cJSON_AddStringToObject(ev, "text", c->text);
+  sim__trace_tools(c, ev);
   sim__trace_emit(c->srv->trace, ev);
 }
 
@@ -442,6 +444,7 @@ static void on_completed(void *cls, struct MHD_Connection *mc, void **con_cls,
   free(c->body);
   free(c->model);
   free(c->lookup_key);
+  free(c->offered);
   free(c->idem_key);
   free(c->text);
   free(c);

@@ -53,6 +53,8 @@ typedef struct sim_conn {
   char path_model[128];     /* model or deployment named by the path */
   int path_stream;          /* the path asks for a stream (Gemini) */
   int ninputs;              /* embeddings: inputs in the request */
+  char *offered;            /* "\nname\n..." tools the request offered, or NULL */
+  int player_ntexts;        /* stream: chunks that carry text (tool deltas follow) */
   int tokens_in_est;
   char effect_name[128];    /* POST /v1/effects/{name} */
   char *lookup_key;         /* GET /v1/effects/{key} */
@@ -97,5 +99,9 @@ double sim__srv_now(const sim_server *srv);
 void sim__conn_wait(sim_conn *c, double due_ms);
 /* Appends answer text for the trace, bounded by SIM_MAX_TEXT. */
 void sim__conn_add_text(sim_conn *c, const char *s);
+
+/* tools_trace.c: tool calls in the trace. */
+void sim__offered_tools(sim_conn *c, const cJSON *body);
+void sim__trace_tools(const sim_conn *c, cJSON *ev);
 
 #endif

@@ -387,6 +387,43 @@ static void test_tool_calls_every_api(void) {
   }
 }
 
+/* The trace says, per tool call, whether its arguments arrived whole and
+   valid and whether the request offered the tool. */
+static void test_tool_calls_traced(void) {
+  static const struct { const char *step; int stream; const char *args; } rows[] = {
+      {"chat { " PARIS " }", 0, "valid"},
+      {"stream { " PARIS " }", 1, "valid"},
+      {"stream { " PARIS ", drop_after = 1 }", 1, "cut"},
+      {"stream { " PARIS ", error_after = 1 }", 1, "cut"},
+      {"stream { content = 'a b', " PARIS ", drop_after = 2 }", 1, "cut"},
+      {"truncate { chat { " PARIS " }, at = 30 }", 0, "cut"},
+      {"chat { tool_calls = { { name = 'get_weather', arguments = '{\"city\":' } } }", 0, "invalid"},
+  };
+  const char *body = "{\"model\":\"m1\",\"messages\":[],\"tools\":[{\"type\":\"function\","
+                     "\"function\":{\"name\":\"get_weather\"}}]%s}";
+  for (size_t i = 0; i < sizeof rows / sizeof rows[0]; i++) {
+    e2e_server *s = serve(rows[i].step);
+    char b[512];
+    snprintf(b, sizeof b, body, rows[i].stream ? ",\"stream\":true" : "");
+    e2e_resp r;
+    e2e_request(s, "POST", "/v1/chat/completions", b, NULL, 2000, &r);
+    e2e_resp_clear(&r);
+    e2e_request(s, "POST", "/v1/messages", "{\"tools\":[{\"name\":\"other\"}]}", NULL, 2000, &r);
+    e2e_resp_clear(&r);
+    e2e_stop(s);
+    cJSON *tc = cJSON_GetArrayItem(cJSON_GetObjectItem(e2e_end_of(s, 0), "tool_calls"), 0);
+    CU_ASSERT_PTR_NOT_NULL(tc);
+    if (tc != NULL) {
+      CU_ASSERT_STRING_EQUAL(e2e_str(tc, "args"), rows[i].args);
+      CU_ASSERT_STRING_EQUAL(e2e_str(tc, "id"), "call_1");
+      CU_ASSERT(cJSON_IsTrue(cJSON_GetObjectItem(tc, "offered")));
+    }
+    cJSON *tc2 = cJSON_GetArrayItem(cJSON_GetObjectItem(e2e_end_of(s, 1), "tool_calls"), 0);
+    CU_ASSERT(tc2 == NULL || cJSON_IsFalse(cJSON_GetObjectItem(tc2, "offered")));
+    e2e_free(s);
+  }
+}
+
 /* Keys in Azure's api-key, Gemini's x-goog-api-key and ?key= never reach
    the trace; the deployment names the model. */
 static void test_keys_and_paths(void) {
@@ -435,6 +472,7 @@ int suite_dialects(void) {
   CU_add_test(s, "every stream option in every API", test_stream_every_api);
   CU_add_test(s, "incomplete answers in every API", test_incomplete_body_every_api);
   CU_add_test(s, "tool calls in every API", test_tool_calls_every_api);
+  CU_add_test(s, "tool calls in the trace", test_tool_calls_traced);
   CU_add_test(s, "keys redacted, paths of real SDKs", test_keys_and_paths);
   return CU_get_error();
 }

@@ -14,6 +14,7 @@
   X(verdict_cost)            \
   X(verdict_profile)         \
   X(verdict_scenario)        \
+  X(verdict_tool)            \
   X(expect)                  \
   X(run)                     \
   X(writer_term)             \

@@ -1,0 +1,93 @@
+/*
+ * tools_trace.c - what the trace says about tool calls: the tools a request
+ * offered, and for each tool call an answer carried, whether its arguments
+ * reached the client whole (a stream or body cut inside them: "cut"), were
+ * JSON ("invalid" when not), and named an offered tool. reports/ judges
+ * tool_integrity from these lines alone.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "sim/server_int.h"
+
+#define MAX_OFFERED 2048 /* bytes of offered tool names kept per request */
+
+static void add_name(char *buf, const char *name) {
+  size_t len = strlen(buf), n = strlen(name);
+  if (len + n + 2 > MAX_OFFERED) return;
+  if (len == 0) buf[len++] = '\n';
+  memcpy(buf + len, name, n);
+  buf[len + n] = '\n';
+  buf[len + n + 1] = '\0';
+}
+
+/* Records the tool names the request body offers (OpenAI chat
+   tools[].function.name, Responses and Anthropic tools[].name, Gemini
+   tools[].functionDeclarations[].name). c->offered stays NULL when the
+   body offers none. */
+void sim__offered_tools(sim_conn *c, const cJSON *body) {
+  const cJSON *tools = cJSON_GetObjectItemCaseSensitive(body, "tools");
+  if (!cJSON_IsArray(tools)) return;
+  char *buf = calloc(1, MAX_OFFERED);
+  if (buf == NULL) return;
+  const cJSON *t;
+  cJSON_ArrayForEach(t, tools) {
+    const cJSON *n = cJSON_GetObjectItemCaseSensitive(t, "name");
+    const cJSON *fn = cJSON_GetObjectItemCaseSensitive(t, "function");
+    if (!cJSON_IsString(n) && cJSON_IsObject(fn)) n = cJSON_GetObjectItemCaseSensitive(fn, "name");
+    if (cJSON_IsString(n)) add_name(buf, n->valuestring);
+    const cJSON *d;
+    cJSON_ArrayForEach(d, cJSON_GetObjectItemCaseSensitive(t, "functionDeclarations")) {
+      const cJSON *dn = cJSON_GetObjectItemCaseSensitive(d, "name");
+      if (cJSON_IsString(dn)) add_name(buf, dn->valuestring);
+    }
+  }
+  c->offered = buf;
+}
+
+static int offered(const sim_conn *c, const char *name) {
+  if (c->offered == NULL) return 0;
+  size_t n = strlen(name);
+  for (const char *p = c->offered; (p = strstr(p, name)) != NULL; p++)
+    if (p[-1] == '\n' && p[n] == '\n') return 1;
+  return 0;
+}
+
+/* Stream chunks one tool call's arguments take (see the dialect files). */
+static int arg_chunks(sim_dialect d, const sim_tool_call *tc) {
+  if (d == SIM_DIALECT_GEMINI) return 1;
+  size_t len = tc->arguments ? strlen(tc->arguments) : 0;
+  return len ? (int)((len + 7) / 8) : 1;
+}
+
+/* Adds "tool_calls": [{id, name, args: "valid"|"invalid"|"cut", offered}]
+   to an end event when the step played answered with tool calls. */
+void sim__trace_tools(const sim_conn *c, cJSON *ev) {
+  const sim_step *s = c->cur;
+  int truncated = 0;
+  if (s != NULL && s->kind == SIM_STEP_TRUNCATE) {
+    truncated = 1;
+    s = s->next;
+  }
+  if (s == NULL || (s->kind != SIM_STEP_CHAT && s->kind != SIM_STEP_STREAM) ||
+      s->ntool_calls == 0 || c->status != 200 || !sim__dialect_streams(c->dialect))
+    return;
+  int streamed = s->kind == SIM_STEP_STREAM || c->stream_req;
+  int need = c->player_ntexts;
+  cJSON *arr = cJSON_AddArrayToObject(ev, "tool_calls");
+  for (int i = 0; arr != NULL && i < s->ntool_calls; i++) {
+    const sim_tool_call *tc = &s->tool_calls[i];
+    need += arg_chunks(c->dialect, tc);
+    cJSON *o = cJSON_CreateObject();
+    if (o == NULL) return;
+    cJSON_AddStringToObject(o, "id", tc->id);
+    cJSON_AddStringToObject(o, "name", tc->name);
+    cJSON *j = cJSON_Parse(tc->arguments ? tc->arguments : "");
+    const char *args = j ? "valid" : "invalid";
+    cJSON_Delete(j);
+    if (truncated || (streamed && c->chunks < need)) args = "cut";
+    cJSON_AddStringToObject(o, "args", args);
+    cJSON_AddBoolToObject(o, "offered", offered(c, tc->name));
+    cJSON_AddItemToArray(arr, o);
+  }
+}
