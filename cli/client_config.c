@@ -14,7 +14,7 @@
 
 static const char *const WORKLOAD_KEYS[] = {
     "call", "dialect", "requests", "concurrency", "spread", "prompt", "max_tokens",
-    "layers", "effect", "payload", NULL};
+    "layers", "effect", "payload", "tools", NULL};
 static const char *const POLICY_KEYS[] = {
     "chain", "deadline", "attempts", "attempt_timeout", "attempt_timeout_floor",
     "connect_timeout", "idle_timeout", "backoff", "retry_after_cap", "retry_after_bad",
@@ -140,9 +140,32 @@ static int read_workload(const cJSON *c, run_workload *w, char err[RUN_ERRLEN]) 
     if (cJSON_IsString(v) && strcmp(v->valuestring, "chat") == 0) w->call = RUN_CALL_CHAT;
     else if (cJSON_IsString(v) && strcmp(v->valuestring, "stream") == 0) w->call = RUN_CALL_STREAM;
     else if (cJSON_IsString(v) && strcmp(v->valuestring, "effect") == 0) w->call = RUN_CALL_EFFECT;
+    else if (cJSON_IsString(v) && strcmp(v->valuestring, "tools") == 0) w->call = RUN_CALL_TOOLS;
+    else if (cJSON_IsString(v) && strcmp(v->valuestring, "stream_tools") == 0)
+      w->call = RUN_CALL_STREAM_TOOLS;
     else {
-      snprintf(err, RUN_ERRLEN, "client.call must be \"chat\", \"stream\" or \"effect\"");
+      snprintf(err, RUN_ERRLEN, "client.call must be \"chat\", \"stream\", \"effect\", "
+                                "\"tools\" or \"stream_tools\"");
       return -1;
+    }
+  }
+  snprintf(w->tools[0], sizeof w->tools[0], "get_weather");
+  w->ntools = 1;
+  v = cJSON_GetObjectItemCaseSensitive(c, "tools");
+  if (v != NULL) {
+    const cJSON *e;
+    w->ntools = 0;
+    if (!cJSON_IsArray(v) || cJSON_GetArraySize(v) < 1 || cJSON_GetArraySize(v) > 8) {
+      snprintf(err, RUN_ERRLEN, "client.tools must be a list of 1 to 8 tool names");
+      return -1;
+    }
+    cJSON_ArrayForEach(e, v) {
+      if (!cJSON_IsString(e) || !e->valuestring[0] || strlen(e->valuestring) >= 64 ||
+          strpbrk(e->valuestring, "/?#% ") != NULL) {
+        snprintf(err, RUN_ERRLEN, "client.tools: each name is 1 to 63 characters, no / ? # %% or space");
+        return -1;
+      }
+      snprintf(w->tools[w->ntools++], sizeof w->tools[0], "%s", e->valuestring);
     }
   }
   v = cJSON_GetObjectItemCaseSensitive(c, "dialect");
@@ -302,7 +325,7 @@ static guard_policy naive_policy(void) {
   p.breaker_threshold = 0;
   p.retry_budget_capacity = 0;
   p.flags = GUARD_RETRY_EVERYTHING | GUARD_IGNORE_RETRY_AFTER | GUARD_NEW_KEY_PER_ATTEMPT |
-            GUARD_SPLICE_PARTIAL | GUARD_FIXED_WAIT | GUARD_BLIND_REEXECUTE;
+            GUARD_SPLICE_PARTIAL | GUARD_FIXED_WAIT | GUARD_BLIND_REEXECUTE | GUARD_TRUST_TOOLS;
   return p;
 }
 
@@ -324,7 +347,7 @@ static guard_policy sdk_policy(void) {
   p.stream_idle_timeout = 0;
   p.breaker_threshold = 0;
   p.retry_budget_capacity = 0;
-  p.flags = GUARD_STATUS_ONLY | GUARD_NO_KEY | GUARD_BLIND_REEXECUTE;
+  p.flags = GUARD_STATUS_ONLY | GUARD_NO_KEY | GUARD_BLIND_REEXECUTE | GUARD_TRUST_TOOLS;
   return p;
 }
 

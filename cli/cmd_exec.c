@@ -66,7 +66,7 @@ static void exec_usage(FILE *f) {
 static char *best_practice(const char *expect_json, const char *profile_json) {
   static const char *const KEEP[] = {"no_retry_after", "retry_after_honoured", "side_effects",
                                      "no_stream_splice", "max_requests", "herd", "cost",
-                                     "outcome", "exercised", NULL};
+                                     "outcome", "exercised", "tool_integrity", NULL};
   cJSON *e = expect_json ? cJSON_Parse(expect_json) : NULL;
   cJSON *out = cJSON_CreateObject();
   const cJSON *k;

@@ -56,7 +56,7 @@ int exec_describe(const char *client_json, exec_call *call, char err[EXEC_ERRLEN
   }
   call->stream = w.call == RUN_CALL_STREAM;
   call->effect = w.call == RUN_CALL_EFFECT;
-  call->anthropic = w.anthropic;
+  call->anthropic = w.dialect == 1; /* GUARD_ANTHROPIC */
   snprintf(call->effect_name, sizeof call->effect_name, "%s", w.effect);
   snprintf(call->payload, sizeof call->payload, "%s", w.payload);
   call->requests = w.requests;
@@ -124,7 +124,8 @@ static char **build_env(env_list *e, const exec_call *c, int port, const char *s
   snprintf(host, sizeof host, "http://127.0.0.1:%d", port);
   env_add(e, "OPENAI_BASE_URL", "%s/v1", host);
   env_add(e, "ANTHROPIC_BASE_URL", "%s", host);
-  env_add(e, "GROQ_BASE_URL", "%s", host);
+  env_add(e, "GROQ_BASE_URL", "%s", host);          /* groq-sdk adds /openai/v1 */
+  env_add(e, "GOOGLE_GEMINI_BASE_URL", "%s", host); /* @google/genai adds /v1beta */
   env_add(e, "FUSEBOX_URL", "%s", host);
   env_add(e, "FUSEBOX_SCENARIO", "%s", scenario);
   env_add(e, "FUSEBOX_STREAM", "%d", c->stream ? 1 : 0);
@@ -140,7 +141,8 @@ static char **build_env(env_list *e, const exec_call *c, int port, const char *s
   /* Placeholders only when unset: a real key is never needed here. */
   static const char *const KEYS[][2] = {{"OPENAI_API_KEY", "sk-fusebox-placeholder"},
                                         {"ANTHROPIC_API_KEY", "sk-ant-fusebox-placeholder"},
-                                        {"GROQ_API_KEY", "gsk_fusebox_placeholder"}};
+                                        {"GROQ_API_KEY", "gsk_fusebox_placeholder"},
+                                        {"GEMINI_API_KEY", "fusebox-placeholder"}};
   for (size_t i = 0; i < sizeof KEYS / sizeof KEYS[0]; i++)
     if (getenv(KEYS[i][0]) == NULL) env_add(e, KEYS[i][0], "%s", KEYS[i][1]);
   if (o->warp > 1) {

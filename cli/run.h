@@ -19,7 +19,11 @@
 #define RUN_NAMELEN 64
 
 typedef enum { RUN_CLIENT_GUARD = 0, RUN_CLIENT_NAIVE, RUN_CLIENT_SDK } run_client_kind;
-typedef enum { RUN_CALL_CHAT = 0, RUN_CALL_STREAM, RUN_CALL_EFFECT } run_call;
+typedef enum {
+  RUN_CALL_CHAT = 0, RUN_CALL_STREAM, RUN_CALL_EFFECT,
+  RUN_CALL_TOOLS,        /* a chat offering tools, then its tool calls run */
+  RUN_CALL_STREAM_TOOLS  /* the same, streamed */
+} run_call;
 
 /* What the client does in one scenario: docs/scenarios.md, "Workload". */
 typedef struct run_workload {
@@ -33,6 +37,8 @@ typedef struct run_workload {
   int layers;          /* application retry wrapper (reference clients only) */
   char effect[64];
   char payload[1024];  /* JSON; "" = a default */
+  char tools[8][64];   /* tools offered (call = "tools"); default get_weather */
+  int ntools;
 } run_workload;
 
 /*

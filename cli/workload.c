@@ -50,9 +50,20 @@ static int call_once(play_ctx *x, int i, guard_result **r) {
   if (w->prompt[0]) snprintf(text, sizeof text, "%s (call %d)", w->prompt, i);
   else snprintf(text, sizeof text, "Question %d: what is a retry storm?", i);
   guard_message m = {.role = "user", .content = text};
+  int tools = w->call == RUN_CALL_TOOLS || w->call == RUN_CALL_STREAM_TOOLS;
+  const char *names[8];
+  for (int k = 0; k < w->ntools && k < 8; k++) names[k] = w->tools[k];
   guard_chat_request req = {.messages = &m, .nmessages = 1, .max_tokens = w->max_tokens,
-                            .stream = w->call == RUN_CALL_STREAM};
-  return guard_chat(x->g, &req, r);
+                            .stream = w->call == RUN_CALL_STREAM ||
+                                      w->call == RUN_CALL_STREAM_TOOLS,
+                            .tools = tools ? names : NULL, .ntools = tools ? w->ntools : 0};
+  int rc = guard_chat(x->g, &req, r);
+  if (rc == GUARD_OK && tools && *r != NULL) {
+    /* The agent's tool executor: the guard checks and keys each call. */
+    int ran, refused;
+    rc = guard_run_tools(x->g, &req, *r, &ran, &refused, NULL, 0);
+  }
+  return rc;
 }
 
 /*

@@ -220,6 +220,12 @@ static int run_chain(guard__call *c, const guard_chat_request *req,
       *last_real = c->r->nattempts - 1;
       if (a->partial && (flags & GUARD_SPLICE_PARTIAL))
         guard__buf_adds(splice, a->partial); /* bounded; a full buffer drops it */
+      /* An eager executor keeps the tool calls a failed stream showed. */
+      for (int t = 0; (flags & GUARD_SPLICE_PARTIAL) && t < ans.ntc &&
+                      c->r->ntool_calls < GUARD_MAX_TOOL_CALLS; t++) {
+        c->r->tool_calls[c->r->ntool_calls] = ans.tc[t];
+        c->r->tool_calls[c->r->ntool_calls++].partial = 1;
+      }
       guard__answer_free(&ans);
       if (o.kind == GUARD_KIND_DEADLINE) {
         *deadline_hit = 1;
@@ -308,6 +314,8 @@ int guard_chat(guard *g, const guard_chat_request *req, guard_result **out) {
     }
     guard__buf_free(&text);
     r->outcome = GUARD_OUTCOME_OK;
+    for (int t = 0; t < win.ntc && r->ntool_calls < GUARD_MAX_TOOL_CALLS; t++)
+      r->tool_calls[r->ntool_calls++] = win.tc[t];
     r->provider = strdup(p->name);
     if (r->provider == NULL) rc = GUARD_ENOMEM;
     r->tokens_in = win.tokens_in >= 0 ? win.tokens_in : est - (req->max_tokens > 0 ? req->max_tokens : 1024);

@@ -90,7 +90,11 @@ enum {
   GUARD_STATUS_ONLY = 1u << 6,        /* retry by status alone, as a typical SDK: connection
                                          errors, timeouts, 408, 409, 429, 5xx whatever the
                                          body says; a bad 200 or a started stream is final */
-  GUARD_NO_KEY = 1u << 7              /* effects: send no Idempotency-Key at all */
+  GUARD_NO_KEY = 1u << 7,             /* effects: send no Idempotency-Key at all */
+  GUARD_TRUST_TOOLS = 1u << 8         /* tools: run every tool call as the model sent it,
+                                         unchecked and not keyed by its call id (with
+                                         SPLICE_PARTIAL: as soon as a stream showed it,
+                                         even one that then failed) */
 };
 
 /*
@@ -311,6 +315,18 @@ typedef struct guard_attempt {
   char *partial;           /* text a failed stream delivered; NULL if none */
 } guard_attempt;
 
+#define GUARD_MAX_TOOL_CALLS 8
+#define GUARD_MAX_TOOL_ARGS 2048
+
+/* A tool call an answer carried. */
+typedef struct guard_tool_call {
+  char id[64];             /* the call id ("call_1"); the tool's name when none */
+  char name[64];
+  char arguments[GUARD_MAX_TOOL_ARGS]; /* argument JSON text as received */
+  int too_long;            /* arguments over GUARD_MAX_TOOL_ARGS (cut here) */
+  int partial;             /* seen in an attempt that failed (never whole) */
+} guard_tool_call;
+
 /* The result of one call. */
 typedef struct guard_result {
   guard_outcome outcome;
@@ -327,6 +343,9 @@ typedef struct guard_result {
   char key[80];            /* the (last) idempotency key; "" if none */
   int nattempts;
   guard_attempt *attempts;
+  int ntool_calls;         /* tool calls of the answer (and, for a client that
+                              trusts partial streams, of failed attempts) */
+  guard_tool_call tool_calls[GUARD_MAX_TOOL_CALLS];
 } guard_result;
 
 /* Releases a result. NULL is a no-op. */
@@ -357,6 +376,8 @@ typedef struct guard_chat_request {
   int max_tokens;                  /* 0 = 1024 */
   int stream;                      /* consume the answer as SSE */
   const char *idempotency_key;     /* NULL = none; else sent on every attempt */
+  const char *const *tools;        /* names of the functions offered; NULL = none */
+  int ntools;
 } guard_chat_request;
 
 /*
@@ -390,5 +411,18 @@ int guard_chat(guard *g, const guard_chat_request *req, guard_result **out);
  */
 int guard_effect(guard *g, const char *name, const char *payload_json,
                  const char *key, guard_result **out);
+
+/*
+ * Runs the tool calls of an answered turn: each through guard_effect at the
+ * effect endpoint named after the tool, with the call id as its
+ * Idempotency-Key, so a call carried again by a retried turn is not run
+ * twice. A call is refused (not run) when it came from a failed attempt,
+ * names a tool req did not offer, or its arguments are not one whole JSON
+ * object; GUARD_TRUST_TOOLS runs them all. *ran and *refused count the
+ * calls; why (whylen bytes, may be NULL) says why the first refusal was.
+ * Returns GUARD_OK, or a negative code when out of memory.
+ */
+int guard_run_tools(guard *g, const guard_chat_request *req, const guard_result *turn,
+                    int *ran, int *refused, char *why, size_t whylen);
 
 #endif

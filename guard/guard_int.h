@@ -112,6 +112,9 @@ typedef struct guard__answer {
   char err_type[64];
   char err_code[64];
   char retry_delay[32];  /* Google RetryInfo retryDelay in seconds ("2"), or "" */
+  guard_tool_call tc[GUARD_MAX_TOOL_CALLS]; /* tool calls, whole or streaming in */
+  int tc_slot[GUARD_MAX_TOOL_CALLS];        /* the stream's index of each call */
+  int ntc;
   guard__body bad;       /* first problem found in a stream event, or OK */
   int oom;               /* reading it ran out of memory: not the provider's
                             fault, the call fails GUARD_ENOMEM */

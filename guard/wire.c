@@ -42,6 +42,22 @@ static cJSON *body_new_apis(guard_dialect d, const char *model,
   cJSON *root = cJSON_CreateObject();
   if (root == NULL) return NULL;
   int ok = 1;
+  cJSON *tools = req->ntools > 0 ? cJSON_AddArrayToObject(root, "tools") : NULL;
+  cJSON *decls = NULL;
+  if (tools && d == GUARD_GEMINI) {
+    cJSON *t = cJSON_CreateObject();
+    cJSON_AddItemToArray(tools, t);
+    decls = t ? cJSON_AddArrayToObject(t, "functionDeclarations") : NULL;
+  }
+  for (int i = 0; tools && i < req->ntools; i++) {
+    cJSON *t = cJSON_CreateObject();
+    if (t == NULL) break;
+    cJSON_AddItemToArray(d == GUARD_GEMINI ? decls : tools, t);
+    if (d == GUARD_RESPONSES) cJSON_AddStringToObject(t, "type", "function");
+    cJSON_AddStringToObject(t, "name", req->tools[i]);
+    cJSON *params = cJSON_AddObjectToObject(t, "parameters");
+    if (params) cJSON_AddStringToObject(params, "type", "object");
+  }
   if (d == GUARD_RESPONSES) {
     ok = cJSON_AddStringToObject(root, "model", model ? model : "") != NULL;
     if (ok && req->system) ok = cJSON_AddStringToObject(root, "instructions", req->system) != NULL;
@@ -96,6 +112,11 @@ int guard__wire_body(guard_dialect d, const char *model,
   for (int i = 0; i < req->nmessages; i++)
     if (req->messages[i].role == NULL || req->messages[i].content == NULL)
       return GUARD_EINVAL;
+  if (req->ntools < 0 || req->ntools > 64 || (req->ntools > 0 && req->tools == NULL))
+    return GUARD_EINVAL;
+  for (int i = 0; i < req->ntools; i++)
+    if (req->tools[i] == NULL || req->tools[i][0] == '\0' || strlen(req->tools[i]) >= 64)
+      return GUARD_EINVAL;
   int max_tokens = req->max_tokens > 0 ? req->max_tokens : 1024;
 
   if (d == GUARD_RESPONSES || d == GUARD_GEMINI) {
@@ -143,6 +164,33 @@ int guard__wire_body(guard_dialect d, const char *model,
   if (d == GUARD_OPENAI &&
       !cJSON_AddNumberToObject(root, "max_tokens", max_tokens))
     goto nomem;
+  if (req->ntools > 0) {
+    cJSON *tools = cJSON_AddArrayToObject(root, "tools");
+    if (tools == NULL) goto nomem;
+    for (int i = 0; i < req->ntools; i++) {
+      cJSON *t = cJSON_CreateObject();
+      if (t == NULL) goto nomem;
+      cJSON_AddItemToArray(tools, t);
+      cJSON *schema = cJSON_CreateObject();
+      if (schema == NULL || !cJSON_AddStringToObject(schema, "type", "object")) {
+        cJSON_Delete(schema);
+        goto nomem;
+      }
+      if (d == GUARD_ANTHROPIC) {
+        cJSON_AddStringToObject(t, "name", req->tools[i]);
+        cJSON_AddItemToObject(t, "input_schema", schema);
+      } else {
+        cJSON_AddStringToObject(t, "type", "function");
+        cJSON *fn = cJSON_AddObjectToObject(t, "function");
+        if (fn == NULL) {
+          cJSON_Delete(schema);
+          goto nomem;
+        }
+        cJSON_AddStringToObject(fn, "name", req->tools[i]);
+        cJSON_AddItemToObject(fn, "parameters", schema);
+      }
+    }
+  }
   if (req->stream) {
     if (!cJSON_AddBoolToObject(root, "stream", 1)) goto nomem;
     if (d == GUARD_OPENAI) {
@@ -213,6 +261,42 @@ static int add_text(guard__answer *a, const char *s) {
   return 0;
 }
 
+/* The tool call at the stream's index slot; created when absent (NULL when
+   full or not to be created). */
+static guard_tool_call *tc_at(guard__answer *a, int slot, int create) {
+  for (int i = 0; i < a->ntc; i++)
+    if (a->tc_slot[i] == slot) return &a->tc[i];
+  if (!create || a->ntc >= GUARD_MAX_TOOL_CALLS) return NULL;
+  a->tc_slot[a->ntc] = slot;
+  guard_tool_call *t = &a->tc[a->ntc++];
+  memset(t, 0, sizeof *t);
+  return t;
+}
+
+static void tc_names(guard_tool_call *t, const char *id, const char *name) {
+  if (name) guard__strlcpy(t->name, name, sizeof t->name);
+  if (id) guard__strlcpy(t->id, id, sizeof t->id);
+  else if (!t->id[0] && name) guard__strlcpy(t->id, name, sizeof t->id);
+}
+
+static void tc_append(guard_tool_call *t, const char *s) {
+  size_t have = strlen(t->arguments), n = strlen(s);
+  if (have + n >= sizeof t->arguments) {
+    t->too_long = 1;
+    n = sizeof t->arguments - 1 - have;
+  }
+  memcpy(t->arguments + have, s, n);
+  t->arguments[have + n] = '\0';
+}
+
+/* Arguments given as a JSON value (Anthropic input, Gemini args). */
+static void tc_value(guard_tool_call *t, const cJSON *v) {
+  char *s = v ? cJSON_PrintUnformatted(v) : NULL;
+  t->arguments[0] = '\0';
+  tc_append(t, s ? s : "{}");
+  cJSON_free(s);
+}
+
 static guard__body parse_openai(const cJSON *root, guard__answer *a) {
   const cJSON *choices = cJSON_GetObjectItemCaseSensitive(root, "choices");
   const cJSON *c0 = cJSON_IsArray(choices) ? cJSON_GetArrayItem(choices, 0) : NULL;
@@ -228,7 +312,18 @@ static guard__body parse_openai(const cJSON *root, guard__answer *a) {
     a->tokens_out = long_of(usage, "completion_tokens");
   }
   if (a->refusal) return GUARD__BODY_REFUSAL;
-  if (!cJSON_IsString(content)) return GUARD__BODY_MISSING;
+  const cJSON *tcs = cJSON_GetObjectItemCaseSensitive(msg, "tool_calls");
+  const cJSON *t;
+  int i = 0;
+  cJSON_ArrayForEach(t, tcs) {
+    const cJSON *fn = cJSON_GetObjectItemCaseSensitive(t, "function");
+    guard_tool_call *c = tc_at(a, i++, 1);
+    if (c == NULL || !cJSON_IsObject(fn)) continue;
+    tc_names(c, str_of(t, "id"), str_of(fn, "name"));
+    const char *args = str_of(fn, "arguments");
+    tc_append(c, args ? args : "");
+  }
+  if (!cJSON_IsString(content)) return a->ntc > 0 ? GUARD__BODY_OK : GUARD__BODY_MISSING;
   if (add_text(a, content->valuestring) != 0) return GUARD__BODY_TOO_LARGE;
   return GUARD__BODY_OK;
 }
@@ -247,9 +342,18 @@ static guard__body parse_anthropic(const cJSON *root, guard__answer *a) {
     return GUARD__BODY_REFUSAL;
   }
   const cJSON *block;
+  int bi = 0;
   cJSON_ArrayForEach(block, content) {
     const char *type = str_of(block, "type");
     if (type == NULL) return GUARD__BODY_MISSING;
+    if (strcmp(type, "tool_use") == 0) {
+      guard_tool_call *c = tc_at(a, bi, 1);
+      if (c) {
+        tc_names(c, str_of(block, "id"), str_of(block, "name"));
+        tc_value(c, cJSON_GetObjectItemCaseSensitive(block, "input"));
+      }
+    }
+    bi++;
     if (strcmp(type, "text") != 0) continue;
     const char *t = str_of(block, "text");
     if (t == NULL) return GUARD__BODY_MISSING;
@@ -280,6 +384,14 @@ static guard__body parse_responses(const cJSON *root, guard__answer *a) {
   cJSON_ArrayForEach(item, output) {
     const char *type = str_of(item, "type");
     if (type == NULL) return GUARD__BODY_MISSING;
+    if (strcmp(type, "function_call") == 0) {
+      guard_tool_call *c = tc_at(a, a->ntc, 1);
+      if (c) {
+        tc_names(c, str_of(item, "call_id"), str_of(item, "name"));
+        const char *args = str_of(item, "arguments");
+        tc_append(c, args ? args : "");
+      }
+    }
     if (strcmp(type, "message") != 0) continue;
     const cJSON *part;
     cJSON_ArrayForEach(part, cJSON_GetObjectItemCaseSensitive(item, "content")) {
@@ -321,6 +433,12 @@ static guard__body parse_gemini(const cJSON *root, guard__answer *a, int *finish
   cJSON_ArrayForEach(part, parts) {
     const char *t = str_of(part, "text");
     if (t && add_text(a, t) != 0) return GUARD__BODY_TOO_LARGE;
+    const cJSON *fc = cJSON_GetObjectItemCaseSensitive(part, "functionCall");
+    guard_tool_call *c = cJSON_IsObject(fc) ? tc_at(a, a->ntc, 1) : NULL;
+    if (c) {
+      tc_names(c, str_of(fc, "id"), str_of(fc, "name"));
+      tc_value(c, cJSON_GetObjectItemCaseSensitive(fc, "args"));
+    }
   }
   return GUARD__BODY_OK;
 }
@@ -389,6 +507,16 @@ static void openai_chunk(guard__answer *a, const cJSON *root) {
     if (str_of(delta, "refusal")) a->refusal = 1;
     const char *t = str_of(delta, "content");
     if (t) add_text(a, t);
+    const cJSON *tcd;
+    cJSON_ArrayForEach(tcd, cJSON_GetObjectItemCaseSensitive(delta, "tool_calls")) {
+      const cJSON *ix = cJSON_GetObjectItemCaseSensitive(tcd, "index");
+      const cJSON *fn = cJSON_GetObjectItemCaseSensitive(tcd, "function");
+      guard_tool_call *c = tc_at(a, cJSON_IsNumber(ix) ? (int)ix->valuedouble : 0, 1);
+      if (c == NULL) continue;
+      tc_names(c, str_of(tcd, "id"), cJSON_IsObject(fn) ? str_of(fn, "name") : NULL);
+      const char *args = cJSON_IsObject(fn) ? str_of(fn, "arguments") : NULL;
+      if (args) tc_append(c, args);
+    }
   }
 }
 
@@ -405,6 +533,13 @@ static void anthropic_event(guard__answer *a, const char *event,
       long out = long_of(u, "output_tokens");
       if (out >= 0) a->tokens_out = out;
     }
+  } else if (strcmp(type, "content_block_start") == 0) {
+    const cJSON *b = cJSON_GetObjectItemCaseSensitive(root, "content_block");
+    const char *bt = cJSON_IsObject(b) ? str_of(b, "type") : NULL;
+    if (bt && strcmp(bt, "tool_use") == 0) {
+      guard_tool_call *c = tc_at(a, (int)long_of(root, "index"), 1);
+      if (c) tc_names(c, str_of(b, "id"), str_of(b, "name"));
+    }
   } else if (strcmp(type, "content_block_delta") == 0) {
     const cJSON *d = cJSON_GetObjectItemCaseSensitive(root, "delta");
     if (!cJSON_IsObject(d)) {
@@ -412,6 +547,11 @@ static void anthropic_event(guard__answer *a, const char *event,
       return;
     }
     const char *dt = str_of(d, "type");
+    if (dt && strcmp(dt, "input_json_delta") == 0) {
+      guard_tool_call *c = tc_at(a, (int)long_of(root, "index"), 0);
+      const char *pj = str_of(d, "partial_json");
+      if (c && pj) tc_append(c, pj);
+    }
     if (dt && strcmp(dt, "text_delta") == 0) {
       const char *t = str_of(d, "text");
       if (t == NULL)
@@ -445,6 +585,17 @@ static void responses_event(guard__answer *a, const char *event, const cJSON *ro
     else add_text(a, t);
   } else if (strcmp(type, "response.refusal.delta") == 0) {
     a->refusal = 1;
+  } else if (strcmp(type, "response.output_item.added") == 0) {
+    const cJSON *it = cJSON_GetObjectItemCaseSensitive(root, "item");
+    const char *it_type = cJSON_IsObject(it) ? str_of(it, "type") : NULL;
+    if (it_type && strcmp(it_type, "function_call") == 0) {
+      guard_tool_call *c = tc_at(a, (int)long_of(root, "output_index"), 1);
+      if (c) tc_names(c, str_of(it, "call_id"), str_of(it, "name"));
+    }
+  } else if (strcmp(type, "response.function_call_arguments.delta") == 0) {
+    guard_tool_call *c = tc_at(a, (int)long_of(root, "output_index"), 0);
+    const char *d = str_of(root, "delta");
+    if (c && d) tc_append(c, d);
   } else if (strcmp(type, "response.completed") == 0 ||
              strcmp(type, "response.incomplete") == 0) {
     const cJSON *r = cJSON_GetObjectItemCaseSensitive(root, "response");

@@ -14,8 +14,9 @@
 
 typedef struct call {
   const char *id, *name, *args; /* args: "valid", "invalid" or "cut" */
+  const char *fp;               /* fingerprint of the arguments received */
   int offered;
-  double t;                     /* when the answer carrying it ended */
+  double t;                     /* when the request it answered arrived */
 } call;
 
 static int same(const char *a, const char *b) { return a && b && strcmp(a, b) == 0; }
@@ -47,7 +48,9 @@ static int collect(const rpt_trace *tr, cJSON *hold, call *v, int max) {
       v[n].name = nm->valuestring;
       v[n].args = cJSON_IsString(ar) ? ar->valuestring : "valid";
       v[n].offered = !cJSON_IsFalse(cJSON_GetObjectItemCaseSensitive(o, "offered"));
-      v[n].t = tr->arr[i].t_end;
+      v[n].t = tr->arr[i].t_arrive; /* the end line may be written after the client acted */
+      const cJSON *fp = cJSON_GetObjectItemCaseSensitive(o, "args_fingerprint");
+      v[n].fp = cJSON_IsString(fp) ? fp->valuestring : NULL;
       n++;
     }
   }
@@ -86,6 +89,20 @@ int rpt__v_tool_integrity(rpt__ctx *c, const char *name, const cJSON *val) {
         bykey = &v[k];
         key_good |= good(&v[k]);
       }
+    /* The payload is exactly the arguments of a bad call (and of no good one). */
+    const call *byfp = NULL;
+    int fp_good = 0;
+    for (int k = 0; e->fingerprint && k < n; k++)
+      if (same(v[k].fp, e->fingerprint) && same(v[k].name, e->name) && v[k].t <= e->t) {
+        if (good(&v[k])) fp_good = 1;
+        else if (byfp == NULL) byfp = &v[k];
+      }
+    if (byfp && !fp_good && !key_good) {
+      rc = rpt__verdict_add(c, name, RPT_FAIL, "executed %s at %s with the arguments of %s, although %s",
+                            e->name ? e->name : "?", rpt__fmt_ms(e->t, tbuf, sizeof tbuf),
+                            rpt__short_key(byfp->id, kbuf, sizeof kbuf), why_bad(byfp));
+      goto out;
+    }
     if (bykey && !key_good) {
       rc = rpt__verdict_add(c, name, RPT_FAIL, "executed %s (%s) at %s although %s",
                             e->name ? e->name : "?", rpt__short_key(bykey->id, kbuf, sizeof kbuf),

@@ -82,11 +82,23 @@ void sim__trace_tools(const sim_conn *c, cJSON *ev) {
     if (o == NULL) return;
     cJSON_AddStringToObject(o, "id", tc->id);
     cJSON_AddStringToObject(o, "name", tc->name);
-    cJSON *j = cJSON_Parse(tc->arguments ? tc->arguments : "");
+    const char *text = tc->arguments ? tc->arguments : "";
+    cJSON *j = cJSON_Parse(text);
     const char *args = j ? "valid" : "invalid";
     cJSON_Delete(j);
-    if (truncated || (streamed && c->chunks < need)) args = "cut";
+    size_t sent = strlen(text);
+    if (truncated || (streamed && c->chunks < need)) {
+      args = "cut";
+      int pieces = c->chunks - (need - arg_chunks(c->dialect, tc));
+      if (pieces < 0 || truncated) pieces = 0;
+      if (c->dialect != SIM_DIALECT_GEMINI && (size_t)pieces * 8 < sent) sent = (size_t)pieces * 8;
+    }
     cJSON_AddStringToObject(o, "args", args);
+    /* The arguments as the client received them, as the effect event
+       fingerprints a payload: an execution of exactly these is traceable. */
+    char fp[17];
+    sim__fingerprint(text, sent, fp);
+    cJSON_AddStringToObject(o, "args_fingerprint", fp);
     cJSON_AddBoolToObject(o, "offered", offered(c, tc->name));
     cJSON_AddItemToArray(arr, o);
   }

@@ -127,13 +127,91 @@ static void test_streams(void) {
   guard__answer_free(&a);
 }
 
+/* Tool calls, whole and streamed, in every dialect; request tools. */
+static void test_tool_calls(void) {
+  guard__answer a;
+  CU_ASSERT_EQUAL(parse(GUARD_OPENAI,
+                        "{\"choices\":[{\"message\":{\"role\":\"assistant\",\"content\":null,"
+                        "\"tool_calls\":[{\"id\":\"call_1\",\"type\":\"function\",\"function\":"
+                        "{\"name\":\"get_weather\",\"arguments\":\"{\\\"city\\\":1}\"}}]},"
+                        "\"finish_reason\":\"tool_calls\"}]}", &a),
+                  GUARD__BODY_OK);
+  CU_ASSERT_EQUAL(a.ntc, 1);
+  CU_ASSERT_STRING_EQUAL(a.tc[0].id, "call_1");
+  CU_ASSERT_STRING_EQUAL(a.tc[0].name, "get_weather");
+  CU_ASSERT_STRING_EQUAL(a.tc[0].arguments, "{\"city\":1}");
+  guard__answer_free(&a);
+  CU_ASSERT_EQUAL(parse(GUARD_ANTHROPIC,
+                        "{\"content\":[{\"type\":\"tool_use\",\"id\":\"tu_1\",\"name\":\"f\","
+                        "\"input\":{\"x\":2}}],\"stop_reason\":\"tool_use\"}", &a),
+                  GUARD__BODY_OK);
+  CU_ASSERT_STRING_EQUAL(a.tc[0].arguments, "{\"x\":2}");
+  guard__answer_free(&a);
+  CU_ASSERT_EQUAL(parse(GUARD_GEMINI,
+                        "{\"candidates\":[{\"content\":{\"parts\":[{\"functionCall\":{\"name\":\"f\","
+                        "\"args\":{\"y\":3}}}]},\"finishReason\":\"STOP\"}]}", &a),
+                  GUARD__BODY_OK);
+  CU_ASSERT_STRING_EQUAL(a.tc[0].id, "f");
+  CU_ASSERT_STRING_EQUAL(a.tc[0].arguments, "{\"y\":3}");
+  guard__answer_free(&a);
+
+  guard__answer_init(&a, GUARD_OPENAI, 4096);
+  EV(&a, "", "{\"choices\":[{\"index\":0,\"delta\":{\"tool_calls\":[{\"index\":0,\"id\":\"c9\","
+             "\"function\":{\"name\":\"g\",\"arguments\":\"{\\\"a\\\"\"}}]}}]}");
+  EV(&a, "", "{\"choices\":[{\"index\":0,\"delta\":{\"tool_calls\":[{\"index\":0,"
+             "\"function\":{\"arguments\":\":1}\"}}]}}]}");
+  CU_ASSERT_STRING_EQUAL(a.tc[0].arguments, "{\"a\":1}");
+  CU_ASSERT_STRING_EQUAL(a.tc[0].id, "c9");
+  guard__answer_free(&a);
+
+  guard__answer_init(&a, GUARD_RESPONSES, 4096);
+  EV(&a, "response.output_item.added", "{\"type\":\"response.output_item.added\",\"output_index\":1,"
+       "\"item\":{\"type\":\"function_call\",\"call_id\":\"call_7\",\"name\":\"h\"}}");
+  EV(&a, "response.function_call_arguments.delta", "{\"type\":\"response.function_call_arguments.delta\","
+       "\"output_index\":1,\"delta\":\"{}\"}");
+  CU_ASSERT_STRING_EQUAL(a.tc[0].id, "call_7");
+  CU_ASSERT_STRING_EQUAL(a.tc[0].arguments, "{}");
+  guard__answer_free(&a);
+
+  guard__answer_init(&a, GUARD_ANTHROPIC, 4096);
+  EV(&a, "content_block_start", "{\"type\":\"content_block_start\",\"index\":1,\"content_block\":"
+       "{\"type\":\"tool_use\",\"id\":\"tu_2\",\"name\":\"k\",\"input\":{}}}");
+  EV(&a, "content_block_delta", "{\"type\":\"content_block_delta\",\"index\":1,\"delta\":"
+       "{\"type\":\"input_json_delta\",\"partial_json\":\"{\\\"q\\\"\"}}");
+  CU_ASSERT_STRING_EQUAL(a.tc[0].name, "k");
+  CU_ASSERT_STRING_EQUAL(a.tc[0].arguments, "{\"q\"");
+  guard__answer_free(&a);
+
+  guard_message m = {.role = "user", .content = "hi"};
+  const char *tools[] = {"get_weather"};
+  guard_chat_request req = {.messages = &m, .nmessages = 1, .tools = tools, .ntools = 1};
+  static const struct { guard_dialect d; const char *want; } rows[] = {
+      {GUARD_OPENAI, "\"function\":{\"name\":\"get_weather\""},
+      {GUARD_ANTHROPIC, "\"name\":\"get_weather\",\"input_schema\""},
+      {GUARD_RESPONSES, "\"type\":\"function\",\"name\":\"get_weather\""},
+      {GUARD_GEMINI, "\"functionDeclarations\":[{\"name\":\"get_weather\""}};
+  for (size_t i = 0; i < sizeof rows / sizeof rows[0]; i++) {
+    char *b;
+    size_t n;
+    CU_ASSERT_EQUAL_FATAL(guard__wire_body(rows[i].d, "m", &req, &b, &n), GUARD_OK);
+    CU_ASSERT(strstr(b, rows[i].want) != NULL);
+    free(b);
+  }
+  const char *bad[] = {NULL};
+  req.tools = bad;
+  char *b = NULL;
+  size_t n;
+  CU_ASSERT_EQUAL(guard__wire_body(GUARD_OPENAI, "m", &req, &b, &n), GUARD_EINVAL);
+}
+
 int suite_wire_apis(void) {
   CU_pSuite s = CU_add_suite("wire_apis", NULL, NULL);
   if (s == NULL) return CU_get_error();
   if (!CU_add_test(s, "Responses and Gemini request bodies", test_bodies) ||
       !CU_add_test(s, "Responses and Gemini answers", test_answers) ||
       !CU_add_test(s, "Google errors and RetryInfo", test_google_error) ||
-      !CU_add_test(s, "Responses and Gemini stream endings", test_streams))
+      !CU_add_test(s, "Responses and Gemini stream endings", test_streams) ||
+      !CU_add_test(s, "tool calls in every dialect", test_tool_calls))
     return CU_get_error();
   return 0;
 }
