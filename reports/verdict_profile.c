@@ -243,7 +243,9 @@ static int read_profile(rpt__ctx *c, const char *name, const cJSON *val, profile
   p->max_attempts = (int)v->valuedouble;
   if ((rc = read_backoff(c, name, cJSON_GetObjectItemCaseSensitive(val, "backoff"), p))) return rc;
   p->retries = cJSON_GetObjectItemCaseSensitive(val, "retries");
-  if (!cJSON_IsArray(p->retries)) return rpt__bad_value(c, name, "retries must be a list");
+  /* Lua writes an empty list as {}: no retries at all. */
+  int empty = cJSON_IsObject(p->retries) && p->retries->child == NULL;
+  if (!cJSON_IsArray(p->retries) && !empty) return rpt__bad_value(c, name, "retries must be a list");
   const cJSON *e;
   cJSON_ArrayForEach(e, p->retries) if ((rc = check_rule(c, name, e))) return rc;
   if ((rc = flag(c, name, val, "x_should_retry", &p->x_should_retry))) return rc;
@@ -258,7 +260,8 @@ static int read_profile(rpt__ctx *c, const char *name, const cJSON *val, profile
   }
   v = cJSON_GetObjectItemCaseSensitive(val, "dialect");
   if (v && !cJSON_IsString(v) && !cJSON_IsArray(v))
-    return rpt__bad_value(c, name, "dialect: \"openai\", \"anthropic\" or a list");
+    return rpt__bad_value(c, name, "dialect: \"openai\", \"anthropic\", \"responses\", "
+                                   "\"gemini\" or a list");
   p->dialect = v;
   double t;
   if ((rc = num_or_false(c, name, val, "timeout", -1, &t, "profile"))) return rc;
@@ -279,12 +282,21 @@ static int read_profile(rpt__ctx *c, const char *name, const cJSON *val, profile
   return 0;
 }
 
+/* 1 when a profile's word (openai, anthropic, responses, gemini) names the
+   trace's API (openai-chat, openai-responses, ...; older traces: openai). */
+static int same_api(const char *word, const char *d) {
+  if (strcmp(word, d) == 0) return 1;
+  if (strcmp(word, "openai") == 0) return strcmp(d, "openai-chat") == 0;
+  if (strcmp(word, "responses") == 0) return strcmp(d, "openai-responses") == 0;
+  return 0;
+}
+
 /* 1 when the profile names this dialect (or names none). */
 static int speaks(const profile *p, const char *d) {
   if (p->dialect == NULL || d == NULL || strcmp(d, "effect") == 0) return 1;
-  if (cJSON_IsString(p->dialect)) return strcmp(p->dialect->valuestring, d) == 0;
+  if (cJSON_IsString(p->dialect)) return same_api(p->dialect->valuestring, d);
   const cJSON *e;
-  cJSON_ArrayForEach(e, p->dialect) if (cJSON_IsString(e) && strcmp(e->valuestring, d) == 0) return 1;
+  cJSON_ArrayForEach(e, p->dialect) if (cJSON_IsString(e) && same_api(e->valuestring, d)) return 1;
   return 0;
 }
 

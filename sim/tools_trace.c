@@ -86,6 +86,13 @@ void sim__trace_tools(const sim_conn *c, cJSON *ev) {
     cJSON *j = cJSON_Parse(text);
     const char *args = j ? "valid" : "invalid";
     cJSON_Delete(j);
+    /* Where arguments travel as a JSON object (Gemini; Anthropic's whole
+       message), text that is not JSON went out as {}: valid, and empty. */
+    if (j == NULL && (c->dialect == SIM_DIALECT_GEMINI ||
+                      (c->dialect == SIM_DIALECT_ANTHROPIC && !streamed))) {
+      text = "{}";
+      args = "valid";
+    }
     size_t sent = strlen(text);
     if (truncated || (streamed && c->chunks < need)) {
       args = "cut";
