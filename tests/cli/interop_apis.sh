@@ -10,12 +10,11 @@
 # tests/cli/interop_apis/<client>.txt. groq-sdk and @google/genai are also
 # judged against their profiles (profiles/<client>.lua).
 #   UPDATE=1 bash tests/cli/interop_apis.sh   rewrites the pinned tables.
-set -uo pipefail
-src=${FUSEBOX_SRC:-$(cd "$(dirname "$0")/../.." && pwd)}
-bin=${FUSEBOX_BIN:-$src/build/fusebox}
+. "$(dirname "$0")/lib.sh"
+need_fusebox
+need_cmd python3
+need_node_pkg openai groq-sdk @google/genai ai @ai-sdk/openai @ai-sdk/anthropic zod
 cd "$src"
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
 clients="openai-responses groq-sdk google-genai aisdk-responses aisdk-chat aisdk-anthropic"
 # Three clients at a time: the machine is shared.
 run_one() {
@@ -33,31 +32,29 @@ while [ $# -gt 0 ]; do
   done
   wait
 done
-pass=0 fail=0
 for c in $clients; do
   if [ ! -s "$tmp/$c.json" ]; then
-    echo "FAIL: $c produced no report"; tail -5 "$tmp/$c.log"; fail=$((fail + 1)); continue
+    bad "$c produced no report"; tail -5 "$tmp/$c.log"; continue
   fi
   python3 tests/cli/interop_summary.py "$tmp/$c.json" > "$tmp/$c.txt"
   pinned=tests/cli/interop_apis/$c.txt
   if [ "${UPDATE:-0}" = 1 ]; then
     mkdir -p tests/cli/interop_apis
-    cp "$tmp/$c.txt" "$pinned"; echo "updated $pinned"; pass=$((pass + 1))
+    cp "$tmp/$c.txt" "$pinned"; echo "updated $pinned"; ok
   elif diff -u "$pinned" "$tmp/$c.txt"; then
-    echo "ok: $c behaves as pinned ($(wc -l < "$pinned") scenarios)"; pass=$((pass + 1))
+    echo "ok: $c behaves as pinned ($(wc -l < "$pinned") scenarios)"; ok
   else
-    echo "FAIL: $c behaved differently from $pinned (diff above)"; fail=$((fail + 1))
+    bad "$c behaved differently from $pinned (diff above)"
   fi
 done
 # Every request of every client reached a scenario (no 404: the paths the
 # SDKs use are served), in the API each one speaks.
 for c in $clients; do
   if grep -h '"ev":"arrive"' "$tmp/$c"/*.jsonl 2>/dev/null | grep -q '"dialect":null'; then
-    echo "FAIL: $c sent a request no API serves"; fail=$((fail + 1))
+    bad "$c sent a request no API serves"
   else
     apis=$(grep -ho '"dialect":"[a-z-]*"' "$tmp/$c"/*.jsonl | sort -u | sed 's/"dialect"://; s/"//g' | tr '\n' ' ')
-    echo "ok: $c reached the scenarios ($apis)"; pass=$((pass + 1))
+    echo "ok: $c reached the scenarios ($apis)"; ok
   fi
 done
-echo "$pass passed, $fail failed"
-[ $fail = 0 ]
+finish

@@ -78,7 +78,7 @@ need_python() {
 
 need_node_pkg() {
   command -v node > /dev/null 2>&1 || missing "needs node (scripts/setup.sh installs it)"
-  local p dir="$src/examples/clients"
+  local p dir="$src/examples/clients/node"
   for p in "$@"; do
     [ -f "$dir/node_modules/$p/package.json" ] \
       || missing "needs the node package '$p' in $dir/node_modules (run: sh examples/clients/install.sh)"
