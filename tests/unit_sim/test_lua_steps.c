@@ -50,6 +50,29 @@ static void test_chat(void) {
   sim__step_free(s);
 }
 
+static void test_tool_calls(void) {
+  sim_step *s = first_step("chat { tool_calls = { { name = 'get_weather', arguments = { city = 'Paris' } },"
+                           " { name = 'f', arguments = '{\"a\": ', id = 'tc_9' }, { name = 'g' } },"
+                           " incomplete = 'content_filter' }");
+  CU_ASSERT_PTR_NOT_NULL_FATAL(s);
+  CU_ASSERT_EQUAL_FATAL(s->ntool_calls, 3);
+  TL_ASSERT_STR(s->tool_calls[0].id, "call_1");
+  TL_ASSERT_STR(s->tool_calls[0].name, "get_weather");
+  TL_ASSERT_STR(s->tool_calls[0].arguments, "{\"city\":\"Paris\"}");
+  TL_ASSERT_STR(s->tool_calls[1].id, "tc_9");
+  TL_ASSERT_STR(s->tool_calls[1].arguments, "{\"a\": "); /* sent as written */
+  TL_ASSERT_STR(s->tool_calls[2].id, "call_3");
+  TL_ASSERT_STR(s->tool_calls[2].arguments, "{}");
+  CU_ASSERT_EQUAL(s->finish, SIM_FINISH_FILTER);
+  CU_ASSERT_PTR_NULL(s->content);
+  sim__step_free(s);
+  s = first_step("stream { content = 'a b', tool_calls = { { name = 'f' } }, incomplete = 'max_output_tokens' }");
+  CU_ASSERT_PTR_NOT_NULL_FATAL(s);
+  CU_ASSERT_EQUAL(s->ntool_calls, 1);
+  CU_ASSERT_EQUAL(s->finish, SIM_FINISH_LENGTH);
+  sim__step_free(s);
+}
+
 static void test_stream(void) {
   sim_step *s = first_step("stream { chunks = { 'a', 'b', 'c' }, interval = 0.25, "
                            "drop_after = 2, model = 'm', no_end = true }");
@@ -316,6 +339,18 @@ static const struct {
   {"stream { error_after = 1, error = { status = 99 } }", "stream: error: field 'status' must be between 100 and 599, got 99"},
   {"stream { no_end = 1 }", "stream: field 'no_end' must be true or false, got number"},
   {"stream { stal_after = 1 }", "stream: unknown field 'stal_after' (did you mean 'stall_after'?)"},
+  {"chat { tool_calls = 'x' }", "chat: field 'tool_calls' must be a list of tables, got string"},
+  {"chat { tool_calls = {} }", "chat: tool_calls must list 1 to 64 calls"},
+  {"chat { tool_calls = { name = 'f' } }", "chat: tool_calls must list 1 to 64 calls"},
+  {"chat { tool_calls = { 'f' } }", "chat: tool_calls[1] must be a table"},
+  {"chat { tool_calls = { { arguments = {} } } }", "chat: tool_calls[1]: 'name' must be a non-empty string"},
+  {"chat { tool_calls = { { name = '' } } }", "chat: tool_calls[1]: 'name' must be a non-empty string"},
+  {"chat { tool_calls = { { name = 'f', argument = {} } } }", "chat: tool_calls[1]: unknown field 'argument' (did you mean 'arguments'?)"},
+  {"chat { tool_calls = { { name = 'f', arguments = 3 } } }", "chat: tool_calls[1]: 'arguments' must be a table or a string of JSON text"},
+  {"chat { tool_calls = { { name = 'f', id = 7 } } }", "chat: tool_calls[1]: 'id' must be a string"},
+  {"stream { tool_calls = { { name = 'f' }, 5 } }", "stream: tool_calls[2] must be a table"},
+  {"chat { incomplete = 'length' }", "chat: 'incomplete' must be \"max_output_tokens\" or \"content_filter\""},
+  {"stream { incomplete = true }", "stream: 'incomplete' must be \"max_output_tokens\" or \"content_filter\""},
   {"fail {}", "fail: field 'status' is required, as in fail{status = 503}"},
   {"fail { status = 600 }", "fail: field 'status' must be between 200 and 599, got 600"},
   /* issue 11: a 1xx is an interim answer, the client would hang waiting. */
@@ -471,6 +506,7 @@ int suite_lua_steps(void) {
   CU_pSuite s = CU_add_suite("lua_steps", NULL, NULL);
   if (s == NULL) return CU_get_error();
   if (!CU_add_test(s, "chat", test_chat) ||
+      !CU_add_test(s, "tool calls and incomplete endings", test_tool_calls) ||
       !CU_add_test(s, "stream", test_stream) ||
       !CU_add_test(s, "fail", test_fail) ||
       !CU_add_test(s, "hang_drop_reset_garbage", test_bare) ||
