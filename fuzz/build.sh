@@ -44,7 +44,7 @@ LIBS=(-fsanitize=fuzzer,address,undefined $(pkg-config --libs $PKGS) -lpthread -
 # What each target links, beyond its own fuzz_NAME.c.
 GUARD=("$root"/guard/*.c)
 REPORTS=("$root"/reports/*.c)
-SIM_LUA=("$root"/sim/lua_*.c "$root"/sim/step.c "$root"/sim/dialect.c
+SIM_LUA=("$root"/sim/lua_*.c "$root"/sim/step.c "$root"/sim/dialect*.c
          "$root"/sim/keying.c "$root"/sim/errors.c "$root"/sim/ratelimit.c
          "$root"/sim/trace.c "$root"/sim/redact.c "$root"/sim/term_safe.c
          "$root"/sim/env.c "$root"/sim/srcmap.c "$root"/sim/http_date.c
