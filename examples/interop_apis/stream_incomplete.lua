@@ -8,6 +8,8 @@ return scenario {
     stream { chunks = { "cut", " short" }, incomplete = "max_output_tokens" },
   },
 
+  client = { call = "stream", deadline = 20 },  -- the built-in clients; ignored by exec
+
   expect = {
     max_requests = 1,
   },

@@ -9,6 +9,8 @@ return scenario {
     stream { chunks = { "whole", " answer." } },
   },
 
+  client = { call = "stream", deadline = 20 },  -- the built-in clients; ignored by exec
+
   expect = {
     no_stream_splice = true,
     max_requests = 2,

@@ -9,6 +9,8 @@ return scenario {
     chat { content = "done" },
   },
 
+  client = { call = "tools", deadline = 20 },  -- the built-in clients; ignored by exec
+
   expect = {
     tool_integrity = true,
   },

@@ -10,6 +10,8 @@ return scenario {
     chat { content = "It is sunny in Paris." },
   },
 
+  client = { call = "stream_tools", deadline = 20 },  -- the built-in clients; ignored by exec
+
   expect = {
     tool_integrity = true,
   },
