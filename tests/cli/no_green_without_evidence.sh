@@ -21,7 +21,7 @@ cat > "$tmp/good.sh" <<SH
 curl -sS --fail --retry 3 --retry-delay 0 -H 'Content-Type: application/json' -d '$body' "\$OPENAI_BASE_URL/chat/completions"
 SH
 cat > "$tmp/wrong_path.sh" <<SH
-curl -sS --fail --retry 3 -H 'Content-Type: application/json' -d '$body' "\$FUSEBOX_URL/openai/v1/chat/completions"
+curl -sS --fail --retry 3 -H 'Content-Type: application/json' -d '$body' "\$FUSEBOX_URL/v2/chat/completions"
 SH
 cat > "$tmp/no_retry.sh" <<SH
 curl -sS --fail -H 'Content-Type: application/json' -d '$body' "\$OPENAI_BASE_URL/chat/completions"
