@@ -1,6 +1,6 @@
 // aisdk_tools.mjs - one tool-using turn through the Vercel AI SDK (`ai`)
 // with its defaults (maxRetries 2), the tool's execute() running at
-// $FUSEBOX_EFFECT_URL/get_weather as an agent's tool does.
+// $FUSEBOX_URL/v1/effects/get_weather as an agent's tool does.
 //
 //   node aisdk_tools.mjs PROVIDER [--stream]
 //     PROVIDER: responses   the default OpenAI provider, openai(model): /v1/responses
@@ -27,8 +27,7 @@ if (!model) {
   process.stderr.write('usage: node aisdk_tools.mjs responses|chat|anthropic [--stream]\n');
   process.exit(2);
 }
-const base = process.env.FUSEBOX_EFFECT_URL ||
-  (process.env.FUSEBOX_URL || '').replace(/\/$/, '') + '/v1/effects';
+const base = (process.env.FUSEBOX_URL || '').replace(/\/$/, '') + '/v1/effects';
 const tools = {
   get_weather: tool({
     description: 'The weather in a city',

@@ -9,7 +9,7 @@
 // A streamed response counts only when it ends with response.completed: an
 // `error` event, response.failed, response.incomplete or a stream that just
 // stops is a failure (exit 1), never half an answer printed as success.
-// --tools runs each function call at $FUSEBOX_EFFECT_URL/{name} only when
+// --tools runs each function call at $FUSEBOX_URL/v1/effects/{name} only when
 // the tool was offered and its arguments parse, keyed by its call_id.
 // Reads OPENAI_BASE_URL and OPENAI_API_KEY (the SDK does).
 import OpenAI from 'openai';

@@ -1,12 +1,12 @@
 // tools.mjs - the tool executor the example clients share: each call runs at
-// $FUSEBOX_EFFECT_URL/{name} (POST, arguments as the body) only when its
+// $FUSEBOX_URL/v1/effects/{name} (POST, arguments as the body) only when its
 // tool was offered and its arguments are one JSON object, with its call id
 // as Idempotency-Key, so a call a retried turn repeats is not run twice.
 
 export async function runTools(calls, offered) {
-  const base = process.env.FUSEBOX_EFFECT_URL ||
-    (process.env.FUSEBOX_URL ? process.env.FUSEBOX_URL.replace(/\/$/, '') + '/v1/effects' : '');
-  if (!base) throw new Error('FUSEBOX_EFFECT_URL is not set');
+  // FUSEBOX_URL is the server's root; its effect endpoint is /v1/effects/{name}.
+  const base = process.env.FUSEBOX_URL ? process.env.FUSEBOX_URL.replace(/\/$/, '') + '/v1/effects' : '';
+  if (!base) throw new Error('FUSEBOX_URL is not set');
   let ran = 0;
   for (const c of calls) {
     if (!offered.includes(c.name)) { process.stderr.write(`refused ${c.name}: not offered\n`); continue; }
