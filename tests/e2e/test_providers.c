@@ -94,7 +94,7 @@ static void test_named_providers(void) {
 static void test_routing_errors(void) {
   e2e_server *s = e2e_start("return scenario { name='t', provider = { chat{} } }", 1);
   e2e_resp r;
-  e2e_request(s, "POST", "/openai/v1/chat/completions", "{}", NULL, 2000, &r);
+  e2e_request(s, "POST", "/v2/chat/completions", "{}", NULL, 2000, &r);
   CU_ASSERT_EQUAL(r.status, 404);
   /* Unserved: the body says whose 404 it is, what was asked, what is
      served and which variables to set; not a provider's model_not_found. */
@@ -104,7 +104,7 @@ static void test_routing_errors(void) {
   CU_ASSERT_STRING_EQUAL(e2e_str(e, "code") ? e2e_str(e, "code") : "", "fusebox_unknown_endpoint");
   const char *msg = e2e_str(e, "message") ? e2e_str(e, "message") : "";
   CU_ASSERT(strstr(msg, "fusebox") != NULL);
-  CU_ASSERT(strstr(msg, "/openai/v1/chat/completions") != NULL);
+  CU_ASSERT(strstr(msg, "/v2/chat/completions") != NULL);
   CU_ASSERT(strstr(msg, "/v1/chat/completions, /v1/messages") != NULL);
   CU_ASSERT(strstr(msg, "OPENAI_BASE_URL=http://") != NULL);
   CU_ASSERT(strstr(msg, "ANTHROPIC_BASE_URL=http://") != NULL);
@@ -118,7 +118,7 @@ static void test_routing_errors(void) {
      (the 405) is not marked. */
   cJSON *a0 = e2e_event(s, "arrive", 0);
   CU_ASSERT(cJSON_IsTrue(cJSON_GetObjectItem(a0, "unserved")));
-  CU_ASSERT_STRING_EQUAL(e2e_str(a0, "path") ? e2e_str(a0, "path") : "", "/openai/v1/chat/completions");
+  CU_ASSERT_STRING_EQUAL(e2e_str(a0, "path") ? e2e_str(a0, "path") : "", "/v2/chat/completions");
   CU_ASSERT(cJSON_IsTrue(cJSON_GetObjectItem(e2e_end_of(s, 0), "unserved")));
   const char *code = e2e_str(e2e_end_of(s, 0), "code");
   CU_ASSERT_STRING_EQUAL(code ? code : "", "fusebox_unknown_endpoint");

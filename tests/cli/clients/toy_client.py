@@ -11,7 +11,7 @@ MODE:
                   when FUSEBOX_STREAM=1 (and retries a stream without its
                   end); calls FUSEBOX_EFFECT_URL with an Idempotency-Key when
                   FUSEBOX_CALL=effect. Exit 0 with the answer, 1 on failure.
-  wrong-path      as good, but POSTs to $OPENAI_BASE_URL/responses, a path
+  wrong-path      as good, but POSTs to $OPENAI_BASE_URL/chat/complete (a typo), a path
                   fusebox does not serve.
   no-retry        one attempt, whatever happens; exit 1 on failure.
   exit-nonzero    as good on the wire, but exits 3 whenever an attempt
@@ -104,7 +104,7 @@ def main():
         body = json.loads(payload) if payload else {"to": "user@example.com"}
         headers["Idempotency-Key"] = "toy-%d" % os.getpid()
     else:
-        path = "/responses" if MODE == "wrong-path" else "/chat/completions"
+        path = "/chat/complete" if MODE == "wrong-path" else "/chat/completions"
         url = BASE + path
         body = {"model": os.environ.get("FUSEBOX_MODEL", "m"), "max_tokens": 16,
                 "messages": [{"role": "user", "content": "hello"}]}
