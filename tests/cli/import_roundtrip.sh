@@ -140,7 +140,7 @@ if diff -u "$tmp/sum1" "$tmp/sum2" > "$tmp/diff"; then ok; else bad "the traces 
 # 4. importing the second trace gives the same steps (a fixed point)
 "$bin" import "$tmp/t2.jsonl" -o "$tmp/imp2.lua" 2> /dev/null && ok || bad "import of the second trace"
 steps() { grep -v -e '^ *--' -e '^ *name = ' -e '^ *doc = ' -e '^Each logical' -e '^headers (Retry' "$1" \
-            | sed -e 's/interval = [0-9.]*/interval = I/' -e 's/retry_after_date = [123] /retry_after_date = D /'; }
+            | sed -e 's/interval = [0-9.]*/interval = I/' -e 's/retry_after_date = [0-9]* /retry_after_date = D /'; }
 if diff -u <(steps "$tmp/imp.lua") <(steps "$tmp/imp2.lua") > "$tmp/diff"; then ok; else bad "re-import differs:"; cat "$tmp/diff"; fi
 
 finish
