@@ -247,6 +247,8 @@ static void test_transport_steps_every_api(void) {
     static const char *hows[] = {NULL, "complete", "dropped", "reset", "complete", "early_close", "complete"};
     for (int k = 1; k < 7; k++) {
       const char *how = e2e_str(e2e_end_of(s, k), "how");
+      if (!(how && strcmp(how, hows[k]) == 0))
+        fprintf(stderr, "\n  step %d: trace says how=%s, want %s\n", k, how ? how : "(none)", hows[k]);
       EXPECT(how && strcmp(how, hows[k]) == 0);
     }
     e2e_free(s);
