@@ -115,10 +115,42 @@ grep -qi '^retry-after: ' "$tmp/hdr" && grep -qi '^x-ratelimit-remaining-request
   || bad "a refused answer carries Retry-After and x-ratelimit-remaining-requests: 0"
 for n in a b c; do stop "$n"; done
 
+# --- 2b. Retry-After across servers: a 429 from one, the retry on another.
+cat > "$tmp/ra.lua" <<'LUA'
+return scenario {
+  name = "fleet Retry-After",
+  provider = { fail { status = 429, retry_after = 1 }, chat { content = "ok" } },
+  expect = { attempts = 2, retry_after_honoured = true },
+}
+LUA
+# verdict FILE NAME: the status of verdict NAME in a --json report.
+verdict() {
+  python3 -c 'import json,sys; print({v["name"]: v["status"] for v in json.load(open(sys.argv[1]))["results"][0]["verdicts"]}.get(sys.argv[2]))' "$1" "$2"
+}
+for wait in 1.2 0.2; do # a client that waits the Retry-After, one that does not
+  for n in a b; do
+    serve "$n" "$tmp/ra.lua" --state "$state" --session "sra$wait" --instance "$n" $([ $n = a ] && echo --new-session)
+  done
+  s1=$(post "$port_a" /v1/chat/completions '{"model":"m","q":"ra"}'); sleep "$wait"
+  s2=$(post "$port_b" /v1/chat/completions '{"model":"m","q":"ra"}')
+  for n in a b; do stop "$n"; done
+  [ "$s1 $s2" = "429 200" ] && ok || bad "Retry-After over two servers: $s1 $s2"
+  "$bin" report --quiet --json "$tmp/ra.json" "$tmp/a.jsonl" "$tmp/b.jsonl" > /dev/null 2>&1
+  v=$(verdict "$tmp/ra.json" retry_after_honoured)
+  want=pass; [ "$wait" = 0.2 ] && want=fail
+  [ "$v" = "$want" ] && ok || bad "retry_after_honoured across servers after ${wait}s: $v, want $want"
+done
+
 # --- 3. One effect, one Idempotency-Key, two servers: applied once.
+cat > "$tmp/eff.lua" <<'LUA'
+return scenario {
+  name = "a fleet-wide ledger",
+  provider = { chat { content = "ok" } },
+  expect = { side_effects = true },
+}
+LUA
 for n in a b; do
-  serve "$n" "$src/scenarios/transient/http_503.lua" --state "$state" --session seff --instance "$n" \
-    $([ $n = a ] && echo --new-session)
+  serve "$n" "$tmp/eff.lua" --state "$state" --session seff --instance "$n" $([ $n = a ] && echo --new-session)
 done
 e1=$(post "$port_a" /v1/effects/send_email '{"to":"x"}' 'Idempotency-Key: op-1')
 cp "$tmp/body" "$tmp/e1"
@@ -133,6 +165,9 @@ g=$(curl -s -o "$tmp/body" -w '%{http_code}' "http://127.0.0.1:$port_a/v1/effect
 for n in a b; do stop "$n"; done
 applied=$(cat "$tmp/a.jsonl" "$tmp/b.jsonl" | grep '"ev":"effect"' | grep -c '"action":"applied"')
 [ "$applied" = 1 ] && ok || bad "the effect was applied $applied times across the fleet, want 1"
+"$bin" report --quiet --json "$tmp/eff.json" "$tmp/a.jsonl" "$tmp/b.jsonl" > /dev/null 2>&1
+v=$(verdict "$tmp/eff.json" side_effects)
+[ "$v" = pass ] && ok || bad "merged side_effects verdict: $v"
 
 # --- 4. Redis dies mid-run: a marked fusebox error, an invalid run, recovery.
 for n in a b; do
@@ -162,14 +197,19 @@ rc=$?
 if ! command -v nginx >/dev/null; then
   echo "SKIP (part 5): nginx is not installed (scripts/setup.sh installs it)"
 else
-  scale=0.25
-  # The herd's client: 100 calls over 2 s (8 s at scale 0.25), retry a 429
-  # once after a full-jitter wait, as the scenario's client table says.
+  scale=0.5
+  # The herd's client: 100 calls over 8 scenario seconds, retry a 429 once
+  # after a full-jitter wait (base 8 s), as the scenario's client table says. It starts
+  # (python3 is slow to start on a loaded machine) before the servers and
+  # waits for the go file, so the session clock and the calls line up.
   cat > "$tmp/herd.py" <<'PY'
-import json, random, sys, threading, time, urllib.request, urllib.error
-base, scale = sys.argv[1], float(sys.argv[2])
+import json, os, sys, threading, time, urllib.request, urllib.error
+go, scale = sys.argv[1], float(sys.argv[2])
+while not os.path.exists(go): time.sleep(0.01)
+base = open(go).read().strip()
+t0 = time.monotonic()
 def call(i):
-    time.sleep(i * 8.0 / 100 * scale)
+    time.sleep(max(0, t0 + i * 8.0 / 100 * scale - time.monotonic()))
     body = json.dumps({"model": "m", "messages": [{"role": "user", "content": "q%d" % i}]}).encode()
     for attempt in (1, 2):
         req = urllib.request.Request(base + "/v1/chat/completions", body,
@@ -180,26 +220,34 @@ def call(i):
         except urllib.error.HTTPError as e:
             e.read()
             if e.code != 429: return
-        time.sleep(random.uniform(0, 8 * scale))
+        # Full jitter, drawn evenly (a permutation of 100 slots of 0..8 s)
+        # so the verdict does not hang on the luck of one draw.
+        time.sleep((i * 37 % 100) / 100.0 * 8 * scale)
 ts = [threading.Thread(target=call, args=(i,)) for i in range(100)]
 [t.start() for t in ts]
 [t.join() for t in ts]
 PY
   herd=$src/scenarios/storm/herd_429_burst.lua
   # One server, state in process.
+  python3 "$tmp/herd.py" "$tmp/go1" $scale &
+  client=$!
   serve one "$herd" --time-scale $scale
-  python3 "$tmp/herd.py" "http://127.0.0.1:$port_one" $scale
+  echo "http://127.0.0.1:$port_one" > "$tmp/go1.tmp" && mv "$tmp/go1.tmp" "$tmp/go1"
+  wait "$client"
   stop one
   # Two servers sharing Redis behind nginx.
+  python3 "$tmp/herd.py" "$tmp/go2" $scale &
+  client=$!
+  mkdir -p "$tmp/nginx"
   serve a "$herd" --time-scale $scale --state "$state" --session sherd --new-session --instance a
   serve b "$herd" --time-scale $scale --state "$state" --session sherd --instance b
-  mkdir -p "$tmp/nginx"
   sed -e "s#@PREFIX@#$tmp/nginx#g" -e "s#@LISTEN@#$nport#g" -e "s#@A@#$port_a#g" -e "s#@B@#$port_b#g" \
     "$src/docs/fleet-nginx.conf" > "$tmp/nginx/nginx.conf"
   nginx -p "$tmp/nginx" -c "$tmp/nginx/nginx.conf" -e "$tmp/nginx/error.log" > "$tmp/nginx/out" 2>&1 &
   pids+=($!)
-  for _ in $(seq 100); do curl -s -o /dev/null "http://127.0.0.1:$nport/" && break; sleep 0.05; done
-  python3 "$tmp/herd.py" "http://127.0.0.1:$nport" $scale
+  for _ in $(seq 200); do (exec 3<>"/dev/tcp/127.0.0.1/$nport") 2>/dev/null && break; sleep 0.02; done
+  echo "http://127.0.0.1:$nport" > "$tmp/go2.tmp" && mv "$tmp/go2.tmp" "$tmp/go2"
+  wait "$client"
   stop a
   stop b
   na=$(grep -c '"ev":"arrive"' "$tmp/a.jsonl"); nb=$(grep -c '"ev":"arrive"' "$tmp/b.jsonl")
@@ -212,6 +260,7 @@ import json, sys
 def verdicts(p):
     sc = json.load(open(p))["results"]
     assert len(sc) == 1, (p, len(sc))
+    for v in sc[0]["verdicts"]: print(p.split("/")[-1], v["name"], v["status"], v["evidence"])
     return {v["name"]: v["status"] for v in sc[0]["verdicts"]}
 one, fleet = verdicts(sys.argv[1]), verdicts(sys.argv[2])
 print("one server:", one, "\nfleet:     ", fleet)
