@@ -4,21 +4,12 @@
 # servers, requests spread over them; then Redis killed mid-run; then nginx
 # in front of two servers (docs/fleet-nginx.conf) playing a herd scenario
 # whose merged report must equal the verdicts of one server alone.
-set -uo pipefail
-src=${FUSEBOX_SRC:-$(cd "$(dirname "$0")/../.." && pwd)}
-bin=${FUSEBOX_BIN:-$src/build/fusebox}
-command -v redis-server >/dev/null || { echo "SKIP: redis-server is not installed (scripts/setup.sh installs it)"; exit 0; }
-tmp=$(mktemp -d)
+. "$(dirname "$0")/lib.sh"
 pids=()
-cleanup() {
-  for p in "${pids[@]}"; do kill "$p" 2>/dev/null; done
-  wait 2>/dev/null
-  rm -rf "$tmp"
-}
-trap cleanup EXIT
-pass=0 fail=0
-ok() { pass=$((pass + 1)); }
-bad() { fail=$((fail + 1)); echo "FAIL: $*"; }
+at_exit 'for p in "${pids[@]}"; do kill "$p"; done; wait'
+need_fusebox
+need_cmd redis-server nginx curl awk
+need_python json urllib.request
 
 # Two free loopback ports, one for Redis and one for nginx (python3 starts
 # slowly on a loaded machine: ask once).
@@ -194,15 +185,12 @@ rc=$?
   || { bad "report of a fleet that lost Redis: exit $rc (want 2, invalid run)"; cat "$tmp/rep"; }
 
 # --- 5. nginx in front of two servers: a herd, merged, judged as one server.
-if ! command -v nginx >/dev/null; then
-  echo "SKIP (part 5): nginx is not installed (scripts/setup.sh installs it)"
-else
-  scale=0.5
-  # The herd's client: 100 calls over 8 scenario seconds, retry a 429 once
-  # after a full-jitter wait (base 8 s), as the scenario's client table says. It starts
-  # (python3 is slow to start on a loaded machine) before the servers and
-  # waits for the go file, so the session clock and the calls line up.
-  cat > "$tmp/herd.py" <<'PY'
+scale=0.5
+# The herd's client: 100 calls over 8 scenario seconds, retry a 429 once
+# after a full-jitter wait (base 8 s), as the scenario's client table says. It starts
+# (python3 is slow to start on a loaded machine) before the servers and
+# waits for the go file, so the session clock and the calls line up.
+cat > "$tmp/herd.py" <<'PY'
 import json, os, sys, threading, time, urllib.request, urllib.error
 go, scale = sys.argv[1], float(sys.argv[2])
 while not os.path.exists(go): time.sleep(0.01)
@@ -227,35 +215,35 @@ ts = [threading.Thread(target=call, args=(i,)) for i in range(100)]
 [t.start() for t in ts]
 [t.join() for t in ts]
 PY
-  herd=$src/scenarios/storm/herd_429_burst.lua
-  # One server, state in process.
-  python3 "$tmp/herd.py" "$tmp/go1" $scale &
-  client=$!
-  serve one "$herd" --time-scale $scale
-  echo "http://127.0.0.1:$port_one" > "$tmp/go1.tmp" && mv "$tmp/go1.tmp" "$tmp/go1"
-  wait "$client"
-  stop one
-  # Two servers sharing Redis behind nginx.
-  python3 "$tmp/herd.py" "$tmp/go2" $scale &
-  client=$!
-  mkdir -p "$tmp/nginx"
-  serve a "$herd" --time-scale $scale --state "$state" --session sherd --new-session --instance a
-  serve b "$herd" --time-scale $scale --state "$state" --session sherd --instance b
-  sed -e "s#@PREFIX@#$tmp/nginx#g" -e "s#@LISTEN@#$nport#g" -e "s#@A@#$port_a#g" -e "s#@B@#$port_b#g" \
-    "$src/docs/fleet-nginx.conf" > "$tmp/nginx/nginx.conf"
-  nginx -p "$tmp/nginx" -c "$tmp/nginx/nginx.conf" -e "$tmp/nginx/error.log" > "$tmp/nginx/out" 2>&1 &
-  pids+=($!)
-  for _ in $(seq 200); do (exec 3<>"/dev/tcp/127.0.0.1/$nport") 2>/dev/null && break; sleep 0.02; done
-  echo "http://127.0.0.1:$nport" > "$tmp/go2.tmp" && mv "$tmp/go2.tmp" "$tmp/go2"
-  wait "$client"
-  stop a
-  stop b
-  na=$(grep -c '"ev":"arrive"' "$tmp/a.jsonl"); nb=$(grep -c '"ev":"arrive"' "$tmp/b.jsonl")
-  [ "$na" -gt 20 ] && [ "$nb" -gt 20 ] && ok || bad "nginx spread the herd: $na and $nb arrivals"
-  "$bin" report --quiet --json "$tmp/h1.json" "$tmp/one.jsonl" > /dev/null 2>&1; rc1=$?
-  "$bin" report --quiet --json "$tmp/h2.json" "$tmp/a.jsonl" "$tmp/b.jsonl" > /dev/null 2>&1; rc2=$?
-  [ $rc1 = $rc2 ] && ok || bad "exit status of one server ($rc1) and of the fleet behind nginx ($rc2)"
-  python3 - "$tmp/h1.json" "$tmp/h2.json" <<'PY' && ok || bad "verdicts of one server and of the merged fleet differ"
+herd=$src/scenarios/storm/herd_429_burst.lua
+# One server, state in process.
+python3 "$tmp/herd.py" "$tmp/go1" $scale &
+client=$!
+serve one "$herd" --time-scale $scale
+echo "http://127.0.0.1:$port_one" > "$tmp/go1.tmp" && mv "$tmp/go1.tmp" "$tmp/go1"
+wait "$client"
+stop one
+# Two servers sharing Redis behind nginx.
+python3 "$tmp/herd.py" "$tmp/go2" $scale &
+client=$!
+mkdir -p "$tmp/nginx"
+serve a "$herd" --time-scale $scale --state "$state" --session sherd --new-session --instance a
+serve b "$herd" --time-scale $scale --state "$state" --session sherd --instance b
+sed -e "s#@PREFIX@#$tmp/nginx#g" -e "s#@LISTEN@#$nport#g" -e "s#@A@#$port_a#g" -e "s#@B@#$port_b#g" \
+  "$src/docs/fleet-nginx.conf" > "$tmp/nginx/nginx.conf"
+nginx -p "$tmp/nginx" -c "$tmp/nginx/nginx.conf" -e "$tmp/nginx/error.log" > "$tmp/nginx/out" 2>&1 &
+pids+=($!)
+for _ in $(seq 200); do (exec 3<>"/dev/tcp/127.0.0.1/$nport") 2>/dev/null && break; sleep 0.02; done
+echo "http://127.0.0.1:$nport" > "$tmp/go2.tmp" && mv "$tmp/go2.tmp" "$tmp/go2"
+wait "$client"
+stop a
+stop b
+na=$(grep -c '"ev":"arrive"' "$tmp/a.jsonl"); nb=$(grep -c '"ev":"arrive"' "$tmp/b.jsonl")
+[ "$na" -gt 20 ] && [ "$nb" -gt 20 ] && ok || bad "nginx spread the herd: $na and $nb arrivals"
+"$bin" report --quiet --json "$tmp/h1.json" "$tmp/one.jsonl" > /dev/null 2>&1; rc1=$?
+"$bin" report --quiet --json "$tmp/h2.json" "$tmp/a.jsonl" "$tmp/b.jsonl" > /dev/null 2>&1; rc2=$?
+[ $rc1 = $rc2 ] && ok || bad "exit status of one server ($rc1) and of the fleet behind nginx ($rc2)"
+python3 - "$tmp/h1.json" "$tmp/h2.json" <<'PY' && ok || bad "verdicts of one server and of the merged fleet differ"
 import json, sys
 def verdicts(p):
     sc = json.load(open(p))["results"]
@@ -267,7 +255,5 @@ print("one server:", one, "\nfleet:     ", fleet)
 assert one == fleet
 assert one.get("attempts") == "pass", one
 PY
-fi
 
-echo "fleet_redis: $pass passed, $fail failed"
-[ "$fail" = 0 ]
+finish
