@@ -60,15 +60,17 @@ for n in a b c; do
     $([ $n = a ] && echo --new-session)
 done
 body='{"model":"m","messages":[{"role":"user","content":"one logical request"}]}'
-s1=$(post "$port_a" /v1/chat/completions "$body"); sleep 0.3
-s2=$(post "$port_b" /v1/chat/completions "$body"); sleep 0.8
+# Waits that clearly grow (the scenario expects backoff growth), wide enough
+# for a loaded machine.
+s1=$(post "$port_a" /v1/chat/completions "$body"); sleep 0.2
+s2=$(post "$port_b" /v1/chat/completions "$body"); sleep 2
 s3=$(post "$port_c" /v1/chat/completions "$body")
 [ "$s1 $s2 $s3" = "503 503 200" ] && ok || bad "503, 503, 200 over three servers: got $s1 $s2 $s3"
 grep -q '"content":"back again"' "$tmp/body" && ok || bad "the third attempt was not the answer"
 for n in a b c; do stop "$n"; done
 grep -h '"ev":"arrive"' "$tmp/a.jsonl" "$tmp/b.jsonl" "$tmp/c.jsonl" | grep -o '"attempt":[0-9]*' | sort | tr '\n' ' ' \
   | grep -q '"attempt":1 "attempt":2 "attempt":3' && ok || bad "attempt numbers 1, 2, 3 across the traces"
-"$bin" report --quiet --json "$tmp/m503.json" "$tmp/a.jsonl" "$tmp/b.jsonl" "$tmp/c.jsonl" > "$tmp/rep" 2>&1
+"$bin" report --json "$tmp/m503.json" "$tmp/a.jsonl" "$tmp/b.jsonl" "$tmp/c.jsonl" > "$tmp/rep" 2>&1
 rc=$?
 [ $rc = 0 ] && ok || { bad "merged report of the 503 fleet: exit $rc"; cat "$tmp/rep"; }
 python3 - "$tmp/m503.json" <<'PY' && ok || bad "merged report: one scenario, attempts = 3 passes"
@@ -188,15 +190,15 @@ rc=$?
 scale=0.5
 # The herd's client: 100 calls over 8 scenario seconds, retry a 429 once
 # after a full-jitter wait (base 8 s), as the scenario's client table says. It starts
-# (python3 is slow to start on a loaded machine) before the servers and
-# waits for the go file, so the session clock and the calls line up.
+# (python3 is slow to start on a loaded machine) and says it is ready before
+# the servers start, then waits for the go file, so that the session clock
+# and the calls line up (the scenario holds first attempts until t = 9 s).
 cat > "$tmp/herd.py" <<'PY'
 import json, os, sys, threading, time, urllib.request, urllib.error
 go, scale = sys.argv[1], float(sys.argv[2])
-while not os.path.exists(go): time.sleep(0.01)
-base = open(go).read().strip()
-t0 = time.monotonic()
+start = threading.Event()
 def call(i):
+    start.wait()
     time.sleep(max(0, t0 + i * 8.0 / 100 * scale - time.monotonic()))
     body = json.dumps({"model": "m", "messages": [{"role": "user", "content": "q%d" % i}]}).encode()
     for attempt in (1, 2):
@@ -213,12 +215,19 @@ def call(i):
         time.sleep((i * 37 % 100) / 100.0 * 8 * scale)
 ts = [threading.Thread(target=call, args=(i,)) for i in range(100)]
 [t.start() for t in ts]
+open(go + ".ready", "w").close()
+while not os.path.exists(go): time.sleep(0.01)
+base = open(go).read().strip()
+t0 = time.monotonic() + 0.05
+start.set()
 [t.join() for t in ts]
 PY
 herd=$src/scenarios/storm/herd_429_burst.lua
+ready() { for _ in $(seq 1200); do [ -e "$1.ready" ] && return; sleep 0.05; done; bad "the herd client never started"; }
 # One server, state in process.
 python3 "$tmp/herd.py" "$tmp/go1" $scale &
 client=$!
+ready "$tmp/go1"
 serve one "$herd" --time-scale $scale
 echo "http://127.0.0.1:$port_one" > "$tmp/go1.tmp" && mv "$tmp/go1.tmp" "$tmp/go1"
 wait "$client"
@@ -226,6 +235,7 @@ stop one
 # Two servers sharing Redis behind nginx.
 python3 "$tmp/herd.py" "$tmp/go2" $scale &
 client=$!
+ready "$tmp/go2"
 mkdir -p "$tmp/nginx"
 serve a "$herd" --time-scale $scale --state "$state" --session sherd --new-session --instance a
 serve b "$herd" --time-scale $scale --state "$state" --session sherd --instance b
