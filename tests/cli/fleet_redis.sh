@@ -54,6 +54,14 @@ post() {
     "http://127.0.0.1:$1$2" -H 'Content-Type: application/json' ${4:+-H "$4"} -d "$3"
 }
 
+# --- 0. Options: a bad URL, an unreachable Redis, fleet options without --state.
+"$bin" serve "$src/scenarios/transient/http_503.lua" --state "http://127.0.0.1:$rport" > /dev/null 2> "$tmp/e0"
+[ $? = 2 ] && grep -q "redis://HOST:PORT" "$tmp/e0" && ok || bad "a bad --state URL: $(cat "$tmp/e0")"
+"$bin" serve "$src/scenarios/transient/http_503.lua" --state "redis://127.0.0.1:$nport" > /dev/null 2> "$tmp/e0"
+[ $? = 2 ] && grep -q "cannot connect to Redis" "$tmp/e0" && ok || bad "an unreachable Redis at start: $(cat "$tmp/e0")"
+"$bin" serve "$src/scenarios/transient/http_503.lua" --session x > /dev/null 2> "$tmp/e0"
+[ $? = 2 ] && grep -q "need --state" "$tmp/e0" && ok || bad "--session without --state: $(cat "$tmp/e0")"
+
 # --- 1. "503 twice, then answer" on one logical request, over three servers.
 for n in a b c; do
   serve "$n" "$src/scenarios/transient/http_503.lua" --state "$state" --session s503 --instance "$n" \
@@ -68,6 +76,12 @@ s3=$(post "$port_c" /v1/chat/completions "$body")
 [ "$s1 $s2 $s3" = "503 503 200" ] && ok || bad "503, 503, 200 over three servers: got $s1 $s2 $s3"
 grep -q '"content":"back again"' "$tmp/body" && ok || bad "the third attempt was not the answer"
 for n in a b c; do stop "$n"; done
+# The control: the same three servers without --state answer 503 each time.
+for n in x y z; do serve "$n" "$src/scenarios/transient/http_503.lua"; done
+c1=$(post "$port_x" /v1/chat/completions "$body"); c2=$(post "$port_y" /v1/chat/completions "$body")
+c3=$(post "$port_z" /v1/chat/completions "$body")
+[ "$c1 $c2 $c3" = "503 503 503" ] && ok || bad "without --state each server counts alone: got $c1 $c2 $c3"
+for n in x y z; do stop "$n"; done
 grep -h '"ev":"arrive"' "$tmp/a.jsonl" "$tmp/b.jsonl" "$tmp/c.jsonl" | grep -o '"attempt":[0-9]*' | sort | tr '\n' ' ' \
   | grep -q '"attempt":1 "attempt":2 "attempt":3' && ok || bad "attempt numbers 1, 2, 3 across the traces"
 "$bin" report --json "$tmp/m503.json" "$tmp/a.jsonl" "$tmp/b.jsonl" "$tmp/c.jsonl" > "$tmp/rep" 2>&1
