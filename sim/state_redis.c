@@ -166,7 +166,9 @@ static int connect_slot(rstate *r, slot *s, char err[SIM_ERRLEN]) {
   for (int i = 0; i < NSCRIPTS; i++) {
     rep = redisCommand(s->c, "SCRIPT LOAD %s", SCRIPTS[i]);
     if (rep == NULL || rep->type != REDIS_REPLY_STRING || rep->len >= sizeof r->sha[i]) goto bad;
-    memcpy(r->sha[i], rep->str, rep->len + 1); /* the same on every connection */
+    /* The digest is the same on every connection: it is stored by the
+       first (made before any server thread runs) and only read after. */
+    if (r->sha[i][0] == '\0') memcpy(r->sha[i], rep->str, rep->len + 1);
     freeReplyObject(rep);
   }
   return SIM_OK;
