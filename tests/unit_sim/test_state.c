@@ -11,10 +11,17 @@
 
 #include "sim/state_int.h"
 
+/* A stopped clock: the bucket never refills during the test. */
+static double stopped_ms(void *ud) {
+  (void)ud;
+  return 1000.0;
+}
+
 static void test_local(void) {
   sim_ratelimit *rl = NULL;
   char err[SIM_ERRLEN];
-  CU_ASSERT_EQUAL_FATAL(sim__ratelimit_new("{\"rpm\":60,\"burst\":2}", 1, &rl, err), SIM_OK);
+  sim_env env = {.now_ms = stopped_ms};
+  CU_ASSERT_EQUAL_FATAL(sim__ratelimit_new("{\"rpm\":60,\"burst\":2}", 1, &env, &rl, err), SIM_OK);
   sim_state *st = NULL;
   CU_ASSERT_EQUAL_FATAL(sim__state_local_new(1, rl, &st), SIM_OK);
   CU_ASSERT_STRING_EQUAL(st->session, ""); /* not a fleet */
