@@ -52,11 +52,13 @@ bench_nofile() {
   ulimit -Sn "$(ulimit -Hn)"
 }
 
-# start_server SCENARIO TRACE: starts `fusebox serve` on an ephemeral
-# loopback port (TRACE "" = no --trace at all); sets SRV_PID and SRV_PORT.
+# start_server SCENARIO TRACE [SERVE_ARGS...]: starts `fusebox serve` on an
+# ephemeral loopback port (TRACE "" = no --trace at all); sets SRV_PID and
+# SRV_PORT.
 start_server() {
   local sc=$1 trace=$2 out="$WORK/serve.$RANDOM.out" i
-  "${NICE[@]}" "$FUSEBOX_BIN" serve "$sc" --port 0 --bind 127.0.0.1 ${trace:+--trace "$trace"} >"$out" 2>&1 &
+  shift 2
+  "${NICE[@]}" "$FUSEBOX_BIN" serve "$sc" --port 0 --bind 127.0.0.1 ${trace:+--trace "$trace"} "$@" >"$out" 2>&1 &
   SRV_PID=$!
   SERVER_PIDS+=("$SRV_PID")
   SRV_PORT=
@@ -234,4 +236,20 @@ tree_rss_kb() {
     s=$((s + ${v:-0}))
   done
   echo "$s"
+}
+
+# wrk_stats URL SECONDS: wrk -t$THREADS -c$CONNS POSTing $WORK/post.lua's
+# request; prints "rps p50_ms p99_ms non2xx sockerr requests".
+wrk_stats() {
+  local out
+  out=$("${NICE[@]}" wrk -t"$THREADS" -c"$CONNS" -d"$2"s --timeout 5s --latency -s "$WORK/post.lua" \
+        "$1" 2>&1) || true
+  echo "$out" >>"${WRK_LOG:-/dev/null}"
+  awk 'function ms(v) { if (v ~ /us$/) return v / 1000; if (v ~ /ms$/) return v + 0; if (v ~ /s$/) return v * 1000; return v }
+    /Requests\/sec:/ { rps = $2 }
+    /^ +50%/ { p50 = ms($2) } /^ +99%/ { p99 = ms($2) }
+    /Non-2xx/ { bad = $NF }
+    /Socket errors:/ { gsub(/,/, ""); se = $4 + $6 + $8 + $10 }
+    / requests in / { n = $1 }
+    END { printf "%s %.3f %.3f %d %d %d\n", rps + 0, p50, p99, bad, se, n }' <<<"$out"
 }

@@ -70,19 +70,7 @@ WM_MAP=$(awk -v ct="$CTYPE" -v id="$REQID" 'BEGIN { RS = "^$" } {
   printf "{\"request\":{\"method\":\"POST\",\"url\":\"/v1/chat/completions\"},\"response\":{\"status\":200,\"body\":\"%s\",\"headers\":{\"Content-Type\":\"%s\",\"x-request-id\":\"%s\"}}}", b, ct, id }' "$WORK/resp.body")
 
 # wrk_run PORT SECONDS: prints "rps p50_ms p99_ms non2xx sockerr requests".
-wrk_run() {
-  local out
-  out=$("${NICE[@]}" wrk -t"$THREADS" -c"$CONNS" -d"$2"s --timeout 5s --latency -s "$WORK/post.lua" \
-        "http://127.0.0.1:$1/v1/chat/completions" 2>&1) || true
-  echo "$out" >>"${WRK_LOG:-/dev/null}"
-  awk 'function ms(v) { if (v ~ /us$/) return v / 1000; if (v ~ /ms$/) return v + 0; if (v ~ /s$/) return v * 1000; return v }
-    /Requests\/sec:/ { rps = $2 }
-    /^ +50%/ { p50 = ms($2) } /^ +99%/ { p99 = ms($2) }
-    /Non-2xx/ { bad = $NF }
-    /Socket errors:/ { gsub(/,/, ""); se = $4 + $6 + $8 + $10 }
-    / requests in / { n = $1 }
-    END { printf "%s %.3f %.3f %d %d %d\n", rps + 0, p50, p99, bad, se, n }' <<<"$out"
-}
+wrk_run() { wrk_stats "http://127.0.0.1:$1/v1/chat/completions" "$2"; }
 
 # measure NAME PORT WARMUP: warm-up, then the measured run; sets RES.
 measure() {

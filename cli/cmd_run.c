@@ -316,14 +316,21 @@ static const char REPORT_USAGE[] =
     "Judges traces written earlier (by serve --trace or run --trace-dir) against\n"
     "the expect table each trace carries, and writes the same reports as run.\n"
     "A trace cut short (the server was killed) is judged on what it holds and\n"
-    "marked incomplete.\n";
+    "marked incomplete. The traces of one fleet (serve --state) are merged into\n"
+    "one timeline and judged as one provider; a fleet that lost its shared state\n"
+    "is an invalid run (exit 2), not a failed client.\n";
 
 int cmd_report(int argc, char **argv) {
   run_opts o = {0};
   cli_common c;
   cli_common_init(&c, CLI_TIME_SCALE_CLIENT, CLI_JOBS_RUN);
   rpt_run *run = rpt_run_new();
-  if (run == NULL) return EXIT_USAGE;
+  const char **paths = calloc((size_t)argc, sizeof *paths);
+  if (run == NULL || paths == NULL) {
+    rpt_run_free(run);
+    free(paths);
+    return EXIT_USAGE;
+  }
   int ntraces = 0, bad_input = 0;
   for (int i = 1; i < argc; i++) {
     int r = cli_common_option("report", argc, argv, &i, CLI_OPT_REPORTS, &c);
@@ -334,27 +341,52 @@ int cmd_report(int argc, char **argv) {
     if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0) {
       fputs(REPORT_USAGE, stdout);
       rpt_run_free(run);
+      free(paths);
       return EXIT_PASS;
     }
     if (r == -1 || argv[i][0] == '-') {
       fprintf(stderr, "fusebox report: unknown or incomplete option '%s'\n\n%s", argv[i], REPORT_USAGE);
       rpt_run_free(run);
+      free(paths);
       return EXIT_USAGE;
     }
-    ntraces++;
-    rpt_input in = {.trace_path = argv[i]};
-    char err[RPT_ERRLEN];
-    if (rpt_run_add(run, &in, err) != RPT_OK) {
-      fprintf(stderr, "fusebox report: %s\n", sim_term_safe(err));
-      rpt_run_add_error(run, argv[i], argv[i], err);
-      bad_input++;
-    }
+    paths[ntraces++] = argv[i];
   }
   if (ntraces == 0) {
     fprintf(stderr, "fusebox report: which traces?\n\n%s", REPORT_USAGE);
     rpt_run_free(run);
+    free(paths);
     return EXIT_USAGE;
   }
+  /* The traces of one fleet (serve --state) are merged and judged as one. */
+  rpt_group *g = NULL;
+  int ng = 0;
+  char err[RPT_ERRLEN];
+  if (rpt_traces_group(paths, ntraces, &g, &ng, err) != RPT_OK) {
+    fprintf(stderr, "fusebox report: %s\n", sim_term_safe(err));
+    rpt_run_free(run);
+    free(paths);
+    return EXIT_USAGE;
+  }
+  for (int i = 0; i < ng; i++) {
+    rpt_input in = {.trace_path = g[i].path};
+    int rc = RPT_OK;
+    if (g[i].invalid != NULL) {
+      snprintf(err, sizeof err, "%s", g[i].invalid);
+      rc = RPT_ETRACE;
+    } else if (g[i].text != NULL) {
+      rc = rpt_trace_read_mem(g[i].text, g[i].len, g[i].name, &in.trace, err);
+    }
+    if (rc == RPT_OK) rc = rpt_run_add(run, &in, err);
+    if (rc != RPT_OK) {
+      if (g[i].path != NULL) fprintf(stderr, "fusebox report: %s\n", sim_term_safe(err));
+      else fprintf(stderr, "fusebox report: %s: %s\n", sim_term_safe(g[i].name), sim_term_safe(err));
+      rpt_run_add_error(run, g[i].name, g[i].name, err);
+      bad_input++;
+    }
+  }
+  rpt_groups_free(g, ng);
+  free(paths);
   int wr = write_reports(run, &o);
   int failed = rpt_run_failed(run);
   rpt_run_free(run);

@@ -21,7 +21,13 @@ static const char USAGE[] =
     "options:\n"
     "  --port N          port to listen on (default 0: pick a free one and print it)\n"
     "  --bind ADDR       address to bind (default 127.0.0.1; others print a warning)\n"
-    "  --trace FILE      write the trace (JSON Lines) to FILE\n";
+    "  --trace FILE      write the trace (JSON Lines) to FILE\n"
+    "\n"
+    "a fleet of servers acting as one provider (docs/fleet.md):\n"
+    "  --state URL       keep attempts, ledger and rate limits in Redis: redis://HOST:PORT[/DB]\n"
+    "  --session NAME    the fleet session to join (default: one per scenario name)\n"
+    "  --new-session     start the session afresh (the first server of a new run)\n"
+    "  --instance NAME   this server's name in its trace (default: host-pid)\n";
 #define SERVE_OPTS (CLI_OPT_SCALE | CLI_OPT_SEED)
 
 static void serve_usage(FILE *f) {
@@ -71,6 +77,17 @@ int cmd_serve(int argc, char **argv) {
     } else if (strcmp(a, "--trace") == 0 && v) {
       o.trace_path = v;
       i++;
+    } else if (strcmp(a, "--state") == 0 && v) {
+      o.state_url = v;
+      i++;
+    } else if (strcmp(a, "--session") == 0 && v) {
+      o.session = v;
+      i++;
+    } else if (strcmp(a, "--new-session") == 0) {
+      o.new_session = 1;
+    } else if (strcmp(a, "--instance") == 0 && v) {
+      o.instance = v;
+      i++;
     } else if (a[0] == '-') {
       fprintf(stderr, "fusebox serve: unknown or incomplete option '%s'\n\n", a);
       serve_usage(stderr);
@@ -88,6 +105,10 @@ int cmd_serve(int argc, char **argv) {
   }
   o.time_scale = c.time_scale;
   o.seed = c.seed;
+  if ((o.session || o.new_session || o.instance) && o.state_url == NULL) {
+    fprintf(stderr, "fusebox serve: --session, --new-session and --instance need --state\n");
+    return EXIT_USAGE;
+  }
   if (o.bind && !is_loopback(o.bind))
     fprintf(stderr, "fusebox serve: warning: binding %s exposes the fake provider beyond "
                     "this machine\n", o.bind);

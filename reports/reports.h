@@ -81,6 +81,34 @@ int rpt_trace_complete(const rpt_trace *tr);
 /* Why the trace is incomplete ("" when complete); valid until rpt_trace_free. */
 const char *rpt_trace_warning(const rpt_trace *tr);
 
+/* ------------------------------------------------------------- fleets */
+/*
+ * Several servers of one fleet (serve --state, docs/fleet.md) each write a
+ * trace whose session event names the fleet session. Judged one by one
+ * they would each see part of the story, so they are merged into one
+ * timeline first and judged as one provider.
+ */
+typedef struct rpt_group {
+  char *name;       /* a fleet: its traces joined with " + "; else the path */
+  const char *path; /* a lone trace (text NULL): read it from here; borrowed */
+  char *text;       /* a fleet's merged trace, JSON Lines; NULL for a lone trace */
+  size_t len;
+  int ntraces;      /* traces merged into this one */
+  char *invalid;    /* the fleet lost its shared state: why the run is
+                       invalid (judge nothing); NULL when valid */
+} rpt_group;
+
+/*
+ * Groups paths: traces of one fleet session become one merged trace, every
+ * other trace stays on its own, in the order first seen. A path that cannot
+ * be read stays on its own too (reading it reports the error). The caller
+ * owns *out (n_out groups) and releases it with rpt_groups_free.
+ */
+int rpt_traces_group(const char *const *paths, int n, rpt_group **out, int *n_out,
+                     char err[RPT_ERRLEN]);
+/* Releases groups; NULL is a no-op. */
+void rpt_groups_free(rpt_group *g, int n);
+
 /* --------------------------------------------------------------- verdicts */
 
 /*

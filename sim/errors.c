@@ -15,6 +15,7 @@ const char *sim_strerror(int code) {
   case SIM_ELUA: return "scenario failed at run time";
   case SIM_ELISTEN: return "server could not start";
   case SIM_EINVAL: return "invalid argument";
+  case SIM_ESTATE: return "shared state unavailable";
   default: return "unknown error";
   }
 }

@@ -51,7 +51,7 @@ void sim__ledger_free(sim_ledger *lg) {
 }
 
 /* The stored result of an executed effect, as JSON text (caller owns). */
-static char *result_json(long serial, const char *name) {
+char *sim__ledger_result(long serial, const char *name) {
   char id[32];
   snprintf(id, sizeof id, "eff_%ld", serial);
   cJSON *r = cJSON_CreateObject();
@@ -88,18 +88,22 @@ static ledger_entry *add(sim_ledger *lg, const char *key, const char *fp) {
   return e;
 }
 
+/* The entry an effect is filed under: its Idempotency-Key, or, without a
+   key, its payload fingerprint and its name (the same body sent to two
+   effects is two operations). Returns key or buf. */
+const char *sim__ledger_key(const char *key, const char *name, const char *fingerprint,
+                            char buf[SIM_LEDGER_KEYLEN]) {
+  if (key != NULL) return key;
+  snprintf(buf, SIM_LEDGER_KEYLEN, "fp:%s:%.256s", fingerprint, name ? name : "");
+  return buf;
+}
+
 /* Executes (when apply) or replays an effect; see sim_int.h. */
 int sim__ledger_post(sim_ledger *lg, const char *key, const char *name,
                      const char *fingerprint, int apply, int *count,
                      char **result) {
-  /* Without a key an operation is its name and its payload: the same body
-     sent to two effects is two operations. */
-  char fpkey[24 + 256];
-  const char *k = key;
-  if (k == NULL) {
-    snprintf(fpkey, sizeof fpkey, "fp:%s:%s", fingerprint, name ? name : "");
-    k = fpkey;
-  }
+  char kbuf[SIM_LEDGER_KEYLEN];
+  const char *k = sim__ledger_key(key, name, fingerprint, kbuf);
   int action;
   *result = NULL;
   pthread_mutex_lock(&lg->lock);
@@ -114,7 +118,7 @@ int sim__ledger_post(sim_ledger *lg, const char *key, const char *name,
   } else {
     /* Everything that can run out of memory comes before the commit, so an
        effect is either recorded with its result or not applied at all. */
-    char *res = e != NULL && e->result != NULL ? NULL : result_json(lg->serial + 1, name);
+    char *res = e != NULL && e->result != NULL ? NULL : sim__ledger_result(lg->serial + 1, name);
     char *copy = strdup(res != NULL ? res : e != NULL && e->result != NULL ? e->result : "");
     if ((res == NULL && (e == NULL || e->result == NULL)) || copy == NULL ||
         (e == NULL && (e = add(lg, k, fingerprint)) == NULL)) {

@@ -604,8 +604,9 @@ static enum MHD_Result play_lookup(sim_conn *c) {
     free(body);
     return r;
   }
-  char *result = NULL;
-  int applied = sim__ledger_lookup(c->srv->ledger, c->lookup_key, &result);
+  char *result = NULL, err[SIM_ERRLEN] = "";
+  int applied = c->srv->state->ops->ledger_lookup(c->srv->state, c->lookup_key, &result, err);
+  if (applied < 0) return sim__state_fail(c, err);
   trace_effect(c, "lookup", c->lookup_key, 0, NULL, applied);
   enum MHD_Result r = effect_answer(c, applied ? 200 : 404, c->lookup_key, applied, result, 0);
   free(result);
@@ -617,9 +618,10 @@ static enum MHD_Result play_effect(sim_conn *c, const sim_step *s) {
   char fp[17];
   sim__fingerprint(c->body ? c->body : "", c->body_len, fp);
   int count = 0;
-  char *result = NULL;
-  int action = sim__ledger_post(c->srv->ledger, c->idem_key, c->effect_name, fp, s->apply,
-                                &count, &result);
+  char *result = NULL, err[SIM_ERRLEN] = "";
+  int action = c->srv->state->ops->ledger_post(c->srv->state, c->idem_key, c->effect_name, fp,
+                                               s->apply, &count, &result, err);
+  if (action == SIM_ESTATE) return sim__state_fail(c, err);
   if (action < 0) /* out of memory: nothing applied; say so, as a server error */
     return effect_answer(c, 500, c->idem_key, 0, NULL, 0);
   static const char *names[] = {"", "applied", "replayed", "conflict", "not_applied"};

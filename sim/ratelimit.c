@@ -158,12 +158,29 @@ int sim__ratelimit_take(sim_ratelimit *rl, int tokens, sim_rl_result *r) {
     if (rl->rpm > 0) rl->req -= 1;
     if (rl->tpm > 0) rl->tok -= tokens;
   }
-  double reset_r = rl->rpm > 0 ? (rl->req_cap - rl->req) * 60.0 / rl->rpm : 0;
-  double reset_t = rl->tpm > 0 ? (rl->tok_cap - rl->tok) * 60.0 / rl->tpm : 0;
-  long left_r = (long)floor(rl->req), left_t = (long)floor(rl->tok);
+  double req_left = rl->req, tok_left = rl->tok;
   pthread_mutex_unlock(&rl->lock);
+  sim__ratelimit_answer(rl, refused, fmax(wr, wt), req_left, tok_left, r);
+  return refused;
+}
 
-  r->retry_after = refused ? ceil(fmax(wr, wt)) : 0;
+/* The limiter's settings, for a bucket kept elsewhere; see sim_int.h. */
+void sim__ratelimit_conf(const sim_ratelimit *rl, sim_rl_conf *out) {
+  out->rpm = rl->rpm;
+  out->tpm = rl->tpm;
+  out->req_cap = rl->req_cap;
+  out->tok_cap = rl->tok_cap;
+  out->scale = rl->scale;
+}
+
+/* Fills r from the levels left after a take; see sim_int.h. */
+void sim__ratelimit_answer(const sim_ratelimit *rl, int refused, double wait_s,
+                           double req_left, double tok_left, sim_rl_result *r) {
+  memset(r, 0, sizeof *r);
+  double reset_r = rl->rpm > 0 ? (rl->req_cap - req_left) * 60.0 / rl->rpm : 0;
+  double reset_t = rl->tpm > 0 ? (rl->tok_cap - tok_left) * 60.0 / rl->tpm : 0;
+  long left_r = (long)floor(req_left), left_t = (long)floor(tok_left);
+  r->retry_after = refused ? ceil(wait_s) : 0;
   char v[sizeof r->headers[0].value];
   if (rl->rpm > 0) {
     snprintf(v, sizeof v, "%.0f", rl->req_cap);
@@ -183,5 +200,4 @@ int sim__ratelimit_take(sim_ratelimit *rl, int tokens, sim_rl_result *r) {
     else oa_duration(reset_t, v, sizeof v);
     add(r, rl->anthropic ? "anthropic-ratelimit-tokens-reset" : "x-ratelimit-reset-tokens", v);
   }
-  return refused;
 }

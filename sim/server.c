@@ -201,6 +201,25 @@ static void trace_error(sim_conn *c, const char *msg) {
   sim__trace_emit(c->srv->trace, ev);
 }
 
+/* The shared state is out of reach; see server_int.h. */
+enum MHD_Result sim__state_fail(sim_conn *c, const char *why) {
+  cJSON *ev = sim__trace_event("error", sim__srv_t(c->srv));
+  if (ev != NULL) {
+    cJSON_AddNumberToObject(ev, "id", (double)c->id);
+    cJSON_AddStringToObject(ev, "kind", "state");
+    cJSON_AddStringToObject(ev, "message", why);
+    sim__trace_emit(c->srv->trace, ev);
+  }
+  free(c->lookup_key); /* answered with the error, not a lookup */
+  c->lookup_key = NULL;
+  sim__step_free(c->root);
+  c->root = sim__state_error_step(why);
+  c->cur = c->root;
+  enum MHD_Result r = c->root ? sim__play(c) : MHD_NO;
+  c->how = "error";
+  return r;
+}
+
 /* A plain error response in the dialect's shape, played as a fail step. */
 static enum MHD_Result play_error(sim_conn *c, int status, const char *msg) {
   sim__step_free(c->root);
@@ -270,10 +289,13 @@ static enum MHD_Result arrive(sim_conn *c, const char *method, const char *url) 
   if (idem != NULL) c->idem_key = strdup(idem);
   if (sim__request_key(idem, method, url, c->body, c->body_len, c->key, sizeof c->key) != 0)
     sim__request_key(NULL, method, url, c->body, c->body_len, c->key, sizeof c->key);
-  c->attempt = sim__keymap_bump(srv->keys, c->key);
+  char serr[SIM_ERRLEN] = "";
+  long n = 0;
+  int st_rc = srv->state->ops->arrive(srv->state, c->key, &c->attempt, &n, serr);
   pthread_mutex_lock(&srv->lock);
-  c->id = ++srv->arrivals;
+  long local_n = ++srv->arrivals;
   pthread_mutex_unlock(&srv->lock);
+  c->id = st_rc == SIM_OK ? n : -local_n; /* the fleet's arrival number */
   snprintf(c->rid, sizeof c->rid, "req_fbx%08x%08lx", srv->rid_salt, c->id);
 
   hdr_list hl = {.n = 0};
@@ -281,7 +303,10 @@ static enum MHD_Result arrive(sim_conn *c, const char *method, const char *url) 
   trace_arrive(c, method, url, &hl);
 
   enum MHD_Result r;
-  if (c->too_big) {
+  int limited = 0;
+  if (st_rc != SIM_OK) {
+    r = sim__state_fail(c, serr);
+  } else if (c->too_big) {
     r = play_error(c, 413, "Request body exceeds the 1 MiB limit of this fake provider.");
   } else if (c->provider == -2) {
     r = play_unserved(c, method, url);
@@ -293,10 +318,12 @@ static enum MHD_Result arrive(sim_conn *c, const char *method, const char *url) 
   } else if (c->dialect == SIM_DIALECT_EFFECT && strcmp(method, "POST") != 0 &&
              strcmp(method, "GET") != 0) {
     r = play_error(c, 405, "Method not allowed: use POST or GET.");
-  } else if (c->provider >= 0 && srv->rl &&
-             sim__ratelimit_take(srv->rl, c->tokens_in_est, &c->rl)) {
-    c->has_rl = 1; /* refused by the bucket, before the scenario is asked */
-    r = play_error(c, 429, "Rate limit reached for requests. Please try again later.");
+  } else if (c->provider >= 0 && srv->state->rl &&
+             (limited = srv->state->ops->rl_take(srv->state, c->tokens_in_est, &c->rl, serr))) {
+    c->has_rl = limited > 0; /* refused by the bucket, before the scenario is asked */
+    r = limited > 0
+            ? play_error(c, 429, "Rate limit reached for requests. Please try again later.")
+            : sim__state_fail(c, serr);
   } else if (c->lookup_key != NULL) {
     c->root = sim__step_new(SIM_STEP_EFFECT); /* a ledger lookup */
     c->cur = c->root;
@@ -306,7 +333,7 @@ static enum MHD_Result arrive(sim_conn *c, const char *method, const char *url) 
     c->cur = c->root;
     r = c->root ? sim__play(c) : MHD_NO;
   } else {
-    c->has_rl = srv->rl != NULL && c->provider >= 0;
+    c->has_rl = srv->state->rl != NULL && c->provider >= 0;
     sim_req req = {.attempt = c->attempt, .n = (int)c->id, .method = method, .path = url,
                    .provider = c->provider >= 0
                                    ? sim__scenario_provider_name(srv->sc, c->provider)
@@ -488,13 +515,19 @@ static void trace_session(sim_server *srv, const sim_server_opts *o) {
   cJSON_AddStringToObject(ev, "file", sim__scenario_path(srv->sc));
   cJSON_AddNumberToObject(ev, "time_scale", srv->scale);
   char start[32];
-  time_t now = (time_t)sim__env_wall_s(&srv->env);
+  time_t now = (time_t)(sim__env_wall_s(&srv->env) - srv->state->age_ms / 1000.0);
   struct tm tm;
   gmtime_r(&now, &tm);
   strftime(start, sizeof start, "%Y-%m-%dT%H:%M:%SZ", &tm);
   cJSON_AddStringToObject(ev, "start", start);
   cJSON_AddNumberToObject(ev, "port", srv->port);
   cJSON_AddNumberToObject(ev, "seed", (double)o->seed);
+  if (srv->state->session[0]) { /* one of a fleet: `report` merges its traces */
+    cJSON *f = cJSON_AddObjectToObject(ev, "fleet");
+    cJSON_AddStringToObject(f, "session", srv->state->session);
+    cJSON_AddStringToObject(f, "instance", srv->instance);
+    cJSON_AddStringToObject(f, "state", "redis");
+  }
   const char *js[2] = {sim__scenario_expect_json(srv->sc), sim__scenario_client_json(srv->sc)};
   const char *names[2] = {"expect", "client"};
   for (int i = 0; i < 2; i++) {
@@ -589,18 +622,14 @@ int sim_server_start(const sim_server_opts *o, sim_server **out, char err[SIM_ER
   rc = sim__trace_open(o->trace_path, o->trace_stream, &srv->trace, err);
   if (rc == SIM_OK) sim__trace_on_error(srv->trace, o->on_trace_error, o->on_trace_error_arg);
   if (rc != SIM_OK) goto fail;
-  srv->keys = sim__keymap_new();
-  srv->ledger = sim__ledger_new(sim__scenario_idempotency_honoured(srv->sc));
-  rc = SIM_ENOMEM;
-  if (srv->keys == NULL || srv->ledger == NULL) goto fail;
-  rc = sim__ratelimit_new(sim__scenario_ratelimit_json(srv->sc), srv->scale, &srv->env,
-                          &srv->rl, err);
+  rc = sim__state_open(o, srv->sc, srv->scale, &srv->env, &srv->state, err);
   if (rc != SIM_OK) goto fail;
+  sim__state_instance(o, srv->instance, sizeof srv->instance);
   rc = sim__waiter_new(&srv->env, &srv->waiter);
   if (rc != SIM_OK) goto fail;
   rc = start_daemon(srv, o, err);
   if (rc != SIM_OK) goto fail;
-  srv->t0 = sim__srv_now(srv);
+  srv->t0 = sim__srv_now(srv) - srv->state->age_ms; /* a fleet shares one session clock */
   trace_session(srv, o);
   *out = srv;
   return SIM_OK;
@@ -665,9 +694,7 @@ int sim_server_stop(sim_server *srv, char err[SIM_ERRLEN]) {
   }
   sim__waiter_free(srv->waiter);
   int rc = sim__trace_finish(srv->trace, err);
-  sim__keymap_free(srv->keys);
-  sim__ledger_free(srv->ledger);
-  sim__ratelimit_free(srv->rl);
+  sim__state_free(srv->state);
   if (srv->own_sc) sim__scenario_free(srv->sc);
   pthread_mutex_destroy(&srv->lock);
   free(srv);

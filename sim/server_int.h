@@ -9,6 +9,7 @@
 #include <pthread.h>
 
 #include "sim/sim_int.h"
+#include "sim/state_int.h"
 
 #define SIM_MAX_BODY (1024 * 1024)  /* larger request bodies get a 413 */
 #define SIM_MAX_REQ_HEADERS 100     /* headers kept for the trace and Lua */
@@ -21,9 +22,8 @@ struct sim_server {
   struct MHD_Daemon *daemon;
   sim_trace *trace;
   sim_waiter *waiter;
-  sim_keymap *keys;
-  sim_ledger *ledger;
-  sim_ratelimit *rl;  /* NULL: no rate limit */
+  sim_state *state;   /* attempts, ledger, rate limit: in process or Redis */
+  char instance[64];  /* this server's name in a fleet's traces */
   double t0;          /* CLOCK_MONOTONIC ms at start */
   double scale;       /* time scale for every server-side delay */
   int port;
@@ -99,6 +99,9 @@ double sim__srv_now(const sim_server *srv);
 void sim__conn_wait(sim_conn *c, double due_ms);
 /* Appends answer text for the trace, bounded by SIM_MAX_TEXT. */
 void sim__conn_add_text(sim_conn *c, const char *s);
+/* server.c: the shared state is out of reach: an `error` event (kind
+   "state") in the trace and the fusebox error to the client. */
+enum MHD_Result sim__state_fail(sim_conn *c, const char *why);
 
 /* tools_trace.c: tool calls in the trace. */
 void sim__offered_tools(sim_conn *c, const cJSON *body);

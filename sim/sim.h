@@ -21,7 +21,8 @@ enum {
   SIM_ELOAD = -3,    /* a scenario did not load or validate */
   SIM_ELUA = -4,     /* a scenario failed while deciding a step */
   SIM_ELISTEN = -5,  /* the server could not bind or start */
-  SIM_EINVAL = -6    /* a bad argument */
+  SIM_EINVAL = -6,   /* a bad argument */
+  SIM_ESTATE = -7    /* the shared state (Redis, --state) is unreachable */
 };
 
 /*
@@ -161,6 +162,11 @@ typedef struct sim_server_opts {
   void (*on_trace_error)(void *arg, const char *msg);
   void *on_trace_error_arg;
   sim_env env;               /* clocks; zeroed = the real ones */
+  /* A fleet (docs/fleet.md): several servers acting as one provider. */
+  const char *state_url;     /* redis://HOST:PORT[/DB]; NULL = all state in process */
+  const char *session;       /* fleet session name; NULL = the scenario file's fingerprint */
+  int new_session;           /* 1: start the session afresh instead of joining it */
+  const char *instance;      /* this server's name in the trace; NULL = host-pid */
 } sim_server_opts;
 
 /*

@@ -417,6 +417,16 @@ int sim__ratelimit_new(const char *json, double scale, const sim_env *env,
                        sim_ratelimit **out, char err[SIM_ERRLEN]);
 void sim__ratelimit_free(sim_ratelimit *rl);
 int sim__ratelimit_take(sim_ratelimit *rl, int tokens, sim_rl_result *r);
+/* For a bucket kept elsewhere (state_redis.c): the limiter's settings
+   (0 = that limit is off; scale = real seconds per scenario second) ... */
+typedef struct sim_rl_conf {
+  double rpm, tpm, req_cap, tok_cap, scale;
+} sim_rl_conf;
+void sim__ratelimit_conf(const sim_ratelimit *rl, sim_rl_conf *out);
+/* ... and the answer from the levels left after a take: r->retry_after and
+   the headers, as sim__ratelimit_take fills them. */
+void sim__ratelimit_answer(const sim_ratelimit *rl, int refused, double wait_s,
+                           double req_left, double tok_left, sim_rl_result *r);
 
 /* ledger.c: the side-effect ledger. Thread-safe. */
 typedef struct sim_ledger sim_ledger;
@@ -433,5 +443,12 @@ int sim__ledger_post(sim_ledger *lg, const char *key, const char *name,
                      char **result);
 /* 1 if key was applied (with *result owned by the caller), else 0. */
 int sim__ledger_lookup(sim_ledger *lg, const char *key, char **result);
+/* The entry an effect is filed under (its key, or "fp:<fingerprint>");
+   returns key or buf. Shared with the Redis ledger (state_redis.c). */
+#define SIM_LEDGER_KEYLEN 320 /* "fp:", 16 hex digits, ':' and a name of up to 256 */
+const char *sim__ledger_key(const char *key, const char *name, const char *fingerprint,
+                            char buf[SIM_LEDGER_KEYLEN]);
+/* The stored result of the serial-th executed effect, as JSON text (caller owns). */
+char *sim__ledger_result(long serial, const char *name);
 
 #endif

@@ -1,6 +1,7 @@
 /* The unit_reports suites: one X(name) per feature (int suite_name(void)). */
 #define TEST_SUITES(X)       \
   X(trace_read)              \
+  X(trace_merge)             \
   X(verdict_attempts)        \
   X(verdict_max_requests)    \
   X(verdict_no_retry_after)  \

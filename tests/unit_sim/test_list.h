@@ -12,6 +12,7 @@
   X(trace_write)       \
   X(wire_format)       \
   X(ledger)            \
+  X(state)             \
   X(waiter)            \
   X(ratelimit)         \
   X(import)            \
