@@ -7,6 +7,9 @@
 #                  distinct bodies (each run its own --tag: the server keys
 #                  requests by body), backoff 0.001 s: every call = 2 requests
 #   plain curl     curl_cost: the same POST with a plain libcurl easy handle
+#                  per request (the reference of the goals)
+#   curl kept      curl_cost --reuse: one easy handle, connection kept alive
+#                  (shown for comparison; no goal)
 # Each runs twice, with N1 and N2 calls; per call = (Ir(N2) - Ir(N1)) /
 # (N2 - N1), so process start-up and libcurl's global init cancel out.
 # Only the client runs under valgrind; the server runs natively.
@@ -64,14 +67,17 @@ for run in $(seq "$RUNS"); do
   declare -A A=() B=()
   A[curl]=$(ir "$BENCH_OUT/curl_cost" --url "http://127.0.0.1:$OK_PORT/v1" --n "$N1" --tag "r$run-n1")
   B[curl]=$(ir "$BENCH_OUT/curl_cost" --url "http://127.0.0.1:$OK_PORT/v1" --n "$N2" --tag "r$run-n2")
+  A[kept]=$(ir "$BENCH_OUT/curl_cost" --url "http://127.0.0.1:$OK_PORT/v1" --n "$N1" --tag "r$run-k1" --reuse)
+  B[kept]=$(ir "$BENCH_OUT/curl_cost" --url "http://127.0.0.1:$OK_PORT/v1" --n "$N2" --tag "r$run-k2" --reuse)
   A[ok]=$(ir "$BENCH_OUT/guard_cost" --url "http://127.0.0.1:$OK_PORT/v1" --n "$N1" --tag "r$run-n1")
   B[ok]=$(ir "$BENCH_OUT/guard_cost" --url "http://127.0.0.1:$OK_PORT/v1" --n "$N2" --tag "r$run-n2")
   A[retry]=$(ir "$BENCH_OUT/guard_cost" --url "http://127.0.0.1:$RT_PORT/v1" --n "$N1" --tag "r$run-n1" --retry)
   B[retry]=$(ir "$BENCH_OUT/guard_cost" --url "http://127.0.0.1:$RT_PORT/v1" --n "$N2" --tag "r$run-n2" --retry)
   curl_per=$(( (B[curl] - A[curl]) / (N2 - N1) ))
-  for k in curl ok retry; do
+  for k in curl kept ok retry; do
     case $k in
       curl) lab="plain libcurl POST"; r=1; g="" ;;
+      kept) lab="plain libcurl, kept-alive"; r=1; g="" ;;
       ok) lab="guard_chat, ok"; r=1; g=$GOAL_OK ;;
       retry) lab="guard_chat, retried once"; r=2; g=$GOAL_RETRY ;;
     esac
