@@ -19,6 +19,7 @@ RUNS=${RUNS:-3}
 TESTS=${TESTS:-$ROOT/build-bench/tests}
 GOAL=${GOAL:-1.2}
 HYPERFINE=${HYPERFINE:-1}   # 0: only the gate's goal, no hyperfine table
+JOBS=${JOBS:-}              # -j for the goal's runs; default: fusebox's own
 
 bench_build
 need jq jq
@@ -59,7 +60,7 @@ printf '|-----|-----------|------------|----------------------------------------
 for run in $(seq "$RUNS"); do
   json="$WORK/run.$run.json"
   t0=$(date +%s%N)
-  (cd "$ROOT" && "$FUSEBOX_BIN" run --quiet --json "$json" "$ROOT/scenarios" >/dev/null 2>&1) || true
+  (cd "$ROOT" && "$FUSEBOX_BIN" run ${JOBS:+-j "$JOBS"} --quiet --json "$json" "$ROOT/scenarios" >/dev/null 2>&1) || true
   t1=$(date +%s%N)
   [ -s "$json" ] || { echo "# ci_cost: fusebox run wrote no --json" >&2; status=1; continue; }
   read -r n lms lfile < <(jq -r '[.results | length, (max_by(.time_ms) | .time_ms, (.file | sub(".*/scenarios/"; "")))] | @tsv' "$json")
@@ -68,7 +69,7 @@ for run in $(seq "$RUNS"); do
     printf "| %-3s | %9d | %10.3f | %-44s | %10.3f | %7.2fx | <=%.2gx | %4s |\n", run, n, w / 1000, f, l / 1000, x, g, met
     exit met == "NO" }' || status=1
 done
-echo "# wall clock around one \`fusebox run --quiet --json\` (defaults); longest = max results[].time_ms of that run."
+echo "# wall clock around one \`fusebox run ${JOBS:+-j $JOBS }--quiet --json\` (defaults otherwise); longest = max results[].time_ms of that run."
 echo "# goal (issue 13): wall <= ${GOAL}x the longest scenario, >= 80 scenarios."
 [ "$status" = 0 ] || echo "# ci_cost: a goal was missed (exit 1)" >&2
 exit $status
