@@ -3,6 +3,8 @@
  * written so a killed server still leaves every completed line.
  */
 #include <errno.h>
+#include <float.h>
+#include <math.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -126,56 +128,192 @@ static size_t utf8_len(const unsigned char *s, size_t n) {
   return len;
 }
 
-/* A copy of s with every invalid UTF-8 byte replaced by U+FFFD, or NULL when
-   s is valid already (or out of memory). */
-static char *utf8_fixed(const char *s) {
-  size_t n = strlen(s), i = 0;
-  while (i < n) {
-    size_t l = utf8_len((const unsigned char *)s + i, n - i);
-    if (l == 0) break;
-    i += l;
-  }
-  if (i == n) return NULL;
-  char *out = malloc(n * 3 + 1);
-  if (out == NULL) return NULL;
-  size_t o = 0;
-  for (i = 0; i < n;) {
-    size_t l = utf8_len((const unsigned char *)s + i, n - i);
-    if (l == 0) {
-      memcpy(out + o, "\xEF\xBF\xBD", 3);
-      o += 3;
-      i++;
-    } else {
-      memcpy(out + o, s + i, l);
-      o += l;
-      i += l;
-    }
-  }
-  out[o] = '\0';
-  return out;
+/* ---- the line writer (issue 13): one pass from the event's tree to bytes,
+   into a buffer reused by each thread; strings escaped and UTF-8-checked
+   (an invalid byte becomes U+FFFD) in the same pass, numbers formatted
+   directly. The output is what cJSON_PrintUnformatted would print after
+   the invalid bytes were replaced, without the copies. */
+
+typedef struct lbuf {
+  char *p;
+  size_t n, cap;
+  int oom;
+} lbuf;
+
+static pthread_key_t lb_key;
+static pthread_once_t lb_once = PTHREAD_ONCE_INIT;
+static int lb_key_ok;
+static __thread lbuf *lb_self; /* also the root leak checkers see */
+
+static void lb_free(void *p) {
+  lbuf *b = p;
+  if (b == NULL) return;
+  free(b->p);
+  free(b);
 }
 
-/* Makes every string (and key) in the tree valid UTF-8: a client can send
-   any bytes, and a trace line must stay JSON any reader accepts. */
-static void sanitize(cJSON *j) {
-  for (cJSON *c = j; c != NULL; c = c->next) {
-    if (c->string) {
-      char *f = utf8_fixed(c->string);
-      if (f) {
-        if (!(c->type & cJSON_StringIsConst)) free(c->string);
-        c->string = f;
-        c->type &= ~cJSON_StringIsConst;
-      }
-    }
-    if (cJSON_IsString(c) && c->valuestring) {
-      char *f = utf8_fixed(c->valuestring);
-      if (f) {
-        free(c->valuestring);
-        c->valuestring = f;
-      }
-    }
-    if (c->child) sanitize(c->child);
+static void lb_make_key(void) { lb_key_ok = pthread_key_create(&lb_key, lb_free) == 0; }
+
+/* The calling thread's line buffer, emptied; NULL without memory. */
+static lbuf *lb_get(void) {
+  if (lb_self == NULL) {
+    pthread_once(&lb_once, lb_make_key);
+    lbuf *b = calloc(1, sizeof *b);
+    if (b == NULL) return NULL;
+    if (lb_key_ok) pthread_setspecific(lb_key, b);
+    lb_self = b;
   }
+  lb_self->n = 0;
+  lb_self->oom = 0;
+  return lb_self;
+}
+
+/* Room for more bytes; sets oom (and keeps the buffer) when there is none. */
+static int lb_room(lbuf *b, size_t more) {
+  if (b->oom) return 0;
+  if (b->n + more <= b->cap) return 1;
+  size_t cap = b->cap ? b->cap : 1024;
+  while (cap < b->n + more) cap *= 2;
+  char *p = realloc(b->p, cap);
+  if (p == NULL) {
+    b->oom = 1;
+    return 0;
+  }
+  b->p = p;
+  b->cap = cap;
+  return 1;
+}
+
+static void lb_put(lbuf *b, const char *s, size_t n) {
+  if (!lb_room(b, n)) return;
+  memcpy(b->p + b->n, s, n);
+  b->n += n;
+}
+
+static void lb_putc(lbuf *b, char c) {
+  if (!lb_room(b, 1)) return;
+  b->p[b->n++] = c;
+}
+
+/* A JSON string: escapes as cJSON does, invalid UTF-8 bytes as U+FFFD. */
+static void put_string(lbuf *b, const char *s) {
+  static const char hex[] = "0123456789abcdef";
+  if (s == NULL) s = "";
+  size_t n = strlen(s);
+  /* At most 6 bytes out per byte in (\u00XX), 3 per invalid byte. */
+  if (!lb_room(b, n * 6 + 2)) return;
+  char *o = b->p + b->n;
+  *o++ = '"';
+  for (size_t i = 0; i < n;) {
+    unsigned char c = (unsigned char)s[i];
+    if (c >= 0x80) {
+      size_t l = utf8_len((const unsigned char *)s + i, n - i);
+      if (l == 0) {
+        memcpy(o, "\xEF\xBF\xBD", 3);
+        o += 3;
+        i++;
+      } else {
+        memcpy(o, s + i, l);
+        o += l;
+        i += l;
+      }
+      continue;
+    }
+    i++;
+    if (c == '"' || c == '\\') {
+      *o++ = '\\';
+      *o++ = (char)c;
+    } else if (c >= 0x20) {
+      *o++ = (char)c;
+    } else {
+      *o++ = '\\';
+      switch (c) {
+      case '\b': *o++ = 'b'; break;
+      case '\f': *o++ = 'f'; break;
+      case '\n': *o++ = 'n'; break;
+      case '\r': *o++ = 'r'; break;
+      case '\t': *o++ = 't'; break;
+      default:
+        *o++ = 'u'; *o++ = '0'; *o++ = '0';
+        *o++ = hex[c >> 4]; *o++ = hex[c & 15];
+      }
+    }
+  }
+  *o++ = '"';
+  b->n = (size_t)(o - b->p);
+}
+
+/* A JSON number: integers as integers, others in the shortest of %.15g and
+   %.17g that reads back exactly; NaN and infinities as null (as cJSON). */
+static void put_number(lbuf *b, double d) {
+  char tmp[32];
+  int len;
+  if (d != d || d > DBL_MAX || d < -DBL_MAX) {
+    lb_put(b, "null", 4);
+    return;
+  }
+  if (d == 0 && signbit(d)) { /* as cJSON prints it */
+    lb_put(b, "-0", 2);
+    return;
+  }
+  if (d == (double)(long long)d && d < 1e15 && d > -1e15) {
+    long long v = (long long)d;
+    char *e = tmp + sizeof tmp, *q = e;
+    unsigned long long u = v < 0 ? 0ULL - (unsigned long long)v : (unsigned long long)v;
+    do *--q = (char)('0' + u % 10); while ((u /= 10) != 0);
+    if (v < 0) *--q = '-';
+    lb_put(b, q, (size_t)(e - q));
+    return;
+  }
+  len = snprintf(tmp, sizeof tmp, "%1.15g", d);
+  if (strtod(tmp, NULL) != d) len = snprintf(tmp, sizeof tmp, "%1.17g", d);
+  lb_put(b, tmp, (size_t)len);
+}
+
+static void put_value(lbuf *b, const cJSON *j, int depth) {
+  if (depth > 64) { /* the server's events are shallow; never recurse far */
+    lb_put(b, "null", 4);
+    return;
+  }
+  switch (j->type & 0xFF) {
+  case cJSON_False: lb_put(b, "false", 5); break;
+  case cJSON_True: lb_put(b, "true", 4); break;
+  case cJSON_Number: put_number(b, j->valuedouble); break;
+  case cJSON_String: put_string(b, j->valuestring); break;
+  case cJSON_Raw:
+    if (j->valuestring) lb_put(b, j->valuestring, strlen(j->valuestring));
+    else lb_put(b, "null", 4);
+    break;
+  case cJSON_Array:
+  case cJSON_Object: {
+    int obj = (j->type & 0xFF) == cJSON_Object;
+    lb_putc(b, obj ? '{' : '[');
+    for (const cJSON *c = j->child; c != NULL; c = c->next) {
+      if (c != j->child) lb_putc(b, ',');
+      if (obj) {
+        put_string(b, c->string);
+        lb_putc(b, ':');
+      }
+      put_value(b, c, depth + 1);
+    }
+    lb_putc(b, obj ? '}' : ']');
+    break;
+  }
+  default: lb_put(b, "null", 4); break;
+  }
+}
+
+/* ev as one JSON line ending in '\n' in the calling thread's buffer, or
+   NULL without memory. A line never holds a raw '\n': control characters
+   are escaped. */
+const char *sim__trace_line(const cJSON *ev, size_t *len) {
+  lbuf *b = lb_get();
+  if (b == NULL) return NULL;
+  put_value(b, ev, 0);
+  lb_putc(b, '\n');
+  if (b->oom) return NULL;
+  *len = b->n;
+  return b->p;
 }
 
 /* Writes ev as one line and frees it. Thread-safe. */
@@ -185,8 +323,8 @@ void sim__trace_emit(sim_trace *tr, cJSON *ev) {
     cJSON_Delete(ev);
     return;
   }
-  sanitize(ev->child);
-  char *line = cJSON_PrintUnformatted(ev);
+  size_t len = 0;
+  const char *line = sim__trace_line(ev, &len);
   cJSON_Delete(ev);
   if (line == NULL) { /* out of memory: the line is lost, and the trace says so */
     pthread_mutex_lock(&tr->lock);
@@ -195,14 +333,12 @@ void sim__trace_emit(sim_trace *tr, cJSON *ev) {
     return;
   }
   pthread_mutex_lock(&tr->lock);
-  /* cJSON escapes control characters, so a line never contains '\n'. After
-     a failed write nothing more is written: the file ends at the failure. */
+  /* One whole line per write: fwrite then fflush. After a failed write
+     nothing more is written: the file ends at the failure. */
   errno = 0;
-  if (!tr->failed &&
-      (fputs(line, tr->f) < 0 || fputc('\n', tr->f) == EOF || fflush(tr->f) != 0))
+  if (!tr->failed && (fwrite(line, 1, len, tr->f) != len || fflush(tr->f) != 0))
     mark_failed(tr, errno);
   pthread_mutex_unlock(&tr->lock);
-  free(line);
 }
 
 /* Flushes and closes the trace (a borrowed stream is flushed, not

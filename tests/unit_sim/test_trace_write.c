@@ -127,6 +127,67 @@ static void test_no_trace_is_fine(void) {
   sim__trace_close(NULL);
 }
 
+/* Issue 13: the one-pass line writer prints what cJSON prints, byte for
+   byte, for valid UTF-8; numbers of every kind read back exactly. */
+static void test_line_matches_cjson(void) {
+  cJSON *ev = sim__trace_event("arrive", 30.776);
+  cJSON_AddStringToObject(ev, "s", "quote \" back \\ nl \n tab \t cr \r bs \b ff \f c1 \x01 c1f \x1f");
+  cJSON_AddStringToObject(ev, "utf8", "caf\xc3\xa9 \xe2\x82\xac \xf0\x9f\x98\x80 / del \x7f");
+  cJSON_AddStringToObject(ev, "", "empty key");
+  double nums[] = {0, -0.0, 1, -1, 42, 2147483647.0, 2147483648.0, -2147483649.0, 1e14, 1e15, 1e16,
+                   0.1, 12.345, -3.25, 1.0 / 3, 1e300, -1e-300, 5e-324, 123456789.123};
+  cJSON *arr = cJSON_AddArrayToObject(ev, "nums");
+  for (size_t i = 0; i < sizeof nums / sizeof nums[0]; i++)
+    cJSON_AddItemToArray(arr, cJSON_CreateNumber(nums[i]));
+  cJSON *o = cJSON_AddObjectToObject(ev, "obj");
+  cJSON_AddTrueToObject(o, "t");
+  cJSON_AddFalseToObject(o, "f");
+  cJSON_AddNullToObject(o, "n");
+  cJSON_AddArrayToObject(o, "empty");
+  cJSON_AddObjectToObject(o, "none");
+  size_t len = 0;
+  const char *line = sim__trace_line(ev, &len);
+  CU_ASSERT_PTR_NOT_NULL_FATAL(line);
+  char *want = cJSON_PrintUnformatted(ev);
+  CU_ASSERT_EQUAL(len, strlen(want) + 1);
+  CU_ASSERT(len > 0 && line[len - 1] == '\n');
+  CU_ASSERT(memchr(line, '\n', len - 1) == NULL);
+  if (len == strlen(want) + 1) CU_ASSERT(memcmp(line, want, len - 1) == 0);
+  if (len != strlen(want) + 1 || memcmp(line, want, len - 1) != 0)
+    fprintf(stderr, "\n got  %.*s\n want %s\n", (int)len, line, want);
+  /* Numbers read back exactly. */
+  cJSON *back = cJSON_ParseWithLength(line, len);
+  CU_ASSERT_PTR_NOT_NULL_FATAL(back);
+  cJSON *ba = cJSON_GetObjectItem(back, "nums");
+  for (size_t i = 0; i < sizeof nums / sizeof nums[0]; i++)
+    CU_ASSERT_EQUAL(cJSON_GetArrayItem(ba, (int)i)->valuedouble, nums[i]);
+  cJSON_Delete(back);
+  free(want);
+  cJSON_Delete(ev);
+}
+
+/* Invalid UTF-8 (a client can send any bytes) becomes U+FFFD, one per bad
+   byte, in values and keys; NaN and infinities become null. */
+static void test_line_fixes_utf8(void) {
+  cJSON *ev = sim__trace_event("arrive", 1);
+  cJSON_AddStringToObject(ev, "bad", "a\xff\xc3(\xe2\x82 z");
+  cJSON_AddStringToObject(ev, "k\xfe", "v");
+  cJSON_AddNumberToObject(ev, "nan", 0.0 / 0.0);
+  cJSON_AddNumberToObject(ev, "inf", 1.0 / 0.0);
+  size_t len = 0;
+  const char *line = sim__trace_line(ev, &len);
+  CU_ASSERT_PTR_NOT_NULL_FATAL(line);
+  cJSON *back = cJSON_ParseWithLength(line, len);
+  CU_ASSERT_PTR_NOT_NULL_FATAL(back);
+  CU_ASSERT_STRING_EQUAL(cJSON_GetObjectItem(back, "bad")->valuestring,
+                         "a\xef\xbf\xbd\xef\xbf\xbd(\xef\xbf\xbd\xef\xbf\xbd z");
+  CU_ASSERT_PTR_NOT_NULL(cJSON_GetObjectItem(back, "k\xef\xbf\xbd"));
+  CU_ASSERT(cJSON_IsNull(cJSON_GetObjectItem(back, "nan")));
+  CU_ASSERT(cJSON_IsNull(cJSON_GetObjectItem(back, "inf")));
+  cJSON_Delete(back);
+  cJSON_Delete(ev);
+}
+
 int suite_trace_write(void) {
   CU_pSuite s = CU_add_suite("trace_write", NULL, NULL);
   if (s == NULL) return CU_get_error();
@@ -134,5 +195,7 @@ int suite_trace_write(void) {
   CU_add_test(s, "unwritable path is an error", test_unwritable_path);
   CU_add_test(s, "invalid UTF-8 is replaced", test_invalid_utf8_replaced);
   CU_add_test(s, "no trace", test_no_trace_is_fine);
+  CU_add_test(s, "line writer prints what cJSON prints", test_line_matches_cjson);
+  CU_add_test(s, "line writer: invalid UTF-8 and NaN", test_line_fixes_utf8);
   return CU_get_error();
 }
