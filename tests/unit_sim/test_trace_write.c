@@ -7,6 +7,29 @@
 
 #include "sim/sim_int.h"
 
+/* Whole lines in path now: how many, or -1 when one does not parse. */
+static int count_lines(const char *path) {
+  FILE *f = fopen(path, "r");
+  if (f == NULL) return -1;
+  static char line[4096];
+  int n = 0, bad = 0;
+  while (fgets(line, sizeof line, f)) {
+    cJSON *j = cJSON_Parse(line);
+    if (j == NULL || line[strlen(line) - 1] != '\n') bad = 1;
+    cJSON_Delete(j);
+    n++;
+  }
+  fclose(f);
+  return bad ? -1 : n;
+}
+
+/* Polls (real time, 2 s at most) until path holds want whole lines. */
+static int wait_lines(const char *path, int want) {
+  int n = 0;
+  for (int i = 0; i < 400 && (n = count_lines(path)) != want && n >= 0; i++) usleep(5000);
+  return n;
+}
+
 static void test_lines_parse_and_flush(void) {
   char path[] = "/tmp/fbx-trace-XXXXXX";
   int fd = mkstemp(path);
@@ -17,25 +40,47 @@ static void test_lines_parse_and_flush(void) {
   cJSON *ev = sim__trace_event("arrive", 12.3456789);
   cJSON_AddStringToObject(ev, "text", "line one\nline two \"quoted\"");
   sim__trace_emit(tr, ev);
+  /* The first line after a quiet spell is written at once. */
+  CU_ASSERT_EQUAL(count_lines(path), 1);
   sim__trace_emit(tr, sim__trace_event("end", 13));
-  /* Flushed as written: readable before close. */
+  /* The next, within the batching time, within a few ms: before close. */
+  CU_ASSERT_EQUAL(wait_lines(path, 2), 2);
   FILE *f = fopen(path, "r");
   char line[512];
-  int n = 0;
-  while (fgets(line, sizeof line, f)) {
-    cJSON *j = cJSON_Parse(line);
-    CU_ASSERT_PTR_NOT_NULL(j);
-    if (n == 0) {
-      CU_ASSERT_STRING_EQUAL(cJSON_GetObjectItem(j, "ev")->valuestring, "arrive");
-      CU_ASSERT_DOUBLE_EQUAL(cJSON_GetObjectItem(j, "t")->valuedouble, 12.345, 0.001);
-      CU_ASSERT_STRING_EQUAL(cJSON_GetObjectItem(j, "text")->valuestring, "line one\nline two \"quoted\"");
-    }
-    cJSON_Delete(j);
-    n++;
-  }
+  CU_ASSERT_PTR_NOT_NULL_FATAL(fgets(line, sizeof line, f));
+  cJSON *j = cJSON_Parse(line);
+  CU_ASSERT_PTR_NOT_NULL_FATAL(j);
+  CU_ASSERT_STRING_EQUAL(cJSON_GetObjectItem(j, "ev")->valuestring, "arrive");
+  CU_ASSERT_DOUBLE_EQUAL(cJSON_GetObjectItem(j, "t")->valuedouble, 12.345, 0.001);
+  CU_ASSERT_STRING_EQUAL(cJSON_GetObjectItem(j, "text")->valuestring, "line one\nline two \"quoted\"");
+  cJSON_Delete(j);
   fclose(f);
-  CU_ASSERT_EQUAL(n, 2);
   sim__trace_close(tr);
+  CU_ASSERT_EQUAL(count_lines(path), 2);
+  unlink(path);
+}
+
+/* Issue 13: a burst is batched - only whole lines reach the file at any
+   moment, all of them within a few ms without a close, and all at close. */
+static void test_burst_whole_lines(void) {
+  char path[] = "/tmp/fbx-trace-XXXXXX";
+  int fd = mkstemp(path);
+  close(fd);
+  sim_trace *tr = NULL;
+  char err[SIM_ERRLEN];
+  CU_ASSERT_EQUAL_FATAL(sim__trace_open(path, NULL, &tr, err), 0);
+  int seen_partial = 0;
+  for (int i = 0; i < 3000; i++) {
+    cJSON *ev = sim__trace_event("arrive", i);
+    cJSON_AddStringToObject(ev, "pad", "0123456789abcdef0123456789abcdef0123456789abcdef");
+    sim__trace_emit(tr, ev);
+    if (i % 500 == 0 && count_lines(path) < 0) seen_partial = 1;
+  }
+  CU_ASSERT_FALSE(seen_partial);
+  CU_ASSERT_EQUAL(wait_lines(path, 3000), 3000); /* the flusher, no close */
+  sim__trace_emit(tr, sim__trace_event("end", 1));
+  sim__trace_close(tr);
+  CU_ASSERT_EQUAL(count_lines(path), 3001);
   unlink(path);
 }
 
@@ -195,6 +240,7 @@ int suite_trace_write(void) {
   CU_add_test(s, "unwritable path is an error", test_unwritable_path);
   CU_add_test(s, "invalid UTF-8 is replaced", test_invalid_utf8_replaced);
   CU_add_test(s, "no trace", test_no_trace_is_fine);
+  CU_add_test(s, "a burst: whole lines, flushed within ms", test_burst_whole_lines);
   CU_add_test(s, "line writer prints what cJSON prints", test_line_matches_cjson);
   CU_add_test(s, "line writer: invalid UTF-8 and NaN", test_line_fixes_utf8);
   return CU_get_error();
