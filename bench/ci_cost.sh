@@ -5,16 +5,28 @@
 # with hyperfine (Debian): RUNS runs each after one warm-up, mean ± stddev
 # and min…max. Also user+sys CPU, which a shared machine disturbs less.
 #
+# Goal (issue 13): `fusebox run` over the standard library (>= 80
+# scenarios, default time scale and -j) ends within GOAL (1.2x) of its
+# longest scenario's own time, both from the same invocation: wall time
+# around the process, the longest scenario's time_ms from its --json.
+# Exit 1 when a run misses it (or the library has fewer than 80 scenarios).
+#
 #   bash bench/ci_cost.sh            # RUNS=3
 set -euo pipefail
 source "$(dirname "$0")/lib.sh"
 
 RUNS=${RUNS:-3}
 TESTS=${TESTS:-$ROOT/build-bench/tests}
+GOAL=${GOAL:-1.2}
+HYPERFINE=${HYPERFINE:-1}   # 0: only the gate's goal, no hyperfine table
+JOBS=${JOBS:-}              # -j for the goal's runs; default: fusebox's own
 
 bench_build
-need hyperfine hyperfine
 need jq jq
+status=0
+bench_header
+if [ "$HYPERFINE" = 1 ]; then
+need hyperfine hyperfine
 if ! ls "$TESTS"/unit_* >/dev/null 2>&1; then
   cmake --build "$ROOT/build-bench" -j2 >/dev/null || die "cannot build the unit suites"
 fi
@@ -26,11 +38,9 @@ for t in "$TESTS"/unit_*; do
   cmds+=("$t"); names+=("$(basename "$t")")
 done
 
-bench_header
 echo "# ci_cost: hyperfine --warmup 1 --runs $RUNS; fusebox run with its defaults (-j 4, --time-scale 0.1, guard client)"
 printf '| %-32s | %16s | %16s | %10s | %10s | %6s |\n' command "wall mean ± sd" "min … max" "user" "sys" runs
 printf '|----------------------------------|------------------|------------------|------------|------------|--------|\n'
-status=0
 for i in "${!cmds[@]}"; do
   json="$WORK/hf.$i.json"
   (cd "$ROOT" && hyperfine -N --warmup 1 --runs "$RUNS" --export-json "$json" "${cmds[$i]}" >/dev/null 2>&1) || {
@@ -41,4 +51,25 @@ for i in "${!cmds[@]}"; do
   jq -r --arg n "${names[$i]}" '.results[0] | "| \($n) | \(.mean*1000|floor/1000) ± \(.stddev*1000|floor/1000) s | \(.min*1000|floor/1000) … \(.max*1000|floor/1000) s | \(.user*1000|floor/1000) s | \(.system*1000|floor/1000) s | \(.times|length) |"' "$json"
 done
 echo "# wall = elapsed; user/sys = mean CPU seconds of the process and its children."
+fi
+
+# The gate's goal: wall time against the longest scenario, same invocation.
+echo
+printf '| %-3s | %9s | %10s | %-44s | %10s | %8s | %6s | %4s |\n' run scenarios "wall s" "longest scenario" "its s" "x longest" goal met
+printf '|-----|-----------|------------|----------------------------------------------|------------|----------|--------|------|\n'
+for run in $(seq "$RUNS"); do
+  json="$WORK/run.$run.json"
+  t0=$(date +%s%N)
+  (cd "$ROOT" && "$FUSEBOX_BIN" run ${JOBS:+-j "$JOBS"} --quiet --json "$json" "$ROOT/scenarios" >/dev/null 2>&1) || true
+  t1=$(date +%s%N)
+  [ -s "$json" ] || { echo "# ci_cost: fusebox run wrote no --json" >&2; status=1; continue; }
+  read -r n lms lfile < <(jq -r '[.results | length, (max_by(.time_ms) | .time_ms, (.file | sub(".*/scenarios/"; "")))] | @tsv' "$json")
+  awk -v run="$run" -v n="$n" -v w="$(( (t1 - t0) / 1000000 ))" -v l="$lms" -v f="$lfile" -v g="$GOAL" 'BEGIN {
+    x = w / l; met = (x <= g && n >= 80) ? "yes" : "NO"
+    printf "| %-3s | %9d | %10.3f | %-44s | %10.3f | %7.2fx | <=%.2gx | %4s |\n", run, n, w / 1000, f, l / 1000, x, g, met
+    exit met == "NO" }' || status=1
+done
+echo "# wall clock around one \`fusebox run ${JOBS:+-j $JOBS }--quiet --json\` (defaults otherwise); longest = max results[].time_ms of that run."
+echo "# goal (issue 13): wall <= ${GOAL}x the longest scenario, >= 80 scenarios."
+[ "$status" = 0 ] || echo "# ci_cost: a goal was missed (exit 1)" >&2
 exit $status

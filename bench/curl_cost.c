@@ -4,7 +4,11 @@
  * with plain libcurl, one easy handle per request as the guard's default
  * transport uses, the response body collected in memory and not parsed.
  *
- *   curl_cost --url http://127.0.0.1:P/v1 --n N [--tag T]
+ *   curl_cost --url http://127.0.0.1:P/v1 --n N [--tag T] [--reuse]
+ *
+ * --reuse: one easy handle for all N (libcurl keeps the connection alive
+ * between them), the way the guard's transport keeps its handle since
+ * issue 13 - the tighter reference.
  *
  * Prints "calls= ok="; exit 1 unless every response is 200.
  */
@@ -33,10 +37,12 @@ int main(int argc, char **argv) {
   const char *url = NULL;
   int n = 0;
   const char *tag = "";
+  int reuse = 0;
   for (int i = 1; i < argc; i++) {
     if (strcmp(argv[i], "--url") == 0 && i + 1 < argc) url = argv[++i];
     else if (strcmp(argv[i], "--n") == 0 && i + 1 < argc) n = atoi(argv[++i]);
     else if (strcmp(argv[i], "--tag") == 0 && i + 1 < argc) tag = argv[++i];
+    else if (strcmp(argv[i], "--reuse") == 0) reuse = 1;
   }
   if (url == NULL || n <= 0) {
     fprintf(stderr, "usage: curl_cost --url BASE_URL --n N [--tag T]\n");
@@ -46,12 +52,13 @@ int main(int argc, char **argv) {
   char full[512];
   snprintf(full, sizeof full, "%s/chat/completions", url);
   int ok = 0;
+  CURL *kept = reuse ? curl_easy_init() : NULL;
   for (int i = 0; i < n; i++) {
     char body[320];
     snprintf(body, sizeof body,
              "{\"model\":\"gpt-4o-mini\",\"messages\":[{\"role\":\"user\",\"content\":"
              "\"cost %s call %d\"}],\"max_tokens\":16}", tag, i);
-    CURL *h = curl_easy_init();
+    CURL *h = kept ? kept : curl_easy_init();
     struct curl_slist *hd = NULL;
     hd = curl_slist_append(hd, "Content-Type: application/json");
     hd = curl_slist_append(hd, "Authorization: Bearer sk-bench");
@@ -70,8 +77,9 @@ int main(int argc, char **argv) {
     }
     free(b.p);
     curl_slist_free_all(hd);
-    curl_easy_cleanup(h);
+    if (!kept) curl_easy_cleanup(h);
   }
+  if (kept) curl_easy_cleanup(kept);
   printf("calls=%d ok=%d\n", n, ok);
   curl_global_cleanup();
   return ok == n ? 0 : 1;

@@ -2,7 +2,8 @@
 # bench/throughput.sh - requests/s and p99 latency of `fusebox serve`
 # answering a chat request through a Lua provider *function* (called for
 # every request), beside references serving the same bytes, all in the same
-# run, printed as ratios to nginx (issue 6: goal >= 0.6x nginx).
+# run, printed as ratios to nginx (issue 13 goals: >= 0.6x nginx with
+# --trace FILE or /dev/null, >= 0.75x without a trace).
 #
 # Cases, each on a fresh server, in this order every run:
 #   nginx          Debian nginx-light, `return 200 '<body>'` with the same
@@ -19,7 +20,8 @@
 #   bash bench/throughput.sh                      # RUNS=2, 50 conns, 2 threads, 10 s
 #   CONNS=50 THREADS=2 DURATION=10 WARMUP=3 RUNS=3 NO_WIREMOCK=1 bash bench/throughput.sh
 #
-# Exit 1 when fusebox (any trace mode) is below GOAL x nginx in a run.
+# Exit 1 when a fusebox row is below its goal x nginx in a run (GOAL for
+# the traced rows, GOAL_NOTRACE without a trace), or saw errors.
 set -euo pipefail
 source "$(dirname "$0")/lib.sh"
 
@@ -30,6 +32,7 @@ DURATION=${DURATION:-10}
 WARMUP=${WARMUP:-3}
 WM_WARMUP=${WM_WARMUP:-10}   # the JVM needs longer to reach speed
 GOAL=${GOAL:-0.6}
+GOAL_NOTRACE=${GOAL_NOTRACE:-0.75}
 
 bench_build
 need wrk wrk
@@ -83,8 +86,8 @@ echo "# throughput: wrk -t$THREADS -c$CONNS -d${DURATION}s --latency (POST, same
      "(WireMock ${WM_WARMUP}s); answer: $(wc -c <"$WORK/resp.body") bytes, $CTYPE; $RUNS runs"
 [ -n "$WIREMOCK_JAR" ] && echo "# WireMock: $WIREMOCK_JAR ($(java -version 2>&1 | head -1))" ||
   echo "# WireMock: not available (no java, npm or package) - skipped"
-printf '| %-3s | %-26s | %10s | %8s | %8s | %8s | %8s | %7s |\n' run server "req/s" "x nginx" "p50 ms" "p99 ms" "non-2xx" "sockerr"
-printf '|-----|----------------------------|------------|----------|----------|----------|----------|---------|\n'
+printf '| %-3s | %-26s | %10s | %8s | %8s | %8s | %8s | %7s | %7s | %4s |\n' run server "req/s" "x nginx" "p50 ms" "p99 ms" "non-2xx" "sockerr" goal met
+printf '|-----|----------------------------|------------|----------|----------|----------|----------|---------|---------|------|\n'
 status=0
 for run in $(seq "$RUNS"); do
   declare -A R=()
@@ -121,16 +124,19 @@ for run in $(seq "$RUNS"); do
       fb_null) lab="fusebox, --trace /dev/null" ;; wm) lab="WireMock $WIREMOCK_VERSION" ;;
     esac
     read -r rps p50 p99 bad se n <<<"${R[$k]}"
-    awk -v run="$run" -v lab="$lab" -v rps="$rps" -v ngx="$ngx" -v p50="$p50" -v p99="$p99" -v bad="$bad" -v se="$se" 'BEGIN {
-      printf "| %-3s | %-26s | %10.0f | %7.2fx | %8.2f | %8.2f | %8d | %7d |\n", run, lab, rps, rps / ngx, p50, p99, bad, se }'
-    case $k in fb_*)
-      awk -v r="$rps" -v n="$ngx" -v g="$GOAL" 'BEGIN { exit !(r / n >= g) }' || status=1
-      [ "$bad" = 0 ] && [ "$se" = 0 ] || status=1 ;;
-    esac
+    case $k in fb_none) g=$GOAL_NOTRACE ;; fb_*) g=$GOAL ;; *) g="" ;; esac
+    awk -v run="$run" -v lab="$lab" -v rps="$rps" -v ngx="$ngx" -v p50="$p50" -v p99="$p99" -v bad="$bad" -v se="$se" -v g="$g" 'BEGIN {
+      x = ngx > 0 ? rps / ngx : 0
+      met = g == "" ? "" : (x >= g + 0 && bad == 0 && se == 0 ? "yes" : "NO")
+      printf "| %-3s | %-26s | %10.0f | %7.2fx | %8.2f | %8.2f | %8d | %7d | %7s | %4s |\n", run, lab, rps, x, p50, p99, bad, se,
+        g == "" ? "" : sprintf(">=%.2gx", g), met
+      exit met == "NO" }' || status=1
   done
   echo "#   run $run: trace file written: $(( ${R[fb_file_bytes]:-0} / 1000000 )) MB"
   unset R
 done
-echo "# x nginx = req/s / nginx's req/s in the same run; goal: every fusebox row >= ${GOAL}x."
+echo "# x nginx = req/s / nginx's req/s in the same run; goals (issue 13): no trace >= ${GOAL_NOTRACE}x,"
+echo "# --trace FILE and /dev/null >= ${GOAL}x, no non-2xx and no socket error. Wall clock: meaningless on a loaded machine."
+[ "$status" = 0 ] || echo "# throughput: a goal was missed (exit 1)" >&2
 echo "# p50/p99 from wrk --latency (its coordinated-omission-corrected percentiles)."
 exit $status

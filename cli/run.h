@@ -87,7 +87,8 @@ typedef struct run_opts {
 } run_opts;
 
 /*
- * Plays every file with o->client, `jobs` at a time, and adds each to run in
+ * Plays every file with o->client, `jobs` at a time, those expected to take
+ * longest first (issue 13), and adds each to run in
  * file order (a scenario that cannot be played is added as an error, and
  * counted in *load_errors when its file did not load). Returns 0, or -1 when
  * out of memory.

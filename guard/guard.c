@@ -27,7 +27,10 @@ int guard_global_init(void) {
 }
 
 /* Undoes guard_global_init. */
-void guard_global_cleanup(void) { curl_global_cleanup(); }
+void guard_global_cleanup(void) {
+  guard__transport_curl_release();
+  curl_global_cleanup();
+}
 
 /* Kind names as in the trace format. */
 const char *guard_kind_name(guard_kind k) {

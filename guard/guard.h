@@ -46,7 +46,8 @@ const char *guard_strerror(int code);
  * uses the default transport. Returns GUARD_OK or GUARD_EINIT.
  */
 int guard_global_init(void);
-/* Undoes guard_global_init; call once at exit when no handle is in use. */
+/* Undoes guard_global_init (and frees the calling thread's kept libcurl
+ * handles and connections); call once at exit when no handle is in use. */
 void guard_global_cleanup(void);
 
 /* ------------------------------------------------------------- policy */
@@ -206,8 +207,11 @@ typedef guard_tx (*guard_transport_fn)(void *ud, const guard_http_request *req,
 
 /*
  * The default transport: libcurl, its own retries off, no signals, no
- * redirects, no proxy for loopback, one connection per attempt, the idle
- * timeout enforced between received bytes. ud is unused.
+ * redirects, no proxy for loopback, the idle timeout enforced between
+ * received bytes. Each thread keeps its libcurl handles and a finished
+ * response's connection (HTTP keep-alive) for its next attempts and calls,
+ * as real SDKs do; they are freed when the thread ends (the calling
+ * thread's by guard_global_cleanup). ud is unused.
  */
 guard_tx guard_transport_curl(void *ud, const guard_http_request *req,
                               guard_http_response *resp);

@@ -395,6 +395,8 @@ double guard__rand01(guard *g);
 uint64_t guard__rand64(guard *g);
 /* The wall clock, Unix seconds. */
 double guard__wall(guard *g);
+/* Frees the calling thread's kept libcurl handles and connections. */
+void guard__transport_curl_release(void);
 /* Runs one HTTP attempt through the environment's transport. */
 guard_tx guard__transport(guard *g, const guard_http_request *req,
                           guard_http_response *resp);

@@ -297,6 +297,10 @@ int sim__trace_status(sim_trace *tr, char err[SIM_ERRLEN]);
 /* Writes ev as one line and frees it. Thread-safe; NULL trace = free only.
    After a failed write nothing more is written. */
 void sim__trace_emit(sim_trace *tr, cJSON *ev);
+/* ev as one JSON line ending in '\n', strings UTF-8-fixed (U+FFFD), in the
+   calling thread's reusable buffer (valid until its next call), or NULL
+   without memory; *len its length. */
+const char *sim__trace_line(const cJSON *ev, size_t *len);
 /* Flushes and closes (the file, not a borrowed stream); returns SIM_EIO
    with the reason in err (may be NULL) when any write failed, the last
    flush included. NULL is a no-op. */

@@ -299,6 +299,87 @@ static void test_effect_ledger_down(void) {
   e2e_free(s);
 }
 
+static guard_result *chat_text(guard *g, const char *text) {
+  guard_message m[] = {{"user", text}};
+  guard_chat_request req = {.messages = m, .nmessages = 1, .max_tokens = 32};
+  guard_result *r = NULL;
+  CU_ASSERT_EQUAL_FATAL(guard_chat(g, &req, &r), GUARD_OK);
+  return r;
+}
+
+/* The local ports of this machine's established TCP connections to
+ * 127.0.0.1:port (client side), from /proc/net/tcp; returns how many, the
+ * first in *first. */
+static int client_conns(int port, int *first) {
+  FILE *f = fopen("/proc/net/tcp", "r");
+  if (f == NULL) return -1;
+  char line[512];
+  int n = 0;
+  *first = -1;
+  while (fgets(line, sizeof line, f) != NULL) {
+    unsigned la, lp, ra, rp, st;
+    if (sscanf(line, " %*d: %x:%x %x:%x %x", &la, &lp, &ra, &rp, &st) != 5) continue;
+    if ((int)rp == port && st == 1) {
+      if (n++ == 0) *first = (int)lp;
+    }
+  }
+  fclose(f);
+  return n;
+}
+
+/* Issue 13: a finished response's connection is kept and the next call of
+ * the same thread goes out on it (keep-alive, as real SDKs do). */
+static void test_keepalive_reused(void) {
+  e2e_server *s = serve("provider = { chat { content = 'one' } }");
+  guard *g = client(s, 1, NULL);
+  guard_result *r1 = chat_text(g, "first call");
+  CU_ASSERT_EQUAL(r1->outcome, GUARD_OUTCOME_OK);
+  int p1 = -1, p2 = -1;
+  int n1 = client_conns(s->port, &p1);
+  guard_result *r2 = chat_text(g, "second call");
+  CU_ASSERT_EQUAL(r2->outcome, GUARD_OUTCOME_OK);
+  int n2 = client_conns(s->port, &p2);
+  CU_ASSERT_EQUAL(n1, 1);
+  CU_ASSERT_EQUAL(n2, 1);
+  CU_ASSERT_EQUAL(p1, p2);
+  CU_ASSERT(p1 > 0);
+  e2e_stop(s);
+  CU_ASSERT_EQUAL(e2e_count(s, "arrive"), 2);
+  guard_result_free(r1);
+  guard_result_free(r2);
+  guard_free(g);
+  e2e_free(s);
+}
+
+/* Issue 13: libcurl resends a request by itself when a reused connection
+ * closes before any response byte; the guard must see that close as its
+ * own failed attempt (one arrival per attempt), not a silent second send. */
+static void test_keepalive_drop_not_resent(void) {
+  e2e_server *s = serve("provider = function(req) if req.n == 2 then return drop {} end"
+                        " return chat { content = 'fine' } end");
+  guard_policy pol = guard_policy_default();
+  pol.attempts = 3;
+  pol.backoff_base = 0.1;
+  pol.jitter = GUARD_JITTER_NONE;
+  guard *g = client(s, 1, &pol);
+  guard_result *r1 = chat_text(g, "keep the connection");
+  CU_ASSERT_EQUAL(r1->outcome, GUARD_OUTCOME_OK);
+  int port = -1;
+  CU_ASSERT_EQUAL(client_conns(s->port, &port), 1); /* kept for the next call */
+  guard_result *r2 = chat_text(g, "then it drops");
+  CU_ASSERT_EQUAL(r2->outcome, GUARD_OUTCOME_OK);
+  CU_ASSERT_EQUAL_FATAL(r2->nattempts, 2);
+  CU_ASSERT_STRING_EQUAL(att(r2, 0)->error, "closed_before_response");
+  CU_ASSERT_EQUAL(att(r2, 0)->kind, GUARD_KIND_TRANSIENT);
+  CU_ASSERT_EQUAL(r2->requests, 2);
+  e2e_stop(s);
+  CU_ASSERT_EQUAL(e2e_count(s, "arrive"), r1->requests + r2->requests);
+  guard_result_free(r1);
+  guard_result_free(r2);
+  guard_free(g);
+  e2e_free(s);
+}
+
 static void test_effect_retry_same_key(void) {
   e2e_server *s = serve("effects = { effect { apply = false, respond = 'drop' }, effect {} }");
   guard_result *r = effect(s, "op-8");
@@ -325,7 +406,10 @@ int suite_guard(void) {
       !CU_add_test(s, "Anthropic stream after 529", test_anthropic_stream_and_overload) ||
       !CU_add_test(s, "effect: commit then drop, ledger says applied", test_effect_commit_then_drop) ||
       !CU_add_test(s, "effect: ledger down, pending", test_effect_ledger_down) ||
-      !CU_add_test(s, "effect: not applied, same key again", test_effect_retry_same_key))
+      !CU_add_test(s, "effect: not applied, same key again", test_effect_retry_same_key) ||
+      !CU_add_test(s, "keep-alive: the next call reuses the connection", test_keepalive_reused) ||
+      !CU_add_test(s, "keep-alive: a drop on a reused connection is one attempt",
+                   test_keepalive_drop_not_resent))
     return CU_get_error();
   return 0;
 }

@@ -7,6 +7,29 @@
 
 #include "sim/sim_int.h"
 
+/* Whole lines in path now: how many, or -1 when one does not parse. */
+static int count_lines(const char *path) {
+  FILE *f = fopen(path, "r");
+  if (f == NULL) return -1;
+  static char line[4096];
+  int n = 0, bad = 0;
+  while (fgets(line, sizeof line, f)) {
+    cJSON *j = cJSON_Parse(line);
+    if (j == NULL || line[strlen(line) - 1] != '\n') bad = 1;
+    cJSON_Delete(j);
+    n++;
+  }
+  fclose(f);
+  return bad ? -1 : n;
+}
+
+/* Polls (real time, 2 s at most) until path holds want whole lines. */
+static int wait_lines(const char *path, int want) {
+  int n = 0;
+  for (int i = 0; i < 400 && (n = count_lines(path)) != want && n >= 0; i++) usleep(5000);
+  return n;
+}
+
 static void test_lines_parse_and_flush(void) {
   char path[] = "/tmp/fbx-trace-XXXXXX";
   int fd = mkstemp(path);
@@ -17,25 +40,47 @@ static void test_lines_parse_and_flush(void) {
   cJSON *ev = sim__trace_event("arrive", 12.3456789);
   cJSON_AddStringToObject(ev, "text", "line one\nline two \"quoted\"");
   sim__trace_emit(tr, ev);
+  /* The first line after a quiet spell is written at once. */
+  CU_ASSERT_EQUAL(count_lines(path), 1);
   sim__trace_emit(tr, sim__trace_event("end", 13));
-  /* Flushed as written: readable before close. */
+  /* The next, within the batching time, within a few ms: before close. */
+  CU_ASSERT_EQUAL(wait_lines(path, 2), 2);
   FILE *f = fopen(path, "r");
   char line[512];
-  int n = 0;
-  while (fgets(line, sizeof line, f)) {
-    cJSON *j = cJSON_Parse(line);
-    CU_ASSERT_PTR_NOT_NULL(j);
-    if (n == 0) {
-      CU_ASSERT_STRING_EQUAL(cJSON_GetObjectItem(j, "ev")->valuestring, "arrive");
-      CU_ASSERT_DOUBLE_EQUAL(cJSON_GetObjectItem(j, "t")->valuedouble, 12.345, 0.001);
-      CU_ASSERT_STRING_EQUAL(cJSON_GetObjectItem(j, "text")->valuestring, "line one\nline two \"quoted\"");
-    }
-    cJSON_Delete(j);
-    n++;
-  }
+  CU_ASSERT_PTR_NOT_NULL_FATAL(fgets(line, sizeof line, f));
+  cJSON *j = cJSON_Parse(line);
+  CU_ASSERT_PTR_NOT_NULL_FATAL(j);
+  CU_ASSERT_STRING_EQUAL(cJSON_GetObjectItem(j, "ev")->valuestring, "arrive");
+  CU_ASSERT_DOUBLE_EQUAL(cJSON_GetObjectItem(j, "t")->valuedouble, 12.345, 0.001);
+  CU_ASSERT_STRING_EQUAL(cJSON_GetObjectItem(j, "text")->valuestring, "line one\nline two \"quoted\"");
+  cJSON_Delete(j);
   fclose(f);
-  CU_ASSERT_EQUAL(n, 2);
   sim__trace_close(tr);
+  CU_ASSERT_EQUAL(count_lines(path), 2);
+  unlink(path);
+}
+
+/* Issue 13: a burst is batched - only whole lines reach the file at any
+   moment, all of them within a few ms without a close, and all at close. */
+static void test_burst_whole_lines(void) {
+  char path[] = "/tmp/fbx-trace-XXXXXX";
+  int fd = mkstemp(path);
+  close(fd);
+  sim_trace *tr = NULL;
+  char err[SIM_ERRLEN];
+  CU_ASSERT_EQUAL_FATAL(sim__trace_open(path, NULL, &tr, err), 0);
+  int seen_partial = 0;
+  for (int i = 0; i < 3000; i++) {
+    cJSON *ev = sim__trace_event("arrive", i);
+    cJSON_AddStringToObject(ev, "pad", "0123456789abcdef0123456789abcdef0123456789abcdef");
+    sim__trace_emit(tr, ev);
+    if (i % 500 == 0 && count_lines(path) < 0) seen_partial = 1;
+  }
+  CU_ASSERT_FALSE(seen_partial);
+  CU_ASSERT_EQUAL(wait_lines(path, 3000), 3000); /* the flusher, no close */
+  sim__trace_emit(tr, sim__trace_event("end", 1));
+  sim__trace_close(tr);
+  CU_ASSERT_EQUAL(count_lines(path), 3001);
   unlink(path);
 }
 
@@ -127,6 +172,67 @@ static void test_no_trace_is_fine(void) {
   sim__trace_close(NULL);
 }
 
+/* Issue 13: the one-pass line writer prints what cJSON prints, byte for
+   byte, for valid UTF-8; numbers of every kind read back exactly. */
+static void test_line_matches_cjson(void) {
+  cJSON *ev = sim__trace_event("arrive", 30.776);
+  cJSON_AddStringToObject(ev, "s", "quote \" back \\ nl \n tab \t cr \r bs \b ff \f c1 \x01 c1f \x1f");
+  cJSON_AddStringToObject(ev, "utf8", "caf\xc3\xa9 \xe2\x82\xac \xf0\x9f\x98\x80 / del \x7f");
+  cJSON_AddStringToObject(ev, "", "empty key");
+  double nums[] = {0, -0.0, 1, -1, 42, 2147483647.0, 2147483648.0, -2147483649.0, 1e14, 1e15, 1e16,
+                   0.1, 12.345, -3.25, 1.0 / 3, 1e300, -1e-300, 5e-324, 123456789.123};
+  cJSON *arr = cJSON_AddArrayToObject(ev, "nums");
+  for (size_t i = 0; i < sizeof nums / sizeof nums[0]; i++)
+    cJSON_AddItemToArray(arr, cJSON_CreateNumber(nums[i]));
+  cJSON *o = cJSON_AddObjectToObject(ev, "obj");
+  cJSON_AddTrueToObject(o, "t");
+  cJSON_AddFalseToObject(o, "f");
+  cJSON_AddNullToObject(o, "n");
+  cJSON_AddArrayToObject(o, "empty");
+  cJSON_AddObjectToObject(o, "none");
+  size_t len = 0;
+  const char *line = sim__trace_line(ev, &len);
+  CU_ASSERT_PTR_NOT_NULL_FATAL(line);
+  char *want = cJSON_PrintUnformatted(ev);
+  CU_ASSERT_EQUAL(len, strlen(want) + 1);
+  CU_ASSERT(len > 0 && line[len - 1] == '\n');
+  CU_ASSERT(memchr(line, '\n', len - 1) == NULL);
+  if (len == strlen(want) + 1) CU_ASSERT(memcmp(line, want, len - 1) == 0);
+  if (len != strlen(want) + 1 || memcmp(line, want, len - 1) != 0)
+    fprintf(stderr, "\n got  %.*s\n want %s\n", (int)len, line, want);
+  /* Numbers read back exactly. */
+  cJSON *back = cJSON_ParseWithLength(line, len);
+  CU_ASSERT_PTR_NOT_NULL_FATAL(back);
+  cJSON *ba = cJSON_GetObjectItem(back, "nums");
+  for (size_t i = 0; i < sizeof nums / sizeof nums[0]; i++)
+    CU_ASSERT_EQUAL(cJSON_GetArrayItem(ba, (int)i)->valuedouble, nums[i]);
+  cJSON_Delete(back);
+  free(want);
+  cJSON_Delete(ev);
+}
+
+/* Invalid UTF-8 (a client can send any bytes) becomes U+FFFD, one per bad
+   byte, in values and keys; NaN and infinities become null. */
+static void test_line_fixes_utf8(void) {
+  cJSON *ev = sim__trace_event("arrive", 1);
+  cJSON_AddStringToObject(ev, "bad", "a\xff\xc3(\xe2\x82 z");
+  cJSON_AddStringToObject(ev, "k\xfe", "v");
+  cJSON_AddNumberToObject(ev, "nan", 0.0 / 0.0);
+  cJSON_AddNumberToObject(ev, "inf", 1.0 / 0.0);
+  size_t len = 0;
+  const char *line = sim__trace_line(ev, &len);
+  CU_ASSERT_PTR_NOT_NULL_FATAL(line);
+  cJSON *back = cJSON_ParseWithLength(line, len);
+  CU_ASSERT_PTR_NOT_NULL_FATAL(back);
+  CU_ASSERT_STRING_EQUAL(cJSON_GetObjectItem(back, "bad")->valuestring,
+                         "a\xef\xbf\xbd\xef\xbf\xbd(\xef\xbf\xbd\xef\xbf\xbd z");
+  CU_ASSERT_PTR_NOT_NULL(cJSON_GetObjectItem(back, "k\xef\xbf\xbd"));
+  CU_ASSERT(cJSON_IsNull(cJSON_GetObjectItem(back, "nan")));
+  CU_ASSERT(cJSON_IsNull(cJSON_GetObjectItem(back, "inf")));
+  cJSON_Delete(back);
+  cJSON_Delete(ev);
+}
+
 int suite_trace_write(void) {
   CU_pSuite s = CU_add_suite("trace_write", NULL, NULL);
   if (s == NULL) return CU_get_error();
@@ -134,5 +240,8 @@ int suite_trace_write(void) {
   CU_add_test(s, "unwritable path is an error", test_unwritable_path);
   CU_add_test(s, "invalid UTF-8 is replaced", test_invalid_utf8_replaced);
   CU_add_test(s, "no trace", test_no_trace_is_fine);
+  CU_add_test(s, "a burst: whole lines, flushed within ms", test_burst_whole_lines);
+  CU_add_test(s, "line writer prints what cJSON prints", test_line_matches_cjson);
+  CU_add_test(s, "line writer: invalid UTF-8 and NaN", test_line_fixes_utf8);
   return CU_get_error();
 }
