@@ -759,3 +759,22 @@ enum MHD_Result sim__play(sim_conn *c) {
     return MHD_NO;
   }
 }
+
+/* The shared state is out of reach; see server_int.h. */
+enum MHD_Result sim__state_fail(sim_conn *c, const char *why) {
+  cJSON *ev = sim__trace_event("error", sim__srv_t(c->srv));
+  if (ev != NULL) {
+    cJSON_AddNumberToObject(ev, "id", (double)c->id);
+    cJSON_AddStringToObject(ev, "kind", "state");
+    cJSON_AddStringToObject(ev, "message", why);
+    sim__trace_emit(c->srv->trace, ev);
+  }
+  free(c->lookup_key); /* answered with the error, not a lookup */
+  c->lookup_key = NULL;
+  sim__step_free(c->root);
+  c->root = sim__state_error_step(why);
+  c->cur = c->root;
+  enum MHD_Result r = c->root ? sim__play(c) : MHD_NO;
+  c->how = "error";
+  return r;
+}

@@ -76,7 +76,8 @@ int sim__state_local_new(int honour, sim_ratelimit *rl, sim_state **out) {
   l->keys = sim__keymap_new();
   l->ledger = sim__ledger_new(honour);
   if (l->keys == NULL || l->ledger == NULL) {
-    sim__state_free(st);
+    l_free(st);
+    sim__ratelimit_free(rl);
     return SIM_ENOMEM;
   }
   *out = st;

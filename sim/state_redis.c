@@ -453,6 +453,7 @@ int sim__state_redis_new(const sim_state_redis_opts *o, int honour, sim_ratelimi
   *out = st;
   return SIM_OK;
 fail:
-  sim__state_free(st);
+  r_free(st);
+  sim__ratelimit_free(rl);
   return rc;
 }

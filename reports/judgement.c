@@ -1,0 +1,161 @@
+/*
+ * judgement.c - what every verdict family builds with: adding a verdict,
+ * the error for a bad value, the checks of an expect value, the class of an
+ * arrival, and the judgement's accessors. expect.c hands keys to the
+ * families (verdict_*.c); they and expect.c call this file, and nothing here
+ * calls back into them.
+ */
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "reports/reports_int.h"
+
+/*
+ * 1 when the attempt's response was a permanent failure: 400, 401, 402,
+ * 403, 404, 413, 422, or a 429 whose recorded error code is
+ * insufficient_quota.
+ */
+int rpt__arrival_permanent(const rpt__arrival *a) {
+  switch (a->status) {
+  case 400: case 401: case 402: case 403: case 404: case 413: case 422:
+    return 1;
+  case 429:
+    return a->code && strcmp(a->code, "insufficient_quota") == 0;
+  default:
+    return 0;
+  }
+}
+
+/*
+ * How an attempt ended, as a colour class for people: "ok", "transient",
+ * "permanent", "shape", "lost", "error" or "open".
+ */
+const char *rpt__arrival_class(const rpt__arrival *a) {
+  if (!a->has_end) return "open";
+  const char *how = a->how ? a->how : "complete";
+  if (strcmp(how, "error") == 0) return "error";
+  if (strcmp(how, "complete") != 0 || a->stalled) return "lost";
+  if (rpt__arrival_permanent(a)) return "permanent";
+  if (a->step && (strcmp(a->step, "truncate") == 0 || strcmp(a->step, "garbage") == 0))
+    return "shape";
+  if (a->status >= 200 && a->status < 300) return "ok";
+  if (a->status == 0) return "lost";
+  return "transient";
+}
+
+/* Adds a verdict to a judgement directly (copies strings). */
+int rpt__judgement_add(rpt_judgement *j, const char *name, rpt_status st,
+                       const char *evidence) {
+  if (j->n >= RPT__MAX_VERDICTS) return RPT_ETOOBIG;
+  int oom = 0;
+  rpt_verdict *v = &j->v[j->n];
+  v->name = rpt__arena_strdup(&j->arena, name ? name : "?", &oom);
+  v->evidence = rpt__arena_strdup(&j->arena, evidence ? evidence : "", &oom);
+  v->status = st;
+  if (oom) {
+    j->oom = 1;
+    return RPT_ENOMEM;
+  }
+  j->n++;
+  return 0;
+}
+
+/* Adds a verdict with formatted evidence to c->j. Returns 0 or an error code. */
+int rpt__verdict_add(rpt__ctx *c, const char *name, rpt_status st,
+                     const char *fmt, ...) {
+  char ev[RPT__EVIDENCE_MAX];
+  va_list ap;
+  va_start(ap, fmt);
+  int n = vsnprintf(ev, sizeof ev, fmt, ap);
+  va_end(ap);
+  if (n >= (int)sizeof ev) memcpy(ev + sizeof ev - 4, "\xE2\x80\xA6", 4);
+  int rc = rpt__judgement_add(c->j, name, st, ev);
+  if (rc) snprintf(c->err, RPT_ERRLEN, "%s: cannot record verdict: %s", name, rpt_strerror(rc));
+  return rc;
+}
+
+/* Sets c->err to "expect.NAME: msg" and returns RPT_EEXPECT. Every message
+   about the table starts with the dotted path of the offending key, so the
+   caller can name its line in the scenario file. */
+int rpt__bad_value(rpt__ctx *c, const char *name, const char *fmt, ...) {
+  char msg[RPT_ERRLEN];
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(msg, sizeof msg, fmt, ap);
+  va_end(ap);
+  snprintf(c->err, RPT_ERRLEN, "expect.%.40s: %.200s", name, msg);
+  return RPT_EEXPECT;
+}
+
+/* 1 in *out when val is `true`, 0 when `false`, else an error. */
+int rpt__want_bool(rpt__ctx *c, const char *name, const cJSON *val, int *out) {
+  if (!cJSON_IsBool(val)) return rpt__bad_value(c, name, "expected true or false");
+  *out = cJSON_IsTrue(val);
+  return 0;
+}
+
+/* Checks that every key of obj is in the NULL-terminated list allowed. */
+int rpt__check_keys(rpt__ctx *c, const char *name, const cJSON *obj,
+                    const char *const *allowed) {
+  const cJSON *it;
+  cJSON_ArrayForEach(it, obj) {
+    int ok = 0;
+    for (int i = 0; allowed[i]; i++)
+      if (it->string && strcmp(it->string, allowed[i]) == 0) ok = 1;
+    if (!ok) {
+      snprintf(c->err, RPT_ERRLEN, "expect.%.40s.%.60s: unknown key", name,
+               it->string ? it->string : "?");
+      return RPT_EEXPECT;
+    }
+  }
+  return 0;
+}
+
+/* Reads obj.key as a number >= 0 into *out (absent: *present = 0). */
+int rpt__get_nonneg(rpt__ctx *c, const char *name, const cJSON *obj,
+                    const char *key, double *out, int *present) {
+  const cJSON *v = cJSON_GetObjectItemCaseSensitive(obj, key);
+  *present = 0;
+  if (v == NULL) return 0;
+  if (!cJSON_IsNumber(v) || !(v->valuedouble >= 0) || !isfinite(v->valuedouble)) {
+    snprintf(c->err, RPT_ERRLEN, "expect.%.40s.%.40s: must be a number >= 0", name, key);
+    return RPT_EEXPECT;
+  }
+  *out = v->valuedouble;
+  *present = 1;
+  return 0;
+}
+
+/* Number of verdicts. */
+int rpt_judgement_count(const rpt_judgement *j) { return j ? j->n : 0; }
+
+/* Verdict i, or NULL; valid until rpt_judgement_free. */
+const rpt_verdict *rpt_judgement_verdict(const rpt_judgement *j, int i) {
+  if (j == NULL || i < 0 || i >= j->n) return NULL;
+  return &j->v[i];
+}
+
+/* Number of failed verdicts. */
+int rpt_judgement_failed(const rpt_judgement *j) {
+  int n = 0;
+  for (int i = 0; j && i < j->n; i++)
+    if (j->v[i].status == RPT_FAIL) n++;
+  return n;
+}
+
+/* The verdict named name, or NULL; valid until rpt_judgement_free. */
+const rpt_verdict *rpt_judgement_find(const rpt_judgement *j, const char *name) {
+  for (int i = 0; j && name && i < j->n; i++)
+    if (strcmp(j->v[i].name, name) == 0) return &j->v[i];
+  return NULL;
+}
+
+/* Releases a judgement. NULL is a no-op. */
+void rpt_judgement_free(rpt_judgement *j) {
+  if (j == NULL) return;
+  rpt__arena_free(&j->arena);
+  free(j);
+}
