@@ -137,7 +137,7 @@ static void *worker(void *arg) {
     size_t i = atomic_fetch_add(&x->next, 1);
     if (i >= x->n) break;
     xslot *s = &x->slots[i];
-    fprintf(stderr, "fusebox exec: %s ...\n", s->file);
+    if (!x->o->quiet) fprintf(stderr, "fusebox exec: %s ...\n", s->file);
     prepare(s, x->o);
     /* A skipped scenario is not played: reported as skipped, with the reason. */
     if (!s->error[0] && !s->skip[0] &&
@@ -333,6 +333,7 @@ int cmd_exec(int argc, char **argv) {
   o.timeout_s = c.timeout_s;
   o.seed = c.seed;
   o.jobs = c.jobs;
+  o.quiet = c.quiet;
   if (o.warp > 1) {
     o.faketime_lib = exec_find_faketime();
     if (o.faketime_lib == NULL) {

@@ -102,6 +102,7 @@ int cmd_matrix(int argc, char **argv) {
   }
   eo.timeout_s = co.timeout_s;
   eo.seed = co.seed;
+  eo.quiet = co.quiet;
   double scale = co.time_scale;
   const char *trace_dir = co.trace_dir, *json = co.json, *html = co.html, *junit = co.junit;
   int quiet = co.quiet;

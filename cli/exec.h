@@ -26,6 +26,7 @@ typedef struct exec_opts {
   double warp;       /* 0 or 1: real time; F: the command runs under libfaketime
                         F times faster and the server plays at time scale 1/F */
   const char *faketime_lib; /* libfaketime's path, when warp > 1 */
+  int quiet;         /* no progress lines on stderr */
 } exec_opts;
 
 /* What a scenario asks of an outside client: the FUSEBOX_* variables. */
