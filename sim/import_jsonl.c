@@ -530,7 +530,9 @@ static void note_unknown(imp_log *lg, const cJSON *o) {
     imp__buf_init(&b, 200);
     imp__lua_comment(&b, f->string, 40); /* printable */
     char *pr = imp__buf_take(&b);
-    snprintf(name, sizeof name, "%s", pr ? pr : "?");
+    /* An empty field name is listed as "" (an empty needle would never end
+       the duplicate search below). */
+    snprintf(name, sizeof name, "%s", pr && pr[0] ? pr : pr ? "\"\"" : "?");
     free(pr);
     imp__buf_free(&b);
     size_t have = strlen(lg->unknown), nl = strlen(name);

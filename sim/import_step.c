@@ -315,6 +315,11 @@ int imp__add(imp_log *lg, const imp_attempt *a, const imp_resp *r) {
   imp__buf_init(&b, SIM_IMPORT_MAX_OUTPUT);
   imp_resp view = *r; /* shallow: only read */
   if (lg->raw_dates) view.has_ra_date = 0;
+  /* A status a scenario cannot send (a 1xx, or outside 200..599) left the
+     client with no usable answer: replay it as the connection closing, as
+     `record` notes it, so the scenario loads. */
+  if (view.outcome == IMP_ANSWER && (view.status < 200 || view.status > 599))
+    view.outcome = IMP_DROP;
   put_step(&b, &view);
   if (b.over) {
     imp__buf_free(&b);
@@ -327,8 +332,8 @@ int imp__add(imp_log *lg, const imp_attempt *a, const imp_resp *r) {
   }
   imp_attempt *d = &lg->v[lg->n];
   *d = *a;
-  d->status = r->outcome == IMP_ANSWER ? r->status : 0;
-  d->dropped = r->outcome == IMP_DROP;
+  d->status = view.outcome == IMP_ANSWER ? view.status : 0;
+  d->dropped = view.outcome == IMP_DROP;
   d->quota = r->status == 429 && ((r->code && strstr(r->code, "insufficient_quota")) ||
                                   (r->type && strstr(r->type, "insufficient_quota")));
   d->has_ra = imp__resp_get_header(r, "retry-after") != NULL ||
