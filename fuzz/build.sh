@@ -35,8 +35,12 @@ CFLAGS=(-std=gnu11 -g -O1 -fno-omit-frame-pointer
         -fsanitize=fuzzer-no-link,address,undefined -fno-sanitize-recover=undefined
         -I"$root" $(pkg-config --cflags $PKGS)
         # Smaller Lua budgets than the server's, so an input that loops or
-        # allocates without end costs milliseconds, not seconds.
-        -DFUSEBOX_LUA_INSN_MAX=1000000L '-DFUSEBOX_LUA_MEM_MAX=((size_t)16 << 20)')
+        # allocates without end costs milliseconds, not seconds. The CPU
+        # budget too: the sanitizer build's default (8 s, so its memory limit
+        # is reached first) let one call in a loop of string.rep outlast
+        # libFuzzer's 10 s timeout on a loaded machine.
+        -DFUSEBOX_LUA_INSN_MAX=1000000L '-DFUSEBOX_LUA_MEM_MAX=((size_t)16 << 20)'
+        -DFUSEBOX_LUA_CPU_MAX_MS=250L)
 LIB_WARN=(-Wall -Wextra -Wno-unused-parameter)
 OWN_WARN=(-Wall -Wextra -Werror -Wno-unused-parameter)
 LIBS=(-fsanitize=fuzzer,address,undefined $(pkg-config --libs $PKGS) -lpthread -lm)
