@@ -86,14 +86,17 @@ for t in "${targets[@]}"; do
 
   dict=()
   [ -f "$here/dict/$t.dict" ] && dict=(-dict="$here/dict/$t.dict")
-  before="$(ls "$arts" | wc -l)"
+  # Failures only: libFuzzer also writes slow-unit-* files, which are not.
+  failures() { find "$arts" -maxdepth 1 \( -name 'crash-*' -o -name 'leak-*' \
+    -o -name 'timeout-*' -o -name 'oom-*' \) | wc -l; }
+  before="$(failures)"
   # shellcheck disable=SC2086
   "$bin" -max_total_time="$secs" -max_len="$(max_len "$t")" -timeout=10 \
     -rss_limit_mb=2048 -print_final_stats=1 -artifact_prefix="$arts/" \
     "${dict[@]}" ${FUZZ_FLAGS:-} \
     "$corpus" "${seeds[@]}" >>"$log" 2>&1
   rc=$?
-  after="$(ls "$arts" | wc -l)"
+  after="$(failures)"
   execs="$(sed -n 's/^stat::number_of_executed_units: *//p' "$log" | tail -1)"
   [ -z "$execs" ] && execs="$(grep -o '^#[0-9]*' "$log" | tail -1 | tr -d '#')"
   found=$((after - before))
