@@ -44,6 +44,10 @@ int cli_remove_tree(const char *dir);
  */
 int cli_scenario_load(const char *path, uint64_t seed, sim_scenario **out,
                       char err[SIM_ERRLEN]);
+/* As cli_scenario_load, from len bytes of Lua text; name stands for the
+   file in messages ("scenario.lua:3: ..."). */
+int cli_scenario_load_text(const char *name, const char *text, size_t len, uint64_t seed,
+                           sim_scenario **out, char err[SIM_ERRLEN]);
 
 /* Parses a number option; returns 0, or -1 with a message on stderr. */
 int cli_parse_double(const char *opt, const char *s, double lo, double hi, double *out);

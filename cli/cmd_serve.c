@@ -8,11 +8,13 @@
 #include <unistd.h>
 
 #include "cli/cli.h"
+#include "cli/control.h"
 #include "cli/options.h"
 #include "sim/sim.h"
 
 static const char USAGE[] =
     "usage: fusebox serve SCENARIO [options]\n"
+    "       fusebox serve [SCENARIO] --control [--control-token TOKEN] [options]\n"
     "\n"
     "Serves SCENARIO as a fake provider: OpenAI POST /v1/chat/completions,\n"
     "Anthropic POST /v1/messages, effects POST/GET /v1/effects/...; a provider\n"
@@ -22,6 +24,15 @@ static const char USAGE[] =
     "  --port N          port to listen on (default 0: pick a free one and print it)\n"
     "  --bind ADDR       address to bind (default 127.0.0.1; others print a warning)\n"
     "  --trace FILE      write the trace (JSON Lines) to FILE\n"
+    "\n"
+    "driving it from a test suite (docs/control.md):\n"
+    "  --control         serve the control API under /__fusebox/ (health, PUT scenario,\n"
+    "                    reset, requests, report, trace) and per-test sessions: a request\n"
+    "                    with X-Fusebox-Session: NAME, or under /__session/NAME/, has its\n"
+    "                    own counters, ledger, rate limiter, trace and report (at most 256\n"
+    "                    sessions, 8 MiB of trace each); SCENARIO is then optional\n"
+    "  --control-token T every control request needs Authorization: Bearer T (required\n"
+    "                    with a --bind other than loopback; never written anywhere)\n"
     "\n"
     "a fleet of servers acting as one provider (docs/fleet.md):\n"
     "  --state URL       keep attempts, ledger and rate limits in Redis: redis://HOST:PORT[/DB]\n"
@@ -54,6 +65,8 @@ static void on_trace_error(void *arg, const char *msg) {
 
 int cmd_serve(int argc, char **argv) {
   sim_server_opts o = {.seed = 1};
+  int control = 0;
+  cli_control cc = {.token = NULL};
   cli_common c;
   cli_common_init(&c, CLI_TIME_SCALE_SERVE, CLI_JOBS_EXEC);
   const char *path = NULL;
@@ -85,6 +98,15 @@ int cmd_serve(int argc, char **argv) {
       i++;
     } else if (strcmp(a, "--new-session") == 0) {
       o.new_session = 1;
+    } else if (strcmp(a, "--control") == 0) {
+      control = 1;
+    } else if (strcmp(a, "--control-token") == 0 && v) {
+      if (v[0] == '\0') {
+        fprintf(stderr, "fusebox serve: --control-token: an empty token\n");
+        return EXIT_USAGE;
+      }
+      cc.token = v;
+      i++;
     } else if (strcmp(a, "--instance") == 0 && v) {
       o.instance = v;
       i++;
@@ -99,8 +121,22 @@ int cmd_serve(int argc, char **argv) {
       return EXIT_USAGE;
     }
   }
-  if (path == NULL) {
+  if (path == NULL && !control) {
     fprintf(stderr, "fusebox serve: which scenario?\n\n%s", USAGE);
+    return EXIT_USAGE;
+  }
+  if (cc.token != NULL && !control) {
+    fprintf(stderr, "fusebox serve: --control-token needs --control\n");
+    return EXIT_USAGE;
+  }
+  if (control && o.state_url != NULL) {
+    fprintf(stderr, "fusebox serve: --control keeps its sessions in this process: "
+                    "not with --state (a fleet)\n");
+    return EXIT_USAGE;
+  }
+  if (control && o.bind && !is_loopback(o.bind) && cc.token == NULL) {
+    fprintf(stderr, "fusebox serve: --control on %s (not loopback) needs --control-token: "
+                    "anyone who reaches the port could change the scenario\n", o.bind);
     return EXIT_USAGE;
   }
   o.time_scale = c.time_scale;
@@ -125,7 +161,12 @@ int cmd_serve(int argc, char **argv) {
   sim_server *srv = NULL;
   char err[SIM_ERRLEN];
   o.on_trace_error = on_trace_error;
-  int rc = cli_scenario_load(path, o.seed, &o.scenario, err);
+  cc.seed = o.seed;
+  if (control) {
+    o.control = cli_control_handle;
+    o.control_arg = &cc;
+  }
+  int rc = path ? cli_scenario_load(path, o.seed, &o.scenario, err) : SIM_OK;
   if (rc == SIM_OK) rc = sim_server_start(&o, &srv, err);
   if (rc != SIM_OK) {
     fprintf(stderr, "fusebox serve: %s\n", err);
@@ -134,7 +175,9 @@ int cmd_serve(int argc, char **argv) {
   }
   int port = sim_server_port(srv);
   const char *host = o.bind ? o.bind : "127.0.0.1";
-  printf("fusebox: serving %s on http://%s:%d\n", path, host, port);
+  if (path) printf("fusebox: serving %s on http://%s:%d\n", path, host, port);
+  else printf("fusebox: serving no scenario yet on http://%s:%d\n", host, port);
+  if (control) printf("  control: http://%s:%d/__fusebox/ (docs/control.md)\n", host, port);
   printf("  OPENAI_BASE_URL=http://%s:%d/v1\n", host, port);
   printf("  ANTHROPIC_BASE_URL=http://%s:%d\n", host, port);
   printf("port %d\n", port);

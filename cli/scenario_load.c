@@ -9,13 +9,9 @@
 #include "cli/run.h"
 #include "reports/reports.h"
 
-/* Loads and validates the whole scenario; see cli.h. */
-int cli_scenario_load(const char *path, uint64_t seed, sim_scenario **out,
-                      char err[SIM_ERRLEN]) {
-  *out = NULL;
-  sim_scenario *sc = NULL;
-  int rc = sim_scenario_load(path, seed, &sc, err);
-  if (rc != SIM_OK) return rc;
+/* Checks the tables sim does not read (client, expect) of a loaded
+   scenario; frees it on failure. */
+static int validate(sim_scenario *sc, sim_scenario **out, char err[SIM_ERRLEN]) {
   /* sim checked what it reads; the client and expect tables are read by the
      built-in client and by reports, which say which key is wrong. */
   _Static_assert(RUN_ERRLEN == RPT_ERRLEN, "one message buffer for both validators");
@@ -28,4 +24,24 @@ int cli_scenario_load(const char *path, uint64_t seed, sim_scenario **out,
   }
   *out = sc;
   return SIM_OK;
+}
+
+/* Loads and validates the whole scenario; see cli.h. */
+int cli_scenario_load(const char *path, uint64_t seed, sim_scenario **out,
+                      char err[SIM_ERRLEN]) {
+  *out = NULL;
+  sim_scenario *sc = NULL;
+  int rc = sim_scenario_load(path, seed, &sc, err);
+  if (rc != SIM_OK) return rc;
+  return validate(sc, out, err);
+}
+
+/* As cli_scenario_load, from text in memory; see cli.h. */
+int cli_scenario_load_text(const char *name, const char *text, size_t len, uint64_t seed,
+                           sim_scenario **out, char err[SIM_ERRLEN]) {
+  *out = NULL;
+  sim_scenario *sc = NULL;
+  int rc = sim_scenario_load_text(name, text, len, seed, &sc, err);
+  if (rc != SIM_OK) return rc;
+  return validate(sc, out, err);
 }

@@ -149,9 +149,8 @@ static cJSON *scenario_json(const rpt__entry *e, int *bad) {
   return o;
 }
 
-/* Writes the run as one JSON document to path ("-" = stdout). */
-int rpt_run_write_json(const rpt_run *run, const char *path, char err[RPT_ERRLEN]) {
-  if (run == NULL || err == NULL) return RPT_EINVAL;
+/* The run as one JSON document; see reports.h. */
+char *rpt_run_json_text(const rpt_run *run, char err[RPT_ERRLEN]) {
   int bad = 0;
   cJSON *doc = cJSON_CreateObject();
   if (doc == NULL) bad = 1;
@@ -185,10 +184,15 @@ int rpt_run_write_json(const rpt_run *run, const char *path, char err[RPT_ERRLEN
   }
   char *text = bad ? NULL : cJSON_Print(doc);
   cJSON_Delete(doc);
-  if (text == NULL) {
-    snprintf(err, RPT_ERRLEN, "out of memory building the JSON report");
-    return RPT_ENOMEM;
-  }
+  if (text == NULL) snprintf(err, RPT_ERRLEN, "out of memory building the JSON report");
+  return text;
+}
+
+/* Writes the run as one JSON document to path ("-" = stdout). */
+int rpt_run_write_json(const rpt_run *run, const char *path, char err[RPT_ERRLEN]) {
+  if (run == NULL || err == NULL) return RPT_EINVAL;
+  char *text = rpt_run_json_text(run, err);
+  if (text == NULL) return RPT_ENOMEM;
   FILE *f = rpt__open_out(path, err);
   if (f == NULL) {
     cJSON_free(text);

@@ -356,6 +356,9 @@ void rpt_progress_clear(FILE *f, int tty);
  */
 int rpt_run_write_json(const rpt_run *run, const char *path,
                        char err[RPT_ERRLEN]);
+/* The JSON document rpt_run_write_json writes (no final newline), for the
+   caller to free with free(); NULL with err set when out of memory. */
+char *rpt_run_json_text(const rpt_run *run, char err[RPT_ERRLEN]);
 int rpt_run_write_junit(const rpt_run *run, const char *path,
                         char err[RPT_ERRLEN]);
 int rpt_run_write_html(const rpt_run *run, const char *path,

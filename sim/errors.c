@@ -16,6 +16,8 @@ const char *sim_strerror(int code) {
   case SIM_ELISTEN: return "server could not start";
   case SIM_EINVAL: return "invalid argument";
   case SIM_ESTATE: return "shared state unavailable";
+  case SIM_ENOENT: return "no such session";
+  case SIM_EFULL: return "limit reached";
   default: return "unknown error";
   }
 }

@@ -54,6 +54,9 @@ struct sim_scenario {
   sim_srcmap *map;   /* where the file's keys are written, for messages */
   int root_line;     /* line of the scenario{} call the file returned */
   int served;        /* 1 once a server session has claimed it */
+  char *src;         /* the text loaded (preamble blanked), kept for clones */
+  size_t src_len;
+  uint64_t seed;     /* the seed it was loaded with */
 };
 
 /* --------------------------------------------------------- scenario{} */
@@ -604,6 +607,9 @@ static void blank_preamble(char *buf, size_t len) {
     for (; i < len && buf[i] != '\n'; i++) buf[i] = ' ';
 }
 
+static int load_text(const char *path, char *buf, size_t len, uint64_t seed,
+                     sim_scenario **out, char err[SIM_ERRLEN]);
+
 /* Loads and validates a scenario file; see sim_int.h. */
 int sim__scenario_load(const char *path, uint64_t seed, sim_scenario **out,
                        char err[SIM_ERRLEN]) {
@@ -617,6 +623,41 @@ int sim__scenario_load(const char *path, uint64_t seed, sim_scenario **out,
   size_t len = 0;
   int rc = read_file(path, &buf, &len, err);
   if (rc != 0) return rc;
+  return load_text(path, buf, len, seed, out, err);
+}
+
+/* Loads scenario text held in memory; see sim_int.h. */
+int sim__scenario_load_text(const char *name, const char *text, size_t len, uint64_t seed,
+                            sim_scenario **out, char err[SIM_ERRLEN]) {
+  if (out != NULL) *out = NULL;
+  if (name == NULL || (text == NULL && len > 0) || out == NULL || err == NULL) {
+    if (err != NULL) snprintf(err, SIM_ERRLEN, "bad argument");
+    return SIM_EINVAL;
+  }
+  err[0] = '\0';
+  if (len > FUSEBOX_LUA_FILE_MAX) {
+    snprintf(err, SIM_ERRLEN, "%s: larger than %zu bytes", name, (size_t)FUSEBOX_LUA_FILE_MAX);
+    return SIM_ELOAD;
+  }
+  char *buf = malloc(len + 1);
+  if (buf == NULL) {
+    snprintf(err, SIM_ERRLEN, "%s: out of memory", name);
+    return SIM_ENOMEM;
+  }
+  if (len) memcpy(buf, text, len);
+  return load_text(name, buf, len, seed, out, err);
+}
+
+/* A fresh load of the text sc was loaded from; see sim_int.h. */
+int sim__scenario_clone(const sim_scenario *sc, sim_scenario **out, char err[SIM_ERRLEN]) {
+  return sim__scenario_load_text(sc->path, sc->src, sc->src_len, sc->seed, out, err);
+}
+
+/* Loads len bytes of text (taken: kept by the scenario or freed) named path
+   in messages. */
+static int load_text(const char *path, char *buf, size_t len, uint64_t seed,
+                     sim_scenario **out, char err[SIM_ERRLEN]) {
+  int rc;
   blank_preamble(buf, len);
 
   sim_scenario *sc = calloc(1, sizeof *sc);
@@ -627,6 +668,9 @@ int sim__scenario_load(const char *path, uint64_t seed, sim_scenario **out,
     return SIM_ENOMEM;
   }
   sc->effects.ref = LUA_NOREF;
+  sc->src = buf; /* kept for clones (sim__scenario_clone) */
+  sc->src_len = len;
+  sc->seed = seed;
   sc->idempotency_honoured = 1;
   sc->ledger_up = 1;
   sc->path = strdup(path);
@@ -664,12 +708,10 @@ int sim__scenario_load(const char *path, uint64_t seed, sim_scenario **out,
   lua_settop(L, 0);
   sim__lua_set_srcmap(L, NULL);
   lua_gc(L, LUA_GCCOLLECT); /* start serving from a clean heap */
-  free(buf);
   *out = sc;
   return 0;
 
 fail:
-  free(buf);
   sim__scenario_free(sc);
   return rc;
 }
@@ -691,6 +733,7 @@ void sim__scenario_free(sim_scenario *sc) {
   free(sc->expect_json);
   free(sc->ratelimit_json);
   free(sc->path);
+  free(sc->src);
   free(sc);
 }
 
@@ -746,6 +789,9 @@ void sim__scenario_error(const sim_scenario *sc, const char *msg,
   else
     snprintf(err, SIM_ERRLEN, "%s: %s", sc->path, msg);
 }
+
+/* The seed the scenario was loaded with. */
+uint64_t sim__scenario_seed(const sim_scenario *sc) { return sc->seed; }
 
 /* Marks the scenario as served by one session; see sim_int.h. */
 int sim__scenario_claim(sim_scenario *sc) {

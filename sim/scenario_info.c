@@ -22,6 +22,12 @@ int sim_scenario_load(const char *path, uint64_t seed, sim_scenario **out,
   return sim__scenario_load(path, seed, out, err);
 }
 
+/* Loads and validates scenario text held in memory; see sim.h. */
+int sim_scenario_load_text(const char *name, const char *text, size_t len, uint64_t seed,
+                           sim_scenario **out, char err[SIM_ERRLEN]) {
+  return sim__scenario_load_text(name, text, len, seed, out, err);
+}
+
 /* Releases a scenario; NULL is a no-op. */
 void sim_scenario_free(sim_scenario *sc) { sim__scenario_free(sc); }
 

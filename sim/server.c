@@ -276,6 +276,7 @@ static enum MHD_Result arrive(sim_conn *c, const char *method, const char *url) 
   pthread_mutex_lock(&srv->lock);
   long local_n = ++srv->arrivals;
   pthread_mutex_unlock(&srv->lock);
+  __atomic_add_fetch(&srv->root->all_arrivals, 1, __ATOMIC_RELAXED);
   c->id = st_rc == SIM_OK ? n : -local_n; /* the fleet's arrival number */
   snprintf(c->rid, sizeof c->rid, "req_fbx%08x%08lx", srv->rid_salt, c->id);
 
@@ -363,6 +364,7 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *mc, const ch
     c->mc = mc;
     c->provider = -2;
     *con_cls = c;
+    if (srv->sessions != NULL) sim__session_route(c, url); /* may pick another view */
     return MHD_YES;
   }
   if (c->phase == 0 && *upload_size > 0) {
@@ -386,7 +388,8 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *mc, const ch
     c->body_len += n;
     return MHD_YES;
   }
-  if (c->phase == 0) return arrive(c, method, url);
+  if (c->phase == 0 && c->direct) return sim__direct_answer(c, method, url);
+  if (c->phase == 0) return arrive(c, method, url + c->url_off);
   if (c->phase == 1 && c->waiting) { /* resumed after a wait */
     c->waiting = 0;
     return sim__play(c);
@@ -445,7 +448,9 @@ static void on_completed(void *cls, struct MHD_Connection *mc, void **con_cls,
   (void)mc;
   sim_conn *c = *con_cls;
   if (c == NULL) return;
-  if (c->phase >= 1) trace_end(c, toe);
+  if (c->phase >= 1 && !c->direct) trace_end(c, toe);
+  if (c->srv != c->srv->root) sim__session_unref(c->srv);
+  free(c->refuse_msg);
   sim__player_free(c->player);
   sim__step_free(c->root);
   cJSON_Delete(c->resp_headers);
@@ -488,7 +493,9 @@ static void on_mhd_log(void *cls, const char *fmt, va_list ap) {
 
 /* ---------------------------------------------------------- life cycle */
 
-static void trace_session(sim_server *srv, const sim_server_opts *o) {
+/* The `session` event that starts a session's trace; see server_int.h. */
+void sim__trace_session(sim_server *srv, uint64_t seed) {
+  if (srv->sc == NULL) return; /* a control server waiting for its scenario */
   cJSON *ev = sim__trace_event("session", 0);
   if (ev == NULL) return;
   cJSON_AddNumberToObject(ev, "version", 1);
@@ -502,7 +509,7 @@ static void trace_session(sim_server *srv, const sim_server_opts *o) {
   strftime(start, sizeof start, "%Y-%m-%dT%H:%M:%SZ", &tm);
   cJSON_AddStringToObject(ev, "start", start);
   cJSON_AddNumberToObject(ev, "port", srv->port);
-  cJSON_AddNumberToObject(ev, "seed", (double)o->seed);
+  cJSON_AddNumberToObject(ev, "seed", (double)seed);
   if (srv->state->session[0]) { /* one of a fleet: `report` merges its traces */
     cJSON *f = cJSON_AddObjectToObject(ev, "fleet");
     cJSON_AddStringToObject(f, "session", srv->state->session);
@@ -572,7 +579,8 @@ static int start_daemon(sim_server *srv, const sim_server_opts *o, char err[SIM_
 int sim_server_start(const sim_server_opts *o, sim_server **out, char err[SIM_ERRLEN]) {
   int rc;
   err[0] = '\0';
-  if (o == NULL || (o->scenario_path == NULL && o->scenario == NULL) || o->port < 0 ||
+  if (o == NULL || (o->scenario_path == NULL && o->scenario == NULL && o->control == NULL) ||
+      o->port < 0 ||
       o->port > 65535 ||
       o->time_scale < 0) {
     snprintf(err, SIM_ERRLEN, "bad server options");
@@ -581,6 +589,14 @@ int sim_server_start(const sim_server_opts *o, sim_server **out, char err[SIM_ER
   sim_server *srv = calloc(1, sizeof *srv);
   if (srv == NULL) return SIM_ENOMEM;
   pthread_mutex_init(&srv->lock, NULL);
+  srv->root = srv;
+  srv->control = o->control;
+  srv->control_arg = o->control_arg;
+  if (o->control != NULL && o->state_url != NULL) {
+    snprintf(err, SIM_ERRLEN, "the control API keeps sessions in process: not with --state");
+    rc = SIM_EINVAL;
+    goto fail;
+  }
   srv->scale = o->time_scale > 0 ? o->time_scale : 1.0;
   srv->env = o->env;
   struct timespec ts;
@@ -595,7 +611,7 @@ int sim_server_start(const sim_server_opts *o, sim_server **out, char err[SIM_ER
       goto fail;
     }
     srv->sc = o->scenario;
-  } else {
+  } else if (o->scenario_path != NULL) {
     rc = sim__scenario_load(o->scenario_path, o->seed, &srv->sc, err);
     if (rc != SIM_OK) goto fail;
     srv->own_sc = 1;
@@ -603,15 +619,23 @@ int sim_server_start(const sim_server_opts *o, sim_server **out, char err[SIM_ER
   rc = sim__trace_open(o->trace_path, o->trace_stream, &srv->trace, err);
   if (rc == SIM_OK) sim__trace_on_error(srv->trace, o->on_trace_error, o->on_trace_error_arg);
   if (rc != SIM_OK) goto fail;
-  rc = sim__state_open(o, srv->sc, srv->scale, &srv->env, &srv->state, err);
+  if (o->control != NULL) { /* the default session's lines are kept too */
+    srv->trace_file = srv->trace;
+    srv->trace = NULL;
+    rc = sim__trace_tap_new(srv->trace_file, NULL, SIM_SESSION_TRACE_MAX, &srv->trace);
+    if (rc == SIM_OK) rc = sim__sessions_new(srv);
+    if (rc != SIM_OK) goto fail;
+  }
+  if (srv->sc != NULL) rc = sim__state_open(o, srv->sc, srv->scale, &srv->env, &srv->state, err);
   if (rc != SIM_OK) goto fail;
   sim__state_instance(o, srv->instance, sizeof srv->instance);
   rc = sim__waiter_new(&srv->env, &srv->waiter);
   if (rc != SIM_OK) goto fail;
   rc = start_daemon(srv, o, err);
   if (rc != SIM_OK) goto fail;
-  srv->t0 = sim__srv_now(srv) - srv->state->age_ms; /* a fleet shares one session clock */
-  trace_session(srv, o);
+  /* a fleet shares one session clock */
+  srv->t0 = sim__srv_now(srv) - (srv->state ? srv->state->age_ms : 0);
+  sim__trace_session(srv, o->seed);
   *out = srv;
   return SIM_OK;
 fail:
@@ -625,15 +649,11 @@ int sim_server_port(const sim_server *srv) { return srv->port; }
 
 /* Number of arrivals so far. */
 long sim_server_arrivals(const sim_server *srv) {
-  sim_server *s = (sim_server *)srv;
-  pthread_mutex_lock(&s->lock);
-  long n = s->arrivals;
-  pthread_mutex_unlock(&s->lock);
-  return n;
+  return __atomic_load_n(&srv->all_arrivals, __ATOMIC_RELAXED);
 }
 
 int sim_server_nproviders(const sim_server *srv) {
-  return sim__scenario_nproviders(srv->sc);
+  return srv->sc ? sim__scenario_nproviders(srv->sc) : 0;
 }
 
 const char *sim_server_provider_name(const sim_server *srv, int i) {
@@ -673,8 +693,15 @@ int sim_server_stop(sim_server *srv, char err[SIM_ERRLEN]) {
       sim__trace_emit(srv->trace, ev);
     }
   }
+  if (srv->sessions) sim__sessions_free(srv);
   sim__waiter_free(srv->waiter);
-  int rc = sim__trace_finish(srv->trace, err);
+  int rc;
+  if (srv->trace_file != NULL) {
+    sim__trace_close(srv->trace); /* the default session's tap */
+    rc = sim__trace_finish(srv->trace_file, err);
+  } else {
+    rc = sim__trace_finish(srv->trace, err);
+  }
   sim__state_free(srv->state);
   if (srv->own_sc) sim__scenario_free(srv->sc);
   pthread_mutex_destroy(&srv->lock);

@@ -30,6 +30,17 @@ struct sim_server {
   unsigned rid_salt;  /* makes request ids differ between sessions */
   pthread_mutex_t lock;
   long arrivals;
+  /* Sessions (session.c). With a control hook, each run of a session is a
+     sim_server of its own, a "view": its scenario, state, trace tap, clock
+     and counters, sharing the root's daemon, waiter and port. The root is
+     the default session's first run and owns what the views share. */
+  sim_server *root;          /* the server that owns the daemon (itself for the root) */
+  struct sim_sessions *sessions; /* root: the session table; NULL = no sessions */
+  sim_trace *trace_file;     /* root with sessions: the --trace file (trace is its tap) */
+  int refs;                  /* views: connections + the table (under the table's lock) */
+  long all_arrivals;         /* root: arrivals of every session (atomic) */
+  sim_control_fn control;    /* root: the control hook; NULL = no control API */
+  void *control_arg;
 };
 
 typedef struct sim_player sim_player;
@@ -42,6 +53,12 @@ typedef struct sim_conn {
   size_t body_len, body_cap;
   int too_big;              /* body exceeded SIM_MAX_BODY */
   int phase;                /* 0 reading, 1 playing, 2 response queued */
+  int direct;               /* answered by fusebox itself (control, a refused
+                               session): no arrival, nothing in the trace */
+  int refuse;               /* direct: the HTTP status of the refusal (0 = control) */
+  const char *refuse_type;  /* direct: its error type (static) */
+  char *refuse_msg;         /* direct: its message */
+  size_t url_off;           /* bytes of a /__session/NAME prefix to skip */
   long id;                  /* arrival number */
   double t_arrive;
   char key[320];            /* logical request key */
@@ -102,6 +119,25 @@ void sim__conn_add_text(sim_conn *c, const char *s);
 /* server.c: the shared state is out of reach: an `error` event (kind
    "state") in the trace and the fusebox error to the client. */
 enum MHD_Result sim__state_fail(sim_conn *c, const char *why);
+
+/* server.c: the `session` event that starts a session's trace. */
+void sim__trace_session(sim_server *srv, uint64_t seed);
+
+/* session.c: the session table of a server with a control hook. */
+/* Makes root the default session's first run. SIM_ENOMEM. */
+int sim__sessions_new(sim_server *root);
+/* Releases every view but the root; after the daemon stopped. */
+void sim__sessions_free(sim_server *root);
+/* Routes a new connection (first call, headers in): sets c->srv to the view
+   of its session with a reference taken, c->url_off past a /__session/NAME
+   prefix, or marks it direct (control, or a refusal in c->refuse). */
+void sim__session_route(sim_conn *c, const char *url);
+/* Drops the connection's reference on its view (frees a retired view). */
+void sim__session_unref(sim_server *view);
+
+/* control_http.c: answers a direct connection once its body is in: the
+   control hook's answer, or the refusal. */
+enum MHD_Result sim__direct_answer(sim_conn *c, const char *method, const char *url);
 
 /* tools_trace.c: tool calls in the trace. */
 void sim__offered_tools(sim_conn *c, const cJSON *body);

@@ -22,7 +22,9 @@ enum {
   SIM_ELUA = -4,     /* a scenario failed while deciding a step */
   SIM_ELISTEN = -5,  /* the server could not bind or start */
   SIM_EINVAL = -6,   /* a bad argument */
-  SIM_ESTATE = -7    /* the shared state (Redis, --state) is unreachable */
+  SIM_ESTATE = -7,   /* the shared state (Redis, --state) is unreachable */
+  SIM_ENOENT = -8,   /* no such session */
+  SIM_EFULL = -9     /* a bound was reached (sessions, a session's trace) */
 };
 
 /*
@@ -64,6 +66,13 @@ typedef struct sim_scenario sim_scenario;
  */
 int sim_scenario_load(const char *path, uint64_t seed, sim_scenario **out,
                       char err[SIM_ERRLEN]);
+/*
+ * As sim_scenario_load, from len bytes of Lua text in memory (at most
+ * 1 MiB, copied); `name` stands for the file in every message
+ * ("scenario.lua:3: ..."). Same returns; the caller owns *out.
+ */
+int sim_scenario_load_text(const char *name, const char *text, size_t len, uint64_t seed,
+                           sim_scenario **out, char err[SIM_ERRLEN]);
 /* Releases a scenario; NULL is a no-op. A server serving it must be freed
    first. */
 void sim_scenario_free(sim_scenario *sc);
@@ -144,6 +153,49 @@ char *sim_term_safe(char *text);
 
 typedef struct sim_server sim_server;
 
+/* ------------------------------------------------------ control (docs/control.md) */
+
+#define SIM_SESSION_NAME_MAX 64  /* a session name: 1..64 of [A-Za-z0-9._-] */
+#define SIM_MAX_SESSIONS 256     /* sessions one server holds, `default` included */
+#define SIM_SESSION_TRACE_MAX ((size_t)8 << 20) /* bytes of trace kept per session */
+#define SIM_CONTROL_MAX_BODY ((size_t)1 << 20)  /* larger control bodies: too_big */
+
+/* One name and value (a query parameter, a request header). */
+typedef struct sim_kv {
+  const char *name;
+  const char *value;
+} sim_kv;
+
+/* A request under /__fusebox/, as the control hook gets it. Borrowed for
+   the duration of the call. Nothing of it is written to the trace. */
+typedef struct sim_control_req {
+  const char *method;
+  const char *path;        /* e.g. "/__fusebox/scenario" (no query) */
+  const sim_kv *query;     /* query parameters, percent-decoded */
+  int nquery;
+  const sim_kv *headers;   /* request headers as sent (credentials too) */
+  int nheaders;
+  const char *body;        /* NULL when empty */
+  size_t body_len;
+  int too_big;             /* the body exceeded SIM_CONTROL_MAX_BODY (not kept) */
+} sim_control_req;
+
+/* The hook's answer: status and a body it allocated with malloc (taken by
+   the server; NULL = empty), and its type (static; NULL = application/json). */
+typedef struct sim_control_resp {
+  int status;
+  char *body;
+  size_t body_len;
+  const char *content_type;
+} sim_control_resp;
+
+/* Answers one control request; runs on a server thread, several at once. */
+typedef void (*sim_control_fn)(void *arg, sim_server *srv, const sim_control_req *req,
+                               sim_control_resp *resp);
+
+/* 1 when name is a good session name (see SIM_SESSION_NAME_MAX). */
+int sim_session_name_ok(const char *name);
+
 typedef struct sim_server_opts {
   const char *scenario_path; /* the file to load, or NULL with scenario */
   sim_scenario *scenario;    /* or serve this loaded scenario (borrowed: it must
@@ -167,6 +219,12 @@ typedef struct sim_server_opts {
   const char *session;       /* fleet session name; NULL = the scenario file's fingerprint */
   int new_session;           /* 1: start the session afresh instead of joining it */
   const char *instance;      /* this server's name in the trace; NULL = host-pid */
+  /* Sessions and the control API (docs/control.md): with control set, the
+     scenario is optional, requests under /__fusebox/ go to control, and a
+     provider request joins a session by the X-Fusebox-Session header or
+     the /__session/NAME/ path prefix. Not with state_url. */
+  sim_control_fn control;
+  void *control_arg;
 } sim_server_opts;
 
 /*
@@ -192,6 +250,35 @@ double sim_server_elapsed_ms(const sim_server *srv);
  * Returns SIM_OK, or SIM_EINVAL when json is not an object.
  */
 int sim_server_note(sim_server *srv, const char *json);
+/*
+ * Sessions (servers started with a control hook). A session plays its own
+ * scenario, or a fresh copy of the default session's when it has none,
+ * with its own attempt counters, ledger, rate limiter and trace lines.
+ *
+ * sim_server_session_put: session `name` (created if new) starts afresh
+ * with sc, which the server takes in every case. SIM_EFULL when
+ * SIM_MAX_SESSIONS are held, SIM_EINVAL for a bad name or a server without
+ * sessions.
+ * sim_server_session_reset: the session starts afresh with the same
+ * scenario. SIM_ENOENT when there is no such session.
+ * Both write a `session` event to the trace; err says why on failure.
+ */
+int sim_server_session_put(sim_server *srv, const char *name, sim_scenario *sc,
+                           char err[SIM_ERRLEN]);
+int sim_server_session_reset(sim_server *srv, const char *name, char err[SIM_ERRLEN]);
+/*
+ * The trace lines of the session's current run (what --trace holds of it),
+ * NUL-terminated; the caller frees *text. *full = 1 when the session wrote
+ * more than SIM_SESSION_TRACE_MAX bytes (the copy stops there). SIM_ENOENT
+ * when there is no such session, SIM_ENOMEM.
+ */
+int sim_server_session_trace(sim_server *srv, const char *name, char **text, size_t *len,
+                             int *full);
+/* The names of the sessions, `default` first, copied into names (up to
+   cap); returns how many there are. */
+int sim_server_session_names(sim_server *srv, char (*names)[SIM_SESSION_NAME_MAX + 1],
+                             int cap);
+
 /*
  * Stops serving: ends hung and delayed connections, writes the last trace
  * lines, closes the trace and releases everything. NULL is a no-op.

@@ -203,8 +203,19 @@ int sim__msg_path(const char *msg, char *path, size_t cap);
  */
 int sim__scenario_load(const char *path, uint64_t seed, sim_scenario **out,
                        char err[SIM_ERRLEN]);
+/* As sim__scenario_load, from len bytes of text in memory (copied); name
+   stands for the file in messages ("scenario.lua:3: ..."). */
+int sim__scenario_load_text(const char *name, const char *text, size_t len, uint64_t seed,
+                            sim_scenario **out, char err[SIM_ERRLEN]);
+/* A fresh load (a new Lua state, unclaimed) of the text sc was loaded from,
+   with the same name and seed: what a session that starts afresh plays.
+   Reads only what never changes after the load, so sc may be in use. The
+   caller owns *out. */
+int sim__scenario_clone(const sim_scenario *sc, sim_scenario **out, char err[SIM_ERRLEN]);
 /* Releases a scenario and its Lua state; NULL is a no-op. */
 void sim__scenario_free(sim_scenario *sc);
+/* The seed it was loaded with. */
+uint64_t sim__scenario_seed(const sim_scenario *sc);
 
 /* Borrowed views of a loaded scenario; valid until sim__scenario_free. */
 const char *sim__scenario_name(const sim_scenario *sc);
@@ -311,6 +322,18 @@ void sim__trace_close(sim_trace *tr);
 int sim__trace_failed(const sim_trace *tr);
 /* 1 when events are written anywhere (callers skip building them if not). */
 int sim__trace_on(const sim_trace *tr);
+/*
+ * A session's tap: a trace with no file of its own that keeps its lines in
+ * memory (up to max_bytes; past that it keeps no more and says it is full)
+ * and passes each on to parent's file (NULL = none). With session not
+ * NULL, every line gets "session": session. The caller owns *out and closes
+ * it (sim__trace_close) before parent.
+ */
+int sim__trace_tap_new(sim_trace *parent, const char *session, size_t max_bytes,
+                       sim_trace **out);
+/* A NUL-terminated copy of a tap's lines (the caller frees *out), *full = 1
+   when lines were left out. SIM_EINVAL when tr is not a tap; SIM_ENOMEM. */
+int sim__trace_tap_copy(sim_trace *tr, char **out, size_t *len, int *full);
 /* A new event object {"ev": kind, "t": t_ms}. Owned by the caller. */
 cJSON *sim__trace_event(const char *kind, double t_ms);
 

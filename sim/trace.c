@@ -42,6 +42,14 @@ struct sim_trace {
   int stop;             /* tells the flusher to end */
   pthread_cond_t cv;    /* CLOCK_MONOTONIC */
   pthread_t flusher;
+  /* A session's tap (sim__trace_tap_new): its lines in memory, passed on
+     to the parent's file. */
+  int tap_on;
+  sim_trace *parent;    /* borrowed; NULL = lines stay in memory only */
+  char *session;        /* added to every line as "session"; NULL = none */
+  char *tap;            /* the lines, under lock */
+  size_t tn, tcap, tmax;
+  int tap_full;         /* a line did not fit under tmax: the tap stops */
 };
 
 /* Writes n bytes of whole lines with write(2) (after anything stdio holds
@@ -193,7 +201,9 @@ int sim__trace_failed(const sim_trace *tr) {
 }
 
 /* 1 when events are written anywhere. */
-int sim__trace_on(const sim_trace *tr) { return tr != NULL && tr->f != NULL; }
+int sim__trace_on(const sim_trace *tr) {
+  return tr != NULL && (tr->f != NULL || tr->tap_on);
+}
 
 /* A new event object {"ev": kind, "t": t_ms}. Owned by the caller. */
 cJSON *sim__trace_event(const char *kind, double t_ms) {
@@ -411,22 +421,9 @@ const char *sim__trace_line(const cJSON *ev, size_t *len) {
   return b->p;
 }
 
-/* Writes ev as one line and frees it. Thread-safe. */
-void sim__trace_emit(sim_trace *tr, cJSON *ev) {
-  if (ev == NULL) return;
-  if (tr == NULL || tr->f == NULL) {
-    cJSON_Delete(ev);
-    return;
-  }
-  size_t len = 0;
-  const char *line = sim__trace_line(ev, &len);
-  cJSON_Delete(ev);
-  if (line == NULL) { /* out of memory: the line is lost, and the trace says so */
-    pthread_mutex_lock(&tr->lock);
-    mark_failed(tr, ENOMEM);
-    pthread_mutex_unlock(&tr->lock);
-    return;
-  }
+/* Writes one serialised line to tr's file: at once when quiet, else
+   batched for the flusher. */
+static void emit_line(sim_trace *tr, const char *line, size_t len) {
   pthread_mutex_lock(&tr->lock);
   double now = sim__now_ms();
   if (tr->failed) {
@@ -459,6 +456,102 @@ void sim__trace_emit(sim_trace *tr, cJSON *ev) {
   pthread_mutex_unlock(&tr->lock);
 }
 
+/* Keeps a line in a tap, up to its cap. */
+static void tap_line(sim_trace *tr, const char *line, size_t len) {
+  pthread_mutex_lock(&tr->lock);
+  if (!tr->tap_full && tr->tn + len > tr->tmax) tr->tap_full = 1;
+  if (!tr->tap_full && tr->tn + len > tr->tcap) {
+    size_t cap = tr->tcap ? tr->tcap : 16384;
+    while (cap < tr->tn + len) cap *= 2;
+    if (cap > tr->tmax) cap = tr->tmax;
+    char *p = realloc(tr->tap, cap);
+    if (p == NULL) tr->tap_full = 1;
+    else {
+      tr->tap = p;
+      tr->tcap = cap;
+    }
+  }
+  if (!tr->tap_full) {
+    memcpy(tr->tap + tr->tn, line, len);
+    tr->tn += len;
+  }
+  pthread_mutex_unlock(&tr->lock);
+}
+
+/* Writes ev as one line and frees it. Thread-safe. */
+void sim__trace_emit(sim_trace *tr, cJSON *ev) {
+  if (ev == NULL) return;
+  if (!sim__trace_on(tr)) {
+    cJSON_Delete(ev);
+    return;
+  }
+  if (tr->session != NULL) {
+    cJSON_DeleteItemFromObjectCaseSensitive(ev, "session");
+    if (cJSON_AddStringToObject(ev, "session", tr->session) == NULL) {
+      cJSON_Delete(ev);
+      ev = NULL;
+    }
+  }
+  size_t len = 0;
+  const char *line = ev ? sim__trace_line(ev, &len) : NULL;
+  cJSON_Delete(ev);
+  sim_trace *file = tr->tap_on ? tr->parent : tr;
+  if (line == NULL) { /* out of memory: the line is lost, and the trace says so */
+    if (tr->tap_on) {
+      pthread_mutex_lock(&tr->lock);
+      tr->tap_full = 1;
+      pthread_mutex_unlock(&tr->lock);
+    }
+    if (file != NULL && file->f != NULL) {
+      pthread_mutex_lock(&file->lock);
+      mark_failed(file, ENOMEM);
+      pthread_mutex_unlock(&file->lock);
+    }
+    return;
+  }
+  if (tr->tap_on) tap_line(tr, line, len);
+  if (file != NULL && file->f != NULL) emit_line(file, line, len);
+}
+
+/* A session's tap on parent; see sim_int.h. */
+int sim__trace_tap_new(sim_trace *parent, const char *session, size_t max_bytes,
+                       sim_trace **out) {
+  *out = NULL;
+  sim_trace *tr = calloc(1, sizeof *tr);
+  if (tr == NULL) return SIM_ENOMEM;
+  if (session != NULL && (tr->session = strdup(session)) == NULL) {
+    free(tr);
+    return SIM_ENOMEM;
+  }
+  tr->tap_on = 1;
+  tr->parent = parent;
+  tr->tmax = max_bytes;
+  snprintf(tr->name, sizeof tr->name, "a session's trace");
+  pthread_mutex_init(&tr->lock, NULL);
+  *out = tr;
+  return SIM_OK;
+}
+
+/* A copy of a tap's lines; see sim_int.h. */
+int sim__trace_tap_copy(sim_trace *tr, char **out, size_t *len, int *full) {
+  *out = NULL;
+  *len = 0;
+  *full = 0;
+  if (tr == NULL || !tr->tap_on) return SIM_EINVAL;
+  pthread_mutex_lock(&tr->lock);
+  char *p = malloc(tr->tn + 1);
+  if (p != NULL) {
+    if (tr->tn) memcpy(p, tr->tap, tr->tn);
+    p[tr->tn] = '\0';
+    *len = tr->tn;
+    *full = tr->tap_full;
+  }
+  pthread_mutex_unlock(&tr->lock);
+  if (p == NULL) return SIM_ENOMEM;
+  *out = p;
+  return SIM_OK;
+}
+
 /* Flushes and closes the trace (a borrowed stream is flushed, not
    closed); returns SIM_EIO with the reason in err when any write failed,
    the pending lines and the last flush included. */
@@ -484,6 +577,8 @@ int sim__trace_finish(sim_trace *tr, char err[SIM_ERRLEN]) {
   if (rc != SIM_OK && err != NULL) fail_message(tr, err);
   pthread_mutex_destroy(&tr->lock);
   free(tr->pend);
+  free(tr->tap);
+  free(tr->session);
   free(tr);
   return rc;
 }
