@@ -10,6 +10,7 @@
   X(lua_examples)      \
   X(keying)            \
   X(trace_write)       \
+  X(session_tap)       \
   X(wire_format)       \
   X(ledger)            \
   X(state)             \
