@@ -389,7 +389,10 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *mc, const ch
   if (c->phase == 0) return arrive(c, method, url);
   if (c->phase == 1 && c->waiting) { /* resumed after a wait */
     c->waiting = 0;
-    return sim__play(c);
+    SIM_STAGE(c, handler);
+    enum MHD_Result r = sim__play(c);
+    SIM_STAGE(c, queued);
+    return r;
   }
   return MHD_YES;
 }
@@ -446,6 +449,7 @@ static void on_completed(void *cls, struct MHD_Connection *mc, void **con_cls,
   sim_conn *c = *con_cls;
   if (c == NULL) return;
   if (c->phase >= 1) trace_end(c, toe);
+  SIM_STAGES_DONE(c);
   sim__player_free(c->player);
   sim__step_free(c->root);
   cJSON_Delete(c->resp_headers);

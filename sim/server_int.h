@@ -9,6 +9,7 @@
 #include <pthread.h>
 
 #include "sim/sim_int.h"
+#include "sim/stages.h"
 #include "sim/state_int.h"
 
 #define SIM_MAX_BODY (1024 * 1024)  /* larger request bodies get a 413 */
@@ -69,6 +70,7 @@ typedef struct sim_conn {
   int waiting;              /* suspended in the access handler */
   volatile int wake;        /* why the last wait ended (SIM_WAKE_*) */
   sim_player *player;       /* streams and early-close bodies */
+  sim_stamps stamps;        /* stages.h: bench builds only */
 
   /* What happened, for the `end` event. */
   const char *how;          /* NULL until decided; see docs/trace.md */
