@@ -38,6 +38,17 @@ void sim__conn_wait(sim_conn *c, double due_ms) {
   }
 }
 
+/* MHD_OPTION_NOTIFY_CONNECTION: a closing socket is no longer watched. */
+void sim__conn_notify(void *cls, struct MHD_Connection *mc, void **socket_context,
+                      enum MHD_ConnectionNotificationCode toe) {
+  (void)socket_context;
+  sim_server *srv = cls;
+  if (toe != MHD_CONNECTION_NOTIFY_CLOSED) return;
+  const union MHD_ConnectionInfo *ci =
+      MHD_get_connection_info(mc, MHD_CONNECTION_INFO_CONNECTION_FD);
+  if (ci != NULL) sim__waiter_forget(srv->waiter, ci->connect_fd);
+}
+
 /* Appends answer text for the trace, bounded by SIM_MAX_TEXT. */
 void sim__conn_add_text(sim_conn *c, const char *s) {
   size_t len = strlen(s);

@@ -554,6 +554,7 @@ static int start_daemon(sim_server *srv, const sim_server_opts *o, char err[SIM_
       flags, (uint16_t)o->port, NULL, NULL, on_request, srv,
       MHD_OPTION_SOCK_ADDR, addr,
       MHD_OPTION_NOTIFY_COMPLETED, on_completed, srv,
+      MHD_OPTION_NOTIFY_CONNECTION, sim__conn_notify, srv,
       MHD_OPTION_CONNECTION_LIMIT, limit,
       MHD_OPTION_THREAD_POOL_SIZE, threads,
       MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)300,

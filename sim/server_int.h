@@ -99,6 +99,10 @@ double sim__srv_now(const sim_server *srv);
 /* Suspends c until due_ms (< 0: until hang-up); the socket is watched for
    hang-up meanwhile. Why the wait ended is in c->wake when c resumes. */
 void sim__conn_wait(sim_conn *c, double due_ms);
+/* MHD_OPTION_NOTIFY_CONNECTION (cls: the server): a socket MHD closes
+   stops being watched for hang-up by the waiter. */
+void sim__conn_notify(void *cls, struct MHD_Connection *mc, void **socket_context,
+                      enum MHD_ConnectionNotificationCode toe);
 /* Appends answer text for the trace, bounded by SIM_MAX_TEXT. */
 void sim__conn_add_text(sim_conn *c, const char *s);
 /* server.c: the shared state is out of reach: an `error` event (kind
