@@ -17,8 +17,9 @@
  * on this kind of VM each epoll_ctl costs a few microseconds of the loops'
  * CPU, two per delayed request (issue 13 perf profile: 12 % of the
  * server). A hang-up is remembered: a later wait on the socket ends at
- * once (edge-triggered epoll would not tell it again). Events carry the fd and a registration number,
- * so an event of an earlier socket with the same fd number is ignored.
+ * once (edge-triggered epoll would not tell it again). Events carry the
+ * fd and a registration number, so an event of an earlier socket with the
+ * same fd number is ignored.
  *
  * A wait is taken off the heap under the lock before it fires, so it is
  * fired once whichever thread fires it, and a woken connection (which the
@@ -45,7 +46,7 @@ typedef struct watch {
   sim_wait *w;      /* the wait registered on it, or NULL */
   uint32_t gen;     /* registration number, in its events */
   unsigned char registered; /* in the epoll set for the current socket */
-  unsigned char hup;        /* hung up while no wait was registered */
+  unsigned char hup;        /* the peer hung up (it lasts) */
 } watch;
 
 struct sim_waiter {
