@@ -16,8 +16,9 @@ double sim__srv_now(const sim_server *srv) { return sim__env_now_ms(&srv->env); 
 
 static void on_wake(void *arg, int reason) {
   sim_conn *c = arg;
+  SIM_STAGE(c, fire);
   c->wake = reason;
-  MHD_resume_connection(c->mc);
+  SIM_STAGE_CALL(MHD_resume_connection(c->mc)); /* c may be gone once it returns */
 }
 
 /* Suspends c until due_ms (< 0: until the peer hangs up or shutdown). */
@@ -26,12 +27,26 @@ void sim__conn_wait(sim_conn *c, double due_ms) {
       MHD_get_connection_info(c->mc, MHD_CONNECTION_INFO_CONNECTION_FD);
   int fd = ci ? ci->connect_fd : -1;
   c->wake = 0;
+  SIM_STAGE_SET(c, arrive, c->t_arrive + c->srv->t0);
+  SIM_STAGE(c, suspend);
+  SIM_STAGE_SET(c, due, due_ms);
   /* Suspend before registering, so a resume can never come first. */
   MHD_suspend_connection(c->mc);
   if (sim__waiter_add(c->srv->waiter, &c->wait, due_ms, fd, on_wake, c) != SIM_OK) {
     c->wake = SIM_WAKE_SHUTDOWN;
     MHD_resume_connection(c->mc);
   }
+}
+
+/* MHD_OPTION_NOTIFY_CONNECTION: a closing socket is no longer watched. */
+void sim__conn_notify(void *cls, struct MHD_Connection *mc, void **socket_context,
+                      enum MHD_ConnectionNotificationCode toe) {
+  (void)socket_context;
+  sim_server *srv = cls;
+  if (toe != MHD_CONNECTION_NOTIFY_CLOSED) return;
+  const union MHD_ConnectionInfo *ci =
+      MHD_get_connection_info(mc, MHD_CONNECTION_INFO_CONNECTION_FD);
+  if (ci != NULL) sim__waiter_forget(srv->waiter, ci->connect_fd);
 }
 
 /* Appends answer text for the trace, bounded by SIM_MAX_TEXT. */

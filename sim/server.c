@@ -392,7 +392,10 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *mc, const ch
   if (c->phase == 0) return arrive(c, method, url + c->url_off);
   if (c->phase == 1 && c->waiting) { /* resumed after a wait */
     c->waiting = 0;
-    return sim__play(c);
+    SIM_STAGE(c, handler);
+    enum MHD_Result r = sim__play(c);
+    SIM_STAGE(c, queued);
+    return r;
   }
   return MHD_YES;
 }
@@ -449,6 +452,7 @@ static void on_completed(void *cls, struct MHD_Connection *mc, void **con_cls,
   sim_conn *c = *con_cls;
   if (c == NULL) return;
   if (c->phase >= 1 && !c->direct) trace_end(c, toe);
+  SIM_STAGES_DONE(c);
   if (c->srv != c->srv->root) sim__session_unref(c->srv);
   free(c->refuse_msg);
   sim__player_free(c->player);
@@ -557,6 +561,7 @@ static int start_daemon(sim_server *srv, const sim_server_opts *o, char err[SIM_
       flags, (uint16_t)o->port, NULL, NULL, on_request, srv,
       MHD_OPTION_SOCK_ADDR, addr,
       MHD_OPTION_NOTIFY_COMPLETED, on_completed, srv,
+      MHD_OPTION_NOTIFY_CONNECTION, sim__conn_notify, srv,
       MHD_OPTION_CONNECTION_LIMIT, limit,
       MHD_OPTION_THREAD_POOL_SIZE, threads,
       MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)300,

@@ -9,6 +9,7 @@
 #include <pthread.h>
 
 #include "sim/sim_int.h"
+#include "sim/stages.h"
 #include "sim/state_int.h"
 
 #define SIM_MAX_BODY (1024 * 1024)  /* larger request bodies get a 413 */
@@ -86,6 +87,7 @@ typedef struct sim_conn {
   int waiting;              /* suspended in the access handler */
   volatile int wake;        /* why the last wait ended (SIM_WAKE_*) */
   sim_player *player;       /* streams and early-close bodies */
+  sim_stamps stamps;        /* stages.h: bench builds only */
 
   /* What happened, for the `end` event. */
   const char *how;          /* NULL until decided; see docs/trace.md */
@@ -114,6 +116,10 @@ double sim__srv_now(const sim_server *srv);
 /* Suspends c until due_ms (< 0: until hang-up); the socket is watched for
    hang-up meanwhile. Why the wait ended is in c->wake when c resumes. */
 void sim__conn_wait(sim_conn *c, double due_ms);
+/* MHD_OPTION_NOTIFY_CONNECTION (cls: the server): a socket MHD closes
+   stops being watched for hang-up by the waiter. */
+void sim__conn_notify(void *cls, struct MHD_Connection *mc, void **socket_context,
+                      enum MHD_ConnectionNotificationCode toe);
 /* Appends answer text for the trace, bounded by SIM_MAX_TEXT. */
 void sim__conn_add_text(sim_conn *c, const char *s);
 /* server.c: the shared state is out of reach: an `error` event (kind

@@ -415,11 +415,21 @@ typedef struct sim_waiter sim_waiter;
 int sim__waiter_new(const sim_env *env, sim_waiter **out);
 /* Makes the waiter look at its clock again (after a fake clock moved). */
 void sim__waiter_kick(sim_waiter *wt);
-/* Registers w: fn(arg, reason) runs once on the waiter thread when the
-   timer is due, the peer hangs up, or the waiter shuts down. Returns
-   SIM_EINVAL after shutdown began (the caller must not wait then). */
+/* Registers w: fn(arg, reason) runs once when the timer is due, the peer
+   hangs up, or the waiter shuts down - on the waiter thread, or on a
+   thread calling sim__waiter_add or sim__waiter_poll once w is due. Before
+   registering, the caller fires (on its own thread, lock not held) up to
+   64 timers already due. Returns SIM_EINVAL after shutdown began (the
+   caller must not wait then). */
 int sim__waiter_add(sim_waiter *wt, sim_wait *w, double due_ms, int fd,
                     sim_wake_fn fn, void *arg);
+/* The socket fd is about to be closed: stop watching it (a socket is
+   watched from its first wait on, across waits). A wait still registered
+   on it stays, unwatched. */
+void sim__waiter_forget(sim_waiter *wt, int fd);
+/* Fires on the calling thread up to 64 timers already due (none when
+   another thread holds the waiter at that moment). For event loops. */
+void sim__waiter_poll(sim_waiter *wt);
 /* Wakes every registered wait with SIM_WAKE_SHUTDOWN and refuses new ones;
    returns when all have been woken. */
 void sim__waiter_shutdown(sim_waiter *wt);

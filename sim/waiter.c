@@ -4,9 +4,26 @@
  * sockets watched for hang-up (hangs and endless stalls). Thousands of
  * connections wait at the cost of one thread and a few bytes each.
  *
- * Only the waiter thread fires waits, so a wait can never be fired twice,
- * and a woken connection (which the server may free right after) is never
- * touched again here.
+ * Timers also fire where the connections are: every thread that adds a
+ * wait (an event loop suspending a connection) first fires the timers
+ * already due, so under load a due connection is resumed by a loop that is
+ * running anyway instead of waiting for the waiter thread to get a CPU
+ * (issue 13: on 2 loaded cores that took up to 10 ms). The waiter thread
+ * sleeps until the nearest due time with nanosecond precision
+ * (epoll_pwait2), and fires what no loop did.
+ *
+ * A socket is watched for hang-up from its first wait until the server
+ * says it is closing (sim__waiter_forget), not added and removed per wait:
+ * on this kind of VM each epoll_ctl costs a few microseconds of the loops'
+ * CPU, two per delayed request (issue 13 perf profile: 12 % of the
+ * server). A hang-up is remembered: a later wait on the socket ends at
+ * once (edge-triggered epoll would not tell it again). Events carry the
+ * fd and a registration number, so an event of an earlier socket with the
+ * same fd number is ignored.
+ *
+ * A wait is taken off the heap under the lock before it fires, so it is
+ * fired once whichever thread fires it, and a woken connection (which the
+ * server may free right after) is never touched again here.
  */
 #include <errno.h>
 #include <pthread.h>
@@ -14,12 +31,23 @@
 #include <string.h>
 #include <sys/epoll.h>
 #include <sys/eventfd.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "sim/sim_int.h"
 
 #define HEAP_MAX 1000000 /* bounded: one entry per suspended connection */
 #define BATCH 256
+#define ADD_BATCH 64     /* due timers an adding thread fires at most */
+#define FD_MAX (1 << 22) /* bounded: sockets watched by fd number */
+
+/* The hang-up watch of one fd number. */
+typedef struct watch {
+  sim_wait *w;      /* the wait registered on it, or NULL */
+  uint32_t gen;     /* registration number, in its events */
+  unsigned char registered; /* in the epoll set for the current socket */
+  unsigned char hup;        /* the peer hung up (it lasts) */
+} watch;
 
 struct sim_waiter {
   pthread_mutex_t lock;
@@ -33,6 +61,8 @@ struct sim_waiter {
   int stopped;      /* the thread has woken everything and exited */
   sim_wait **untimed; /* waits without a timer, for shutdown */
   size_t nuntimed, capuntimed;
+  watch *watches;   /* by fd number */
+  size_t nwatches;
   sim_env env;      /* the clock due times are on */
 };
 
@@ -84,12 +114,47 @@ static void untimed_remove(sim_waiter *wt, sim_wait *w) {
   }
 }
 
-/* Unregisters w (lock held). The caller fires it after unlocking. */
+/* Unregisters w (lock held). The caller fires it after unlocking. Its
+   socket stays watched: its next wait needs no system call. */
 static void detach(sim_waiter *wt, sim_wait *w) {
   if (w->due_ms >= 0) heap_remove(wt, w);
   else untimed_remove(wt, w);
-  if (w->fd >= 0) epoll_ctl(wt->epfd, EPOLL_CTL_DEL, w->fd, NULL);
+  if (w->fd >= 0 && (size_t)w->fd < wt->nwatches && wt->watches[w->fd].w == w)
+    wt->watches[w->fd].w = NULL;
   w->active = 0;
+}
+
+static uint64_t watch_data(int fd, uint32_t gen) {
+  return ((uint64_t)gen << 32) | (uint64_t)(uint32_t)(fd + 1); /* never 0: the eventfd's */
+}
+
+/* The watch of fd, grown to fit (lock held); NULL when out of bounds. */
+static watch *watch_of(sim_waiter *wt, int fd) {
+  if (fd < 0 || fd >= FD_MAX) return NULL;
+  if ((size_t)fd >= wt->nwatches) {
+    size_t n = wt->nwatches ? wt->nwatches : 1024;
+    while (n <= (size_t)fd) n *= 2;
+    watch *nw = realloc(wt->watches, n * sizeof *nw);
+    if (nw == NULL) return NULL;
+    memset(nw + wt->nwatches, 0, (n - wt->nwatches) * sizeof *nw);
+    wt->watches = nw;
+    wt->nwatches = n;
+  }
+  return &wt->watches[fd];
+}
+
+/* Watches fd for hang-up, once per socket (lock held). 0 when watched. */
+static int watch_fd(sim_waiter *wt, watch *x, int fd) {
+  if (x->registered) return 0;
+  x->gen++;
+  struct epoll_event ev = {.events = EPOLLRDHUP | EPOLLHUP | EPOLLERR | EPOLLET,
+                           .data.u64 = watch_data(fd, x->gen)};
+  if (epoll_ctl(wt->epfd, EPOLL_CTL_ADD, fd, &ev) != 0 &&
+      (errno != EEXIST || epoll_ctl(wt->epfd, EPOLL_CTL_MOD, fd, &ev) != 0))
+    return -1;
+  x->registered = 1;
+  x->hup = 0;
+  return 0;
 }
 
 static int grow(sim_wait ***v, size_t *cap, size_t need) {
@@ -108,51 +173,67 @@ static void fire_all(sim_wait **list, size_t n, int reason) {
   for (size_t i = 0; i < n; i++) list[i]->fn(list[i]->arg, reason);
 }
 
+/* Takes up to max timers due at now off the heap into due (lock held). */
+static size_t take_due(sim_waiter *wt, double now, sim_wait **due, size_t max) {
+  size_t ndue = 0;
+  while (wt->n > 0 && wt->heap[0]->due_ms <= now && ndue < max) {
+    sim_wait *w = wt->heap[0];
+    detach(wt, w);
+    due[ndue++] = w;
+  }
+  return ndue;
+}
+
 static void *waiter_main(void *arg) {
   sim_waiter *wt = arg;
   struct epoll_event evs[BATCH];
   sim_wait *due[BATCH];
   for (;;) {
     pthread_mutex_lock(&wt->lock);
-    int timeout = -1;
+    struct timespec ts, *timeout = NULL; /* NULL: until an event */
     if (wt->n > 0) {
       double d = wt->heap[0]->due_ms - sim__env_now_ms(&wt->env);
-      timeout = d <= 0 ? 0 : (int)(d + 0.999);
+      if (d < 0) d = 0;
+      ts.tv_sec = (time_t)(d / 1000.0);
+      ts.tv_nsec = (long)((d - (double)ts.tv_sec * 1000.0) * 1e6);
+      if (ts.tv_nsec > 999999999L) ts.tv_nsec = 999999999L;
+      timeout = &ts;
     }
     int stopping = wt->stopping;
     pthread_mutex_unlock(&wt->lock);
     if (stopping) break;
 
-    int k = epoll_wait(wt->epfd, evs, BATCH, timeout);
+    int k = epoll_pwait2(wt->epfd, evs, BATCH, timeout, NULL);
     if (k < 0 && errno != EINTR) break;
 
     size_t ndue = 0;
     pthread_mutex_lock(&wt->lock);
     for (int i = 0; i < k; i++) {
-      if (evs[i].data.ptr == NULL) { /* the eventfd */
+      if (evs[i].data.u64 == 0) { /* the eventfd */
         uint64_t v;
         if (read(wt->evfd, &v, sizeof v) < 0) { /* nothing to drain */ }
         continue;
       }
-      sim_wait *w = evs[i].data.ptr;
-      if (w->active && ndue < BATCH) {
+      int fd = (int)(uint32_t)(evs[i].data.u64 & 0xffffffffu) - 1;
+      uint32_t gen = (uint32_t)(evs[i].data.u64 >> 32);
+      if (fd < 0 || (size_t)fd >= wt->nwatches) continue;
+      watch *x = &wt->watches[fd];
+      if (!x->registered || x->gen != gen) continue; /* an earlier socket's */
+      x->hup = 1; /* a hang-up lasts: every later wait on the socket ends at once */
+      if (x->w != NULL && ndue < BATCH) {
+        sim_wait *w = x->w;
         detach(wt, w);
         due[ndue++] = w;
-      }
+      } /* else impossible: k <= BATCH events, one wait each */
     }
     pthread_mutex_unlock(&wt->lock);
     fire_all(due, ndue, SIM_WAKE_HANGUP);
 
     /* Timers, in batches so the lock is never held while waking. */
     for (;;) {
-      ndue = 0;
       double now = sim__env_now_ms(&wt->env);
       pthread_mutex_lock(&wt->lock);
-      while (wt->n > 0 && wt->heap[0]->due_ms <= now && ndue < BATCH) {
-        sim_wait *w = wt->heap[0];
-        detach(wt, w);
-        due[ndue++] = w;
-      }
+      ndue = take_due(wt, now, due, BATCH);
       pthread_mutex_unlock(&wt->lock);
       if (ndue == 0) break;
       fire_all(due, ndue, SIM_WAKE_TIMER);
@@ -220,7 +301,7 @@ void sim__waiter_kick(sim_waiter *wt) {
   if (wt != NULL) kick(wt);
 }
 
-/* Registers a wait; see sim_int.h. */
+/* Registers a wait, after firing the timers already due; see sim_int.h. */
 int sim__waiter_add(sim_waiter *wt, sim_wait *w, double due_ms, int fd,
                     sim_wake_fn fn, void *arg) {
   w->due_ms = due_ms;
@@ -228,9 +309,22 @@ int sim__waiter_add(sim_waiter *wt, sim_wait *w, double due_ms, int fd,
   w->fn = fn;
   w->arg = arg;
   int rc = SIM_OK, nearer = 0;
+  sim_wait *due[ADD_BATCH];
+  size_t ndue = 0;
+  int hung_up = 0;
+  double now = sim__env_now_ms(&wt->env);
   pthread_mutex_lock(&wt->lock);
+  if (!wt->stopping) ndue = take_due(wt, now, due, ADD_BATCH);
+  watch *x = fd >= 0 && !wt->stopping ? watch_of(wt, fd) : NULL;
+  if (x == NULL || watch_fd(wt, x, fd) != 0) {
+    w->fd = -1; /* not watched: the wait ends at its due time or shutdown */
+  } else if (x->hup) {
+    hung_up = 1; /* the peer left before this wait: it ends at once */
+  }
   if (wt->stopping) {
     rc = SIM_EINVAL;
+  } else if (hung_up) {
+    w->active = 0;
   } else if (due_ms >= 0) {
     if (grow(&wt->heap, &wt->cap, wt->n + 1) != 0) {
       rc = SIM_ENOMEM;
@@ -246,17 +340,41 @@ int sim__waiter_add(sim_waiter *wt, sim_wait *w, double due_ms, int fd,
     w->heap_idx = wt->nuntimed;
     wt->untimed[wt->nuntimed++] = w;
   }
-  if (rc == SIM_OK) {
+  if (rc == SIM_OK && !hung_up) {
     w->active = 1;
-    if (fd >= 0) {
-      struct epoll_event ev = {.events = EPOLLRDHUP | EPOLLHUP | EPOLLERR | EPOLLET,
-                               .data.ptr = w};
-      if (epoll_ctl(wt->epfd, EPOLL_CTL_ADD, fd, &ev) != 0) w->fd = -1;
-    }
+    if (w->fd >= 0) x->w = w;
   }
   pthread_mutex_unlock(&wt->lock);
   if (nearer) kick(wt);
+  fire_all(due, ndue, SIM_WAKE_TIMER);
+  if (hung_up) fn(arg, SIM_WAKE_HANGUP);
   return rc;
+}
+
+/* The server closes fd: stop watching it; see sim_int.h. */
+void sim__waiter_forget(sim_waiter *wt, int fd) {
+  if (wt == NULL || fd < 0) return;
+  pthread_mutex_lock(&wt->lock);
+  if ((size_t)fd < wt->nwatches && wt->watches[fd].registered) {
+    watch *x = &wt->watches[fd];
+    epoll_ctl(wt->epfd, EPOLL_CTL_DEL, fd, NULL);
+    x->registered = 0;
+    x->hup = 0;
+    if (x->w != NULL) x->w->fd = -1; /* still waiting: its timer or shutdown ends it */
+    x->w = NULL;
+  }
+  pthread_mutex_unlock(&wt->lock);
+}
+
+/* Fires, on the calling thread, the timers already due; see sim_int.h. */
+void sim__waiter_poll(sim_waiter *wt) {
+  sim_wait *due[ADD_BATCH];
+  size_t ndue = 0;
+  double now = sim__env_now_ms(&wt->env);
+  if (pthread_mutex_trylock(&wt->lock) != 0) return; /* the waiter is at it */
+  if (!wt->stopping) ndue = take_due(wt, now, due, ADD_BATCH);
+  pthread_mutex_unlock(&wt->lock);
+  fire_all(due, ndue, SIM_WAKE_TIMER);
 }
 
 /* Wakes every wait with SIM_WAKE_SHUTDOWN, refuses new ones, and returns
@@ -281,6 +399,7 @@ void sim__waiter_free(sim_waiter *wt) {
   close(wt->evfd);
   free(wt->heap);
   free(wt->untimed);
+  free(wt->watches);
   pthread_mutex_destroy(&wt->lock);
   pthread_cond_destroy(&wt->drained);
   free(wt);

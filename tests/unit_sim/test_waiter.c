@@ -3,7 +3,9 @@
 #include <CUnit/CUnit.h>
 #include <pthread.h>
 #include <string.h>
+#include <sys/socket.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "sim/sim_int.h"
 
@@ -12,6 +14,8 @@ typedef struct rec {
   pthread_cond_t cond;
   int order[16];
   int reasons[16];
+  pthread_t threads[16]; /* which thread fired each */
+  double at[16];         /* when, on the real clock */
   int n;
 } rec;
 
@@ -26,6 +30,8 @@ static void on_wake(void *arg, int reason) {
   pthread_mutex_lock(&it->r->lock);
   it->r->order[it->r->n] = it->id;
   it->r->reasons[it->r->n] = reason;
+  it->r->threads[it->r->n] = pthread_self();
+  it->r->at[it->r->n] = sim__now_ms();
   it->r->n++;
   pthread_cond_broadcast(&it->r->cond);
   pthread_mutex_unlock(&it->r->lock);
@@ -138,11 +144,140 @@ static void test_timers_on_injected_clock(void) {
   CU_ASSERT_EQUAL(r.n, 3);
 }
 
+/* Timers fire where the connections are: a thread adding a wait, or
+   polling, fires the timers already due itself, before returning; a timer
+   not yet due stays for later. The waiter thread sleeps an hour of real
+   time here (nothing kicks it), so only the calling thread can fire. */
+static void test_adding_thread_fires_due_timers(void) {
+  rec r = {.lock = PTHREAD_MUTEX_INITIALIZER, .cond = PTHREAD_COND_INITIALIZER};
+  const double t0 = 1e12;
+  fake_clock fc = {.lock = PTHREAD_MUTEX_INITIALIZER, .ms = t0};
+  sim_env env = {.now_ms = fake_now, .ud = &fc};
+  sim_waiter *wt;
+  CU_ASSERT_EQUAL_FATAL(sim__waiter_new(&env, &wt), 0);
+  item a = {.r = &r, .id = 1}, b = {.r = &r, .id = 2}, c = {.r = &r, .id = 3},
+       d = {.r = &r, .id = 4};
+  sim__waiter_add(wt, &a.w, t0 + 3600e3, -1, on_wake, &a);
+  sim__waiter_add(wt, &b.w, t0 + 3600e3 + 10, -1, on_wake, &b);
+  fake_set(&fc, t0 + 3600e3); /* a is due, b is 10 ms away */
+  sim__waiter_add(wt, &c.w, t0 + 7200e3, -1, on_wake, &c);
+  pthread_mutex_lock(&r.lock);
+  CU_ASSERT_EQUAL(r.n, 1); /* fired before sim__waiter_add returned */
+  CU_ASSERT_EQUAL(r.order[0], 1);
+  CU_ASSERT_EQUAL(r.reasons[0], SIM_WAKE_TIMER);
+  CU_ASSERT_TRUE(pthread_equal(r.threads[0], pthread_self()));
+  pthread_mutex_unlock(&r.lock);
+  sim__waiter_poll(wt); /* nothing more is due */
+  CU_ASSERT_EQUAL(r.n, 1);
+  fake_set(&fc, t0 + 3600e3 + 10);
+  sim__waiter_poll(wt); /* b is due now */
+  pthread_mutex_lock(&r.lock);
+  CU_ASSERT_EQUAL(r.n, 2);
+  CU_ASSERT_EQUAL(r.order[1], 2);
+  CU_ASSERT_TRUE(pthread_equal(r.threads[1], pthread_self()));
+  pthread_mutex_unlock(&r.lock);
+  sim__waiter_add(wt, &d.w, -1, -1, on_wake, &d); /* c stays: not due */
+  CU_ASSERT_EQUAL(r.n, 2);
+  sim__waiter_free(wt); /* shutdown wakes c and d, once each */
+  CU_ASSERT_EQUAL(r.n, 4);
+  CU_ASSERT_EQUAL(r.reasons[2], SIM_WAKE_SHUTDOWN);
+  CU_ASSERT_EQUAL(r.reasons[3], SIM_WAKE_SHUTDOWN);
+}
+
+/* The waiter thread's own sleep is not rounded up to whole milliseconds:
+   a timer 3.2 ms away on the real clock fires within a wide bound, and
+   never early. */
+static void test_waiter_thread_fires_on_time(void) {
+  rec r = {.lock = PTHREAD_MUTEX_INITIALIZER, .cond = PTHREAD_COND_INITIALIZER};
+  sim_waiter *wt;
+  CU_ASSERT_EQUAL_FATAL(sim__waiter_new(NULL, &wt), 0);
+  item a = {.r = &r, .id = 1};
+  double due = sim__now_ms() + 3.2;
+  sim__waiter_add(wt, &a.w, due, -1, on_wake, &a);
+  CU_ASSERT_TRUE(fired_soon(&r, 1));
+  CU_ASSERT_TRUE(r.at[0] >= due); /* never early */
+  CU_ASSERT_FALSE(pthread_equal(r.threads[0], pthread_self()));
+  sim__waiter_free(wt);
+  CU_ASSERT_EQUAL(r.n, 1);
+}
+
+/* A socket's hang-up ends its wait; the socket stays watched across waits
+   (no epoll_ctl per wait), so a hang-up between two waits ends the next
+   one at once. Timers on an injected clock: nothing here waits on time. */
+static void test_hangup_across_waits(void) {
+  rec r = {.lock = PTHREAD_MUTEX_INITIALIZER, .cond = PTHREAD_COND_INITIALIZER};
+  const double t0 = 1e12;
+  fake_clock fc = {.lock = PTHREAD_MUTEX_INITIALIZER, .ms = t0};
+  sim_env env = {.now_ms = fake_now, .ud = &fc};
+  sim_waiter *wt;
+  int sv[2];
+  CU_ASSERT_EQUAL_FATAL(socketpair(AF_UNIX, SOCK_STREAM, 0, sv), 0);
+  CU_ASSERT_EQUAL_FATAL(sim__waiter_new(&env, &wt), 0);
+  item a = {.r = &r, .id = 1}, b = {.r = &r, .id = 2}, c = {.r = &r, .id = 3};
+  sim__waiter_add(wt, &a.w, t0 + 1000, sv[0], on_wake, &a); /* a delay */
+  fake_set(&fc, t0 + 1000);
+  sim__waiter_poll(wt);
+  CU_ASSERT_EQUAL(r.n, 1);
+  CU_ASSERT_EQUAL(r.reasons[0], SIM_WAKE_TIMER);
+  close(sv[1]); /* the peer leaves between two waits */
+  sim__waiter_add(wt, &b.w, -1, sv[0], on_wake, &b); /* a hang: ends at the hang-up */
+  CU_ASSERT_TRUE(fired_soon(&r, 2));
+  CU_ASSERT_EQUAL(r.order[1], 2);
+  CU_ASSERT_EQUAL(r.reasons[1], SIM_WAKE_HANGUP);
+  sim__waiter_add(wt, &c.w, -1, sv[0], on_wake, &c); /* and so does the next */
+  CU_ASSERT_TRUE(fired_soon(&r, 3));
+  CU_ASSERT_EQUAL(r.reasons[2], SIM_WAKE_HANGUP);
+  sim__waiter_forget(wt, sv[0]);
+  close(sv[0]);
+  sim__waiter_free(wt);
+  CU_ASSERT_EQUAL(r.n, 3);
+}
+
+/* After sim__waiter_forget the fd number's next socket is watched afresh:
+   its own hang-up ends its wait (a waiter that thought the number still
+   watched would never see it), and the earlier socket's hang-up is not
+   taken for it. */
+static void test_forget_then_new_socket(void) {
+  rec r = {.lock = PTHREAD_MUTEX_INITIALIZER, .cond = PTHREAD_COND_INITIALIZER};
+  sim_waiter *wt;
+  CU_ASSERT_EQUAL_FATAL(sim__waiter_new(NULL, &wt), 0);
+  int s1[2], s2[2];
+  CU_ASSERT_EQUAL_FATAL(socketpair(AF_UNIX, SOCK_STREAM, 0, s1), 0);
+  item a = {.r = &r, .id = 1}, b = {.r = &r, .id = 2}, c = {.r = &r, .id = 3};
+  sim__waiter_add(wt, &a.w, sim__now_ms() - 1, s1[0], on_wake, &a); /* due at once */
+  CU_ASSERT_TRUE(fired_soon(&r, 1));
+  close(s1[1]); /* hung up while no wait is registered */
+  sim__waiter_forget(wt, s1[0]);
+  int old = s1[0];
+  close(s1[0]);
+  CU_ASSERT_EQUAL_FATAL(socketpair(AF_UNIX, SOCK_STREAM, 0, s2), 0);
+  CU_ASSERT_EQUAL(s2[0], old); /* the lowest free number again */
+  sim__waiter_add(wt, &b.w, sim__now_ms() + 3600e3, s2[0], on_wake, &b);
+  pthread_mutex_lock(&r.lock);
+  CU_ASSERT_EQUAL(r.n, 1); /* the old socket's hang-up did not end b */
+  pthread_mutex_unlock(&r.lock);
+  sim__waiter_add(wt, &c.w, -1, -1, on_wake, &c); /* unwatched */
+  close(s2[1]);
+  CU_ASSERT_TRUE(fired_soon(&r, 2));
+  CU_ASSERT_EQUAL(r.order[1], 2);
+  CU_ASSERT_EQUAL(r.reasons[1], SIM_WAKE_HANGUP);
+  sim__waiter_forget(wt, s2[0]);
+  close(s2[0]);
+  sim__waiter_free(wt);
+  CU_ASSERT_EQUAL(r.n, 3);
+  CU_ASSERT_EQUAL(r.reasons[2], SIM_WAKE_SHUTDOWN);
+}
+
 int suite_waiter(void) {
   CU_pSuite s = CU_add_suite("waiter", NULL, NULL);
   if (s == NULL) return CU_get_error();
   CU_add_test(s, "due timers fire once each", test_due_timers_fire_once);
   CU_add_test(s, "shutdown wakes every wait", test_shutdown_wakes_untimed_and_future);
   CU_add_test(s, "timers run on the injected clock", test_timers_on_injected_clock);
+  CU_add_test(s, "a thread adding or polling fires due timers itself",
+              test_adding_thread_fires_due_timers);
+  CU_add_test(s, "the waiter thread fires a real-clock timer", test_waiter_thread_fires_on_time);
+  CU_add_test(s, "a hang-up ends the wait, across waits", test_hangup_across_waits);
+  CU_add_test(s, "a forgotten fd's next socket is watched afresh", test_forget_then_new_socket);
   return CU_get_error();
 }
