@@ -9,6 +9,7 @@
  *                   it calls no other lua_*.c file but lua_random.c
  *   lua_random.c    math.random from a generator the states of one
  *                   scenario share
+ *   lua_shared.c    `shared`: values the states of one scenario share
  *   lua_steps.c     the step constructors and Lua step -> sim_step
  *   lua_json.c      Lua tables <-> JSON text
  *   lua_scenario.c  scenario{...}, loading, the sim__scenario_* functions
@@ -72,6 +73,16 @@ void sim__lua_rng_seed(sim_lua_rng *g, int64_t seed);
 /* Replaces random and randomseed in the math table on top of the stack by
    the ones drawing from the sandbox's `rng` (lua_random.c). */
 void sim__lua_open_random(struct lua_State *L);
+
+/* The values behind `shared`, one store per scenario (lua_shared.c).
+   Thread-safe. */
+typedef struct sim_lua_shared sim_lua_shared;
+/* An empty store, owned by the caller; NULL when out of memory. */
+sim_lua_shared *sim__lua_shared_new(void);
+/* Releases a store; NULL is a no-op. No state may use it any more. */
+void sim__lua_shared_free(sim_lua_shared *sh);
+/* Defines the global `shared` over sh (borrowed: it must outlive L). */
+void sim__lua_open_shared(struct lua_State *L, sim_lua_shared *sh);
 
 /*
  * One sandboxed Lua state and its accounting. The allocator and the hook

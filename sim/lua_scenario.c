@@ -14,9 +14,10 @@
  * up to MAX_LOOPS (past that, threads share states, each behind its own
  * lock). So no lock is held across calls of different loops, and a slow
  * call holds up only its own loop. What loops share lives in C: attempt
- * counters, the ledger and the rate limiter (server files), and the random
- * numbers (lua_random.c). Lua variables a provider function changes are
- * its loop's own (docs/scenarios.md says so).
+ * counters, the ledger and the rate limiter (server files), the random
+ * numbers (lua_random.c) and what a scenario keeps in `shared`
+ * (lua_shared.c). Lua variables a provider function changes are its
+ * loop's own (docs/scenarios.md says so).
  *
  * math.random is seeded with the load's seed before the file runs; a
  * scenario's own `seed` reseeds it once the file has run, so its provider
@@ -68,6 +69,7 @@ struct sim_scenario {
   sim_lua_loop loops[MAX_LOOPS];
   atomic_int nloops;       /* loops[0 .. nloops) are open */
   pthread_mutex_t loops_mu; /* serialises opening and claiming loops */
+  sim_lua_shared *shared;  /* `shared` of every loop */
   sim_lua_rng rng;         /* math.random of every loop, after the load */
   pthread_mutex_t rng_mu;
   atomic_long waits;       /* decisions that waited for a loop's lock */
@@ -623,7 +625,8 @@ static void open_req_meta(lua_State *L) {
   luaL_newmetatable(L, SIM_LUA_REQ_MT);
   lua_pushcfunction(L, req_index);
   lua_setfield(L, -2, "__index");
-  lua_pushcfunction(L, req_pairs);
+  lua_getglobal(L, "next"); /* as opened: the file has not run yet */
+  lua_pushcclosure(L, req_pairs, 1);
   lua_setfield(L, -2, "__pairs");
   lua_pushliteral(L, "req");
   lua_setfield(L, -2, "__metatable");
@@ -633,6 +636,7 @@ static void open_req_meta(lua_State *L) {
 /* Defines the step constructors, scenario{} and req's metatable in a fresh
    sandbox (protected; the sandbox itself knows nothing of scenarios). */
 static int open_engine(lua_State *L) {
+  sim__lua_open_shared(L, lua_touserdata(L, 1));
   sim__lua_open_steps(L);
   sim__lua_open_scenario(L);
   open_req_meta(L);
@@ -650,7 +654,8 @@ static int open_loop(sim_scenario *sc, sim_lua_loop *loop, int first,
   if (rc != 0) return rc;
   lua_State *L = loop->sb.L;
   lua_pushcfunction(L, open_engine);
-  rc = sim__lua_call(&loop->sb, 0, 0, SIM_ENOMEM, err);
+  lua_pushlightuserdata(L, sc->shared);
+  rc = sim__lua_call(&loop->sb, 1, 0, SIM_ENOMEM, err);
   if (rc != 0) goto fail;
   sim__lua_set_srcmap(L, sc->map);
   load_ctx ctx = {sc, loop};
@@ -778,7 +783,8 @@ int sim__scenario_load(const char *path, uint64_t seed, sim_scenario **out,
     goto fail;
   }
   sc->map = sim__srcmap_new(buf, len);
-  if (sc->map == NULL) {
+  sc->shared = sim__lua_shared_new();
+  if (sc->map == NULL || sc->shared == NULL) {
     snprintf(err, SIM_ERRLEN, "%s: out of memory", path);
     rc = SIM_ENOMEM;
     goto fail;
@@ -803,6 +809,7 @@ void sim__scenario_free(sim_scenario *sc) {
     if (i == 0 || i < n) pthread_mutex_destroy(&sc->loops[i].mu);
   }
   sim__srcmap_free(sc->map);
+  sim__lua_shared_free(sc->shared);
   pthread_mutex_destroy(&sc->mu);
   pthread_mutex_destroy(&sc->loops_mu);
   pthread_mutex_destroy(&sc->rng_mu);
@@ -902,39 +909,43 @@ static const char REQ_CURRENT = 'r';
 static const char REQ_CTX = 'c';
 
 /*
- * __index of req: `body` is parsed into a table on its first read, during
- * the decision that received it, and kept in req (later reads are plain
- * field reads). A req kept past its decision (in an upvalue) has no body:
- * the bytes were the server's, and are gone.
+ * Makes req's body (req at idx) if it is the request being decided and its
+ * body has not been asked for: parses it into a table (nil when it is not
+ * JSON) and keeps it in req, so later reads are plain field reads.
+ */
+static void make_body(lua_State *L, int idx) {
+  lua_rawgetp(L, LUA_REGISTRYINDEX, &REQ_CURRENT);
+  int current = lua_rawequal(L, idx, -1);
+  lua_pop(L, 1);
+  if (!current) return;
+  lua_rawgetp(L, LUA_REGISTRYINDEX, &REQ_CTX);
+  decide_ctx *ctx = lua_touserdata(L, -1);
+  lua_pop(L, 1);
+  if (ctx == NULL || ctx->body_read) return;
+  ctx->body_read = 1;
+  atomic_fetch_add_explicit(&ctx->sc->body_conversions, 1, memory_order_relaxed);
+  sim__lua_push_json_value(L, ctx->req->body, ctx->req->body_len,
+                           FUSEBOX_LUA_BODY_DEPTH);
+  lua_setfield(L, idx, "body"); /* req's metatable has no __newindex */
+}
+
+/*
+ * __index of req: `body` is made on its first read, during the decision
+ * that received it. A req kept past its decision (in an upvalue) has no
+ * body unless it was read then: the bytes were the server's, and are gone.
  */
 static int req_index(lua_State *L) {
   if (lua_type(L, 2) != LUA_TSTRING || strcmp(lua_tostring(L, 2), "body") != 0)
     return 0;
-  lua_rawgetp(L, LUA_REGISTRYINDEX, &REQ_CURRENT);
-  int current = lua_rawequal(L, 1, -1);
-  lua_pop(L, 1);
-  if (!current) return 0;
-  lua_rawgetp(L, LUA_REGISTRYINDEX, &REQ_CTX);
-  decide_ctx *ctx = lua_touserdata(L, -1);
-  lua_pop(L, 1);
-  if (ctx == NULL || ctx->body_read) return 0;
-  ctx->body_read = 1;
-  const sim_req *r = ctx->req;
-  atomic_fetch_add_explicit(&ctx->sc->body_conversions, 1, memory_order_relaxed);
-  sim__lua_push_json_value(L, r->body, r->body_len, FUSEBOX_LUA_BODY_DEPTH);
-  lua_pushliteral(L, "body");
-  lua_pushvalue(L, -2);
-  lua_rawset(L, 1);
+  make_body(L, 1);
+  lua_rawget(L, 1);
   return 1;
 }
 
 /* __pairs of req: makes the body first, so that pairs() sees it. */
 static int req_pairs(lua_State *L) {
-  lua_pushcfunction(L, req_index);
-  lua_pushvalue(L, 1);
-  lua_pushliteral(L, "body");
-  lua_call(L, 2, 0); /* a C function of ours: errors propagate as raised */
-  lua_getglobal(L, "next");
+  make_body(L, 1);
+  lua_pushvalue(L, lua_upvalueindex(1)); /* the base library's next */
   lua_pushvalue(L, 1);
   lua_pushnil(L);
   return 3;

@@ -430,6 +430,77 @@ static void test_more_threads_than_states(void) {
   tl_remove(path);
 }
 
+/* `shared` is one store for every loop: counts from two threads add up,
+   an order list gives each key one position, values keep their types. */
+typedef struct sharer {
+  sim_scenario *sc;
+  int first;
+  char *last;
+} sharer;
+
+static void *share_calls(void *arg) {
+  sharer *w = arg;
+  for (int i = 0; i < 200; i++) {
+    sim_req r = tl_req(1);
+    r.key = (i % 2 == 0) == w->first ? "k-even" : "k-odd";
+    free(w->last);
+    w->last = decide_text(w->sc, &r);
+  }
+  return NULL;
+}
+
+static void test_shared_across_loops(void) {
+  char *path;
+  sim_scenario *sc = load_ok(
+      "return scenario { name = 's', provider = function(req)\n"
+      "  if req.attempt == 2 then\n"
+      "    return chat { content = tostring(shared.get('hits')) .. ' ' ..\n"
+      "      shared.order('keys', 'k-even') .. shared.order('keys', 'k-odd') ..\n"
+      "      shared.order('other', 'k-odd') .. ' ' .. tostring(shared.get('flag')) ..\n"
+      "      ' ' .. tostring(shared.get('pi')) .. ' ' .. tostring(shared.get('s')) } end\n"
+      "  shared.order('keys', req.key)\n"
+      "  shared.set('flag', true) shared.set('pi', 3.5) shared.set('s', 'str')\n"
+      "  return chat { content = tostring(shared.incr('hits')) } end }",
+      &path);
+  CU_ASSERT_PTR_NOT_NULL_FATAL(sc);
+  pthread_t th[2];
+  sharer w[2] = {{sc, 1, NULL}, {sc, 0, NULL}};
+  for (int i = 0; i < 2; i++)
+    CU_ASSERT_EQUAL_FATAL(pthread_create(&th[i], NULL, share_calls, &w[i]), 0);
+  for (int i = 0; i < 2; i++) pthread_join(th[i], NULL);
+  sim_req r = tl_req(2);
+  char *s = decide_text(sc, &r);
+  /* k-even came first or k-odd did: either way positions 1 and 2. */
+  CU_ASSERT(s != NULL && (strcmp(s, "400 121 true 3.5 str") == 0 ||
+                          strcmp(s, "400 211 true 3.5 str") == 0));
+  if (s != NULL && strncmp(s, "400 ", 4) != 0) fprintf(stderr, "\n  got %s\n", s);
+  free(s);
+  for (int i = 0; i < 2; i++) free(w[i].last);
+  sim__scenario_free(sc);
+  tl_remove(path);
+
+  /* What shared refuses, at the scenario's line. */
+  static const struct { const char *call; const char *msg; } bad[] = {
+    {"shared.set('t', {})", "shared.set: a value must be nil, a boolean, a number or a string, got table"},
+    {"shared.set(string.rep('n', 600), 1)", "shared: a name or key longer than 512 bytes"},
+    {"shared.set('s', string.rep('v', 5000))", "shared.set: a string longer than 4096 bytes"},
+    {"shared.set('s', 'x') shared.incr('s')", "shared.incr: 's' does not hold an integer"},
+  };
+  for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+    char text[512], err[SIM_ERRLEN];
+    snprintf(text, sizeof text, "return scenario { name = 'b', provider = function(req)\n"
+                                "  %s\n  return chat {} end }", bad[i].call);
+    sc = load_ok(text, &path);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(sc);
+    sim_req q = tl_req(1);
+    sim_step *st = NULL;
+    CU_ASSERT_EQUAL(sim__scenario_decide(sc, 0, &q, &st, err), SIM_ELUA);
+    CU_ASSERT(tl_err_is(err, path, 2, bad[i].msg));
+    sim__scenario_free(sc);
+    tl_remove(path);
+  }
+}
+
 int suite_lua_loops(void) {
   CU_pSuite s = CU_add_suite("lua_loops", NULL, NULL);
   if (s == NULL) return CU_get_error();
@@ -440,7 +511,8 @@ int suite_lua_loops(void) {
       !CU_add_test(s, "runaway_on_one_loop", test_runaway_on_one_loop) ||
       !CU_add_test(s, "variables_per_loop", test_variables_per_loop) ||
       !CU_add_test(s, "random_shared", test_random_shared) ||
-      !CU_add_test(s, "more_threads_than_states", test_more_threads_than_states))
+      !CU_add_test(s, "more_threads_than_states", test_more_threads_than_states) ||
+      !CU_add_test(s, "shared_across_loops", test_shared_across_loops))
     return CU_get_error();
   return 0;
 }
