@@ -200,5 +200,9 @@ void sim__scenario_stats(const sim_scenario *sc, sim_scenario_stats *out);
 typedef void (*sim_lua_call_hook)(void *arg, int loop);
 /* Sets the hook (NULL: none). Set it before any decision. */
 void sim__scenario_set_hook(sim_scenario *sc, sim_lua_call_hook fn, void *arg);
+/* Caps the Lua states at n (1..16; default 16): 1 gives the single shared,
+   locked state of old, for comparison (bench/lua_loops.c). Set it before
+   any decision. */
+void sim__scenario_set_max_loops(sim_scenario *sc, int n);
 
 #endif

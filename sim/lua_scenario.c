@@ -74,6 +74,7 @@ struct sim_scenario {
   pthread_mutex_t rng_mu;
   atomic_long waits;       /* decisions that waited for a loop's lock */
   atomic_long body_conversions; /* req.body tables made */
+  int max_loops;           /* states made at most (MAX_LOOPS; benchmarks: fewer) */
   sim_lua_call_hook hook;  /* tests: runs before each provider call */
   void *hook_arg;
   char *src;               /* the file text, for the states made later */
@@ -773,6 +774,7 @@ int sim__scenario_load(const char *path, uint64_t seed, sim_scenario **out,
   sc->src = buf;
   sc->src_len = len;
   sc->seed = seed;
+  sc->max_loops = MAX_LOOPS;
   sc->effects.slot = EFFECTS_REF;
   sc->idempotency_honoured = 1;
   sc->ledger_up = 1;
@@ -1070,7 +1072,7 @@ static sim_lua_loop *loop_of_thread(sim_scenario *sc) {
   for (int i = 0; i < n && lp == NULL; i++)
     if (!atomic_load_explicit(&sc->loops[i].owned, memory_order_relaxed))
       lp = &sc->loops[i];
-  if (lp == NULL && n < MAX_LOOPS) {
+  if (lp == NULL && n < sc->max_loops) {
     char err[SIM_ERRLEN];
     lp = &sc->loops[n];
     memset(&lp->sb, 0, sizeof lp->sb);
@@ -1162,4 +1164,9 @@ void sim__scenario_stats(const sim_scenario *sc, sim_scenario_stats *out) {
 void sim__scenario_set_hook(sim_scenario *sc, sim_lua_call_hook fn, void *arg) {
   sc->hook = fn;
   sc->hook_arg = arg;
+}
+
+/* Caps the states; see lua_int.h. */
+void sim__scenario_set_max_loops(sim_scenario *sc, int n) {
+  sc->max_loops = n < 1 ? 1 : n > MAX_LOOPS ? MAX_LOOPS : n;
 }
