@@ -79,9 +79,9 @@ int main(int argc, char **argv) {
   int fd = mkstemps(path, 4);
   if (fd < 0 || write(fd, SCENARIO, sizeof SCENARIO - 1) != (ssize_t)(sizeof SCENARIO - 1)) return 2;
   close(fd);
-  printf("| %-20s | %-5s | %12s | %7s | %9s | %9s | %9s |\n", "mode", "case", "decisions/s",
-         "waits", "B p50 ms", "B p99 ms", "B max ms");
-  printf("|----------------------|-------|--------------|---------|-----------|-----------|-----------|\n");
+  printf("| %-20s | %-5s | %6s | %12s | %7s | %9s | %9s | %9s |\n", "mode", "case", "states",
+         "decisions/s", "waits", "B p50 ms", "B p99 ms", "B max ms");
+  printf("|----------------------|-------|--------|--------------|---------|-----------|-----------|-----------|\n");
   int bad = 0;
   for (int mode = 0; mode < 2; mode++) {
     const char *name = mode == 0 ? "one state, locked" : "a state per loop";
@@ -110,11 +110,11 @@ int main(int argc, char **argv) {
       bad += a.failures + b.failures;
       if (slow) {
         qsort(lat, (size_t)b.nlat, sizeof *lat, cmp);
-        printf("| %-20s | %-5s | %12s | %7ld | %9.3f | %9.3f | %9.3f |\n", name, "slow", "-",
-               st.waits, lat[b.nlat / 2], lat[(int)(b.nlat * 0.99)], lat[b.nlat - 1]);
+        printf("| %-20s | %-5s | %6d | %12s | %7ld | %9.3f | %9.3f | %9.3f |\n", name, "slow",
+               st.loops, "-", st.waits, lat[b.nlat / 2], lat[(int)(b.nlat * 0.99)], lat[b.nlat - 1]);
       } else {
-        printf("| %-20s | %-5s | %12.0f | %7ld | %9s | %9s | %9s |\n", name, "fast",
-               2.0 * n / (el / 1000.0), st.waits, "-", "-", "-");
+        printf("| %-20s | %-5s | %6d | %12.0f | %7ld | %9s | %9s | %9s |\n", name, "fast",
+               st.loops, 2.0 * n / (el / 1000.0), st.waits, "-", "-", "-");
       }
       free(lat);
       sim__scenario_free(sc);

@@ -17,11 +17,11 @@ cmake -S "$ROOT" -B "$SIM_BUILD" -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null &&
 make -s -C "$BENCH_DIR" OUT="$BENCH_OUT" GUARD_BUILD="$SIM_BUILD" loops >/dev/null ||
   die "cannot build lua_loops"
 
-bench_header
+echo "# $(date -u '+%Y-%m-%d %H:%M UTC') · checkout $(git -C "$ROOT" rev-parse --short HEAD 2>/dev/null || echo '?') · $(nproc) cores · load $(cut -d' ' -f1-3 /proc/loadavg)"
 echo "# lua_loops: 2 threads, $N fast decisions each; slow: thread A runs 20 calls of 3e6 Lua loop iterations while B decides"
 out=$("$BENCH_OUT/lua_loops" --n "$N")
 echo "$out"
-waits=$(echo "$out" | awk -F'|' '/a state per loop/ {gsub(/ /, "", $5); s += $5} END {print s + 0}')
+waits=$(echo "$out" | awk -F'|' '/a state per loop/ {gsub(/ /, "", $6); s += $6} END {print s + 0}')
 if [ "$waits" -eq 0 ]; then
   echo "# goal: no wait with a state per loop: met (0 waits)"
 else
