@@ -501,6 +501,35 @@ static void test_shared_across_loops(void) {
   }
 }
 
+/* A file that returns other providers when run again (here: it counts its
+   runs in `shared`) cannot serve a second loop: that loop shares the first
+   state instead of failing its requests. */
+static void test_other_providers_share(void) {
+  char *path;
+  sim_scenario *sc = load_ok(
+      "if shared.incr('runs') == 1 then\n"
+      "  return scenario { name = 'o', provider = function(req) return chat { content = 'first' } end }\n"
+      "end\n"
+      "return scenario { name = 'o', providers = { { name = 'a', chat {} }, { name = 'b', chat {} } } }",
+      &path);
+  CU_ASSERT_PTR_NOT_NULL_FATAL(sc);
+  sim_req r = tl_req(1);
+  char *mine = decide_text(sc, &r);
+  caller c = {sc, 1, NULL};
+  pthread_t th;
+  CU_ASSERT_EQUAL_FATAL(pthread_create(&th, NULL, call_once, &c), 0);
+  pthread_join(th, NULL);
+  TL_ASSERT_STR(mine, "first");
+  TL_ASSERT_STR(c.text, "first");
+  sim_scenario_stats st;
+  sim__scenario_stats(sc, &st);
+  CU_ASSERT_EQUAL(st.loops, 1);
+  free(mine);
+  free(c.text);
+  sim__scenario_free(sc);
+  tl_remove(path);
+}
+
 int suite_lua_loops(void) {
   CU_pSuite s = CU_add_suite("lua_loops", NULL, NULL);
   if (s == NULL) return CU_get_error();
@@ -512,7 +541,8 @@ int suite_lua_loops(void) {
       !CU_add_test(s, "variables_per_loop", test_variables_per_loop) ||
       !CU_add_test(s, "random_shared", test_random_shared) ||
       !CU_add_test(s, "more_threads_than_states", test_more_threads_than_states) ||
-      !CU_add_test(s, "shared_across_loops", test_shared_across_loops))
+      !CU_add_test(s, "shared_across_loops", test_shared_across_loops) ||
+      !CU_add_test(s, "other_providers_share", test_other_providers_share))
     return CU_get_error();
   return 0;
 }
