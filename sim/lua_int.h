@@ -6,7 +6,10 @@
  *
  *   lua_sandbox.c   the state: allocator budget, instruction hook, the safe
  *                   libraries, the one pcall wrapper and its messages;
- *                   it calls no other lua_*.c file
+ *                   it calls no other lua_*.c file but lua_random.c
+ *   lua_random.c    math.random from a generator the states of one
+ *                   scenario share
+ *   lua_shared.c    `shared`: values the states of one scenario share
  *   lua_steps.c     the step constructors and Lua step -> sim_step
  *   lua_json.c      Lua tables <-> JSON text
  *   lua_scenario.c  scenario{...}, loading, the sim__scenario_* functions
@@ -15,6 +18,7 @@
 #ifndef FUSEBOX_SIM_LUA_INT_H
 #define FUSEBOX_SIM_LUA_INT_H
 
+#include <pthread.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -57,6 +61,28 @@ struct lua_State;
 #define SIM_LUA_STEP_MT "fusebox.step"
 #define SIM_LUA_STEPBOX_MT "fusebox.stepbox"
 #define SIM_LUA_SCENARIO_MT "fusebox.scenario"
+#define SIM_LUA_REQ_MT "fusebox.req"
+
+/* The state of a math.random generator (Lua 5.4's xoshiro256**). */
+typedef struct sim_lua_rng {
+  uint64_t s[4];
+} sim_lua_rng;
+
+/* Seeds g as math.randomseed(seed) does. */
+void sim__lua_rng_seed(sim_lua_rng *g, int64_t seed);
+/* Replaces random and randomseed in the math table on top of the stack by
+   the ones drawing from the sandbox's `rng` (lua_random.c). */
+void sim__lua_open_random(struct lua_State *L);
+
+/* The values behind `shared`, one store per scenario (lua_shared.c).
+   Thread-safe. */
+typedef struct sim_lua_shared sim_lua_shared;
+/* An empty store, owned by the caller; NULL when out of memory. */
+sim_lua_shared *sim__lua_shared_new(void);
+/* Releases a store; NULL is a no-op. No state may use it any more. */
+void sim__lua_shared_free(sim_lua_shared *sh);
+/* Defines the global `shared` over sh (borrowed: it must outlive L). */
+void sim__lua_open_shared(struct lua_State *L, sim_lua_shared *sh);
 
 /*
  * One sandboxed Lua state and its accounting. The allocator and the hook
@@ -77,6 +103,10 @@ typedef struct sim_lua_sandbox {
   double cpu_deadline;  /* thread CPU ms at which the current call stops */
   int cpu_exceeded;     /* 1: the current call ran out of CPU time */
   int line;             /* last scenario line the hook saw in this call; 0 = none */
+  sim_lua_rng rng_own;  /* the state's own generator, used while it loads */
+  sim_lua_rng *rng;     /* what math.random draws from: rng_own, or the
+                           scenario's shared one (borrowed) */
+  pthread_mutex_t *rng_mu; /* guards *rng when shared; NULL = not shared */
 } sim_lua_sandbox;
 
 /*
@@ -98,7 +128,7 @@ void sim__lua_close(sim_lua_sandbox *sb);
  */
 int sim__lua_call(sim_lua_sandbox *sb, int nargs, int nresults, int code,
                   char err[SIM_ERRLEN]);
-/* Reseeds math.random (inside a protected call). */
+/* Reseeds the generator math.random draws from (any time). */
 void sim__lua_seed(struct lua_State *L, int64_t seed);
 
 /* Defines the step constructors and their metatables as globals. */
@@ -154,5 +184,25 @@ void sim__lua_push_json_text(struct lua_State *L, int idx, const char *what);
  */
 void sim__lua_push_json_value(struct lua_State *L, const char *text,
                               size_t len, int max_depth);
+
+/*
+ * Test hooks of the scenario engine (lua_scenario.c): what tests and the
+ * benchmarks observe of the per-loop Lua states.
+ */
+typedef struct sim_scenario_stats {
+  int loops;              /* Lua states open (one per thread that asked) */
+  long waits;             /* decisions that found their state's lock taken */
+  long body_conversions;  /* req.body tables made (only when read) */
+} sim_scenario_stats;
+void sim__scenario_stats(const sim_scenario *sc, sim_scenario_stats *out);
+/* Called on the deciding thread, with its state locked, right before each
+   provider function or list is consulted; `loop` is the state's index. */
+typedef void (*sim_lua_call_hook)(void *arg, int loop);
+/* Sets the hook (NULL: none). Set it before any decision. */
+void sim__scenario_set_hook(sim_scenario *sc, sim_lua_call_hook fn, void *arg);
+/* Caps the Lua states at n (1..16; default 16): 1 gives the single shared,
+   locked state of old, for comparison (bench/lua_loops.c). Set it before
+   any decision. */
+void sim__scenario_set_max_loops(sim_scenario *sc, int n);
 
 #endif

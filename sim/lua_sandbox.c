@@ -3,7 +3,7 @@
  *
  * What a scenario can reach: base (without dofile, loadfile, print; load
  * only compiles text; no __gc finalizers; see sb_xpcall), string (without
- * dump), table, math (seeded), utf8 and an `os` holding only clock and time. What bounds it: an allocator
+ * dump), table, math (seeded; random from lua_random.c), utf8 and an `os` holding only clock and time. What bounds it: an allocator
  * with a byte budget, and a count hook with an instruction budget and a
  * CPU-time deadline per call into Lua. Library functions whose work in C
  * grows with their input (pattern matching, utf8.*, tonumber and string
@@ -41,9 +41,6 @@ _Static_assert(sizeof(((sim_lua_sandbox *)0)->short_src) >= LUA_IDSIZE,
 
 /* Bytes allocated that cost as much as one instruction (see sb_alloc). */
 #define SB_BYTES_PER_INSN 32
-
-/* Registry key of the original math.randomseed. */
-#define SB_RANDOMSEED "fusebox.randomseed"
 
 static sim_lua_sandbox *sandbox_of(lua_State *L) {
   void *ud = NULL;
@@ -447,12 +444,13 @@ static const char *const sb_pattern_funcs[] = {"find", "match", "gmatch",
 /* Global names removed from the base library. */
 static const char *const sb_removed[] = {"dofile", "loadfile", "print", NULL};
 
-/* Reseeds math.random with the original randomseed, which the scenario
-   cannot replace. Call inside a protected call. */
+/* Reseeds the generator math.random draws from, which the scenario cannot
+   replace (its own math.randomseed reseeds the same generator). */
 void sim__lua_seed(lua_State *L, int64_t seed) {
-  lua_getfield(L, LUA_REGISTRYINDEX, SB_RANDOMSEED);
-  lua_pushinteger(L, (lua_Integer)seed);
-  if (lua_pcall(L, 1, 0, 0) != LUA_OK) lua_error(L);
+  sim_lua_sandbox *sb = sandbox_of(L);
+  if (sb->rng_mu != NULL) pthread_mutex_lock(sb->rng_mu);
+  sim__lua_rng_seed(sb->rng, seed);
+  if (sb->rng_mu != NULL) pthread_mutex_unlock(sb->rng_mu);
 }
 
 /* Builds the sandbox (protected): arguments are the seed. */
@@ -513,8 +511,7 @@ static int sb_setup(lua_State *L) {
   lua_setglobal(L, "os");
 
   lua_getglobal(L, LUA_MATHLIBNAME);
-  lua_getfield(L, -1, "randomseed");
-  lua_setfield(L, LUA_REGISTRYINDEX, SB_RANDOMSEED);
+  sim__lua_open_random(L);
   lua_pop(L, 1);
 
   sim__lua_seed(L, seed);
@@ -527,6 +524,8 @@ int sim__lua_open(sim_lua_sandbox *sb, const char *path, uint64_t seed,
   sb->path = path;
   sb->short_src[0] = '\0';
   sb->mem_used = 0;
+  sb->rng = &sb->rng_own;
+  sb->rng_mu = NULL;
   if (sb->mem_max == 0) sb->mem_max = FUSEBOX_LUA_MEM_MAX;
   if (sb->insn_max == 0) sb->insn_max = FUSEBOX_LUA_INSN_MAX;
   if (sb->cpu_max_ms == 0) sb->cpu_max_ms = FUSEBOX_LUA_CPU_MAX_MS;

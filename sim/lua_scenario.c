@@ -2,19 +2,36 @@
  * lua_scenario.c - scenario{...}, loading a scenario file, and asking its
  * providers what to do with an arrival (the sim__scenario_* functions).
  *
- * A scenario file runs once, at load, in its own sandbox (lua_sandbox.c).
+ * A scenario file runs once at load, in its own sandbox (lua_sandbox.c).
  * scenario{} checks the table when the file calls it, so mistakes point at
  * the scenario's line; the load then copies what C needs (names, docs, the
  * client/expect/ratelimit tables as JSON) and keeps each provider's step
  * list or function in the registry for sim__scenario_decide.
  *
+ * One Lua state per thread that asks (an event loop of the server): the
+ * state the load made serves the first thread that asks, and each further
+ * thread gets a state of its own, made by running the kept file text again,
+ * up to MAX_LOOPS (past that, threads share states, each behind its own
+ * lock). So no lock is held across calls of different loops, and a slow
+ * call holds up only its own loop. What loops share lives in C: attempt
+ * counters, the ledger and the rate limiter (server files), the random
+ * numbers (lua_random.c) and what a scenario keeps in `shared`
+ * (lua_shared.c). Lua variables a provider function changes are its
+ * loop's own (docs/scenarios.md says so).
+ *
  * math.random is seeded with the load's seed before the file runs; a
  * scenario's own `seed` reseeds it once the file has run, so its provider
- * functions draw the same numbers whatever seed the caller passed.
+ * functions draw the same numbers whatever seed the caller passed. Every
+ * state runs its file with its own generator so seeded (top-level values
+ * agree), then draws from the scenario's one shared generator.
+ *
+ * `req.body` is turned into a Lua table only when a provider function
+ * reads it (an __index metamethod on `req`).
  */
 #include <ctype.h>
 #include <errno.h>
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -26,17 +43,44 @@
 
 #define MAX_PROVIDERS 16
 #define MAX_TAGS 64
+/* Lua states of one scenario: more than the server's event loops (8). */
+#define MAX_LOOPS 16
+/* Index of the effects table in sim_lua_loop.refs. */
+#define EFFECTS_REF MAX_PROVIDERS
 
 /* One provider (or the effects table): a step list or a function. */
 typedef struct sim_lua_provider {
   char *name;
-  int ref;   /* registry reference to the list or the function */
+  int slot;  /* its index in sim_lua_loop.refs */
   int is_fn; /* 1: a function(req); 0: a list of steps */
 } sim_lua_provider;
 
-struct sim_scenario {
+/* One Lua state of the scenario and the thread it serves. */
+typedef struct sim_lua_loop {
   sim_lua_sandbox sb;
-  pthread_mutex_t mu; /* serialises every use of sb.L after the load */
+  pthread_mutex_t mu;  /* serialises every use of sb.L after its load */
+  pthread_t owner;     /* the thread it serves, once owned */
+  atomic_int owned;    /* 1: owner is set (written before it) */
+  int refs[MAX_PROVIDERS + 1]; /* registry refs of each provider's list or
+                                  function; EFFECTS_REF: the effects */
+} sim_lua_loop;
+
+struct sim_scenario {
+  sim_lua_loop loops[MAX_LOOPS];
+  atomic_int nloops;       /* loops[0 .. nloops) are open */
+  pthread_mutex_t loops_mu; /* serialises opening and claiming loops */
+  sim_lua_shared *shared;  /* `shared` of every loop */
+  sim_lua_rng rng;         /* math.random of every loop, after the load */
+  pthread_mutex_t rng_mu;
+  atomic_long waits;       /* decisions that waited for a loop's lock */
+  atomic_long body_conversions; /* req.body tables made */
+  int max_loops;           /* states made at most (MAX_LOOPS; benchmarks: fewer) */
+  sim_lua_call_hook hook;  /* tests: runs before each provider call */
+  void *hook_arg;
+  char *src;               /* the file text, for the states made later */
+  size_t src_len;
+  uint64_t seed;           /* the load's seed */
+  pthread_mutex_t mu;      /* guards served */
   char *path;
   char *name;
   char *doc;
@@ -54,9 +98,6 @@ struct sim_scenario {
   sim_srcmap *map;   /* where the file's keys are written, for messages */
   int root_line;     /* line of the scenario{} call the file returned */
   int served;        /* 1 once a server session has claimed it */
-  char *src;         /* the text loaded (preamble blanked), kept for clones */
-  size_t src_len;
-  uint64_t seed;     /* the seed it was loaded with */
 };
 
 /* --------------------------------------------------------- scenario{} */
@@ -400,14 +441,6 @@ static int scenario_tostring(lua_State *L) {
   return 1;
 }
 
-/* Defines the step constructors and scenario{} in a fresh sandbox
-   (protected; the sandbox itself knows nothing of scenarios). */
-static int open_engine(lua_State *L) {
-  sim__lua_open_steps(L);
-  sim__lua_open_scenario(L);
-  return 0;
-}
-
 /* Defines scenario{} and the scenario metatable. */
 void sim__lua_open_scenario(lua_State *L) {
   luaL_newmetatable(L, SIM_LUA_SCENARIO_MT);
@@ -444,45 +477,43 @@ static void trim(char *s) {
   s[e - b] = '\0';
 }
 
-/* Keeps the provider described by the table at idx (fn= or steps=). */
-static void keep_provider(lua_State *L, int idx, sim_lua_provider *p) {
+/* Keeps the provider described by the table at idx (fn= or steps=) in the
+   registry; returns the reference. */
+static int keep_provider(lua_State *L, int idx, int *is_fn) {
   idx = lua_absindex(L, idx);
+  *is_fn = 0;
   if (lua_getfield(L, idx, "fn") == LUA_TFUNCTION) {
-    p->is_fn = 1;
+    *is_fn = 1;
   } else {
     lua_pop(L, 1);
     lua_getfield(L, idx, "steps");
   }
-  p->ref = luaL_ref(L, LUA_REGISTRYINDEX);
+  return luaL_ref(L, LUA_REGISTRYINDEX);
 }
 
-/* What the load passes to its protected steps. */
+/* What the load of one state passes to its protected steps. */
 typedef struct load_ctx {
   sim_scenario *sc;
-  const char *buf;
-  size_t len;
+  sim_lua_loop *loop;
 } load_ctx;
 
 /* Compiles the file text (protected): returns the chunk. */
 static int load_chunk(lua_State *L) {
   load_ctx *ctx = lua_touserdata(L, 1);
-  sim_lua_sandbox *sb = &ctx->sc->sb;
+  sim_lua_sandbox *sb = &ctx->loop->sb;
   const char *chunkname = lua_pushfstring(L, "@%s", ctx->sc->path);
   /* Learn how Lua abbreviates the path before any message uses it. */
   if (luaL_loadbufferx(L, "", 0, chunkname, "t") != LUA_OK) lua_error(L);
   lua_Debug ar;
   lua_getinfo(L, ">S", &ar);
   snprintf(sb->short_src, sizeof sb->short_src, "%s", ar.short_src);
-  if (luaL_loadbufferx(L, ctx->buf, ctx->len, chunkname, "t") != LUA_OK)
+  if (luaL_loadbufferx(L, ctx->sc->src, ctx->sc->src_len, chunkname, "t") != LUA_OK)
     lua_error(L);
   return 1;
 }
 
-/* Copies the returned scenario into C (protected): arguments are the
-   value the file returned and the load context. */
-static int load_extract(lua_State *L) {
-  load_ctx *ctx = lua_touserdata(L, 2);
-  sim_scenario *sc = ctx->sc;
+/* The scenario table the file returned (argument 1), or raises. */
+static int returned_table(lua_State *L) {
   if (!luaL_testudata(L, 1, SIM_LUA_SCENARIO_MT)) {
     const char *got = sim__lua_is_step(L, 1) ? "a step"
                       : lua_isnone(L, 1)     ? "nothing"
@@ -490,7 +521,15 @@ static int load_extract(lua_State *L) {
     luaL_error(L, "the file must return scenario{...}, got %s", got);
   }
   lua_getiuservalue(L, 1, 1);
-  int d = lua_gettop(L);
+  return lua_gettop(L);
+}
+
+/* Copies the returned scenario into C (protected): arguments are the
+   value the file returned and the load context. */
+static int load_extract(lua_State *L) {
+  load_ctx *ctx = lua_touserdata(L, 2);
+  sim_scenario *sc = ctx->sc;
+  int d = returned_table(L);
   sc->name = dup_field(L, d, "name");
   sc->doc = dup_field(L, d, "doc");
   trim(sc->doc);
@@ -515,10 +554,10 @@ static int load_extract(lua_State *L) {
   for (int i = 1; i <= n; i++) {
     sim_lua_provider *p = &sc->providers[sc->nproviders];
     lua_rawgeti(L, -1, i);
-    p->ref = LUA_NOREF;
+    p->slot = sc->nproviders;
     p->name = dup_field(L, lua_gettop(L), "name");
     sc->nproviders++;
-    keep_provider(L, -1, p);
+    ctx->loop->refs[p->slot] = keep_provider(L, -1, &p->is_fn);
     lua_pop(L, 1);
   }
   lua_pop(L, 1);
@@ -526,7 +565,8 @@ static int load_extract(lua_State *L) {
   if (lua_getfield(L, d, "effects") == LUA_TTABLE) {
     sc->effects.name = strdup("effects");
     if (sc->effects.name == NULL) oom(L);
-    keep_provider(L, -1, &sc->effects);
+    sc->effects.slot = EFFECTS_REF;
+    ctx->loop->refs[EFFECTS_REF] = keep_provider(L, -1, &sc->effects.is_fn);
     sc->has_effects = 1;
   }
   lua_pop(L, 1);
@@ -545,6 +585,104 @@ static int load_extract(lua_State *L) {
   if (lua_getfield(L, d, "seed") == LUA_TNUMBER)
     sim__lua_seed(L, (int64_t)lua_tointeger(L, -1));
   return 0;
+}
+
+/* Keeps the providers of a further state's scenario (protected): arguments
+   as load_extract's. The file must have returned the same providers as at
+   the load (a file that decides them by the clock may not). */
+static int load_refs(lua_State *L) {
+  load_ctx *ctx = lua_touserdata(L, 2);
+  sim_scenario *sc = ctx->sc;
+  int d = returned_table(L);
+  lua_getfield(L, d, "providers");
+  int same = (int)lua_rawlen(L, -1) == sc->nproviders;
+  for (int i = 0; same && i < sc->nproviders; i++) {
+    int is_fn = 0;
+    lua_rawgeti(L, -1, i + 1);
+    lua_getfield(L, -1, "name");
+    same = strcmp(lua_tostring(L, -1), sc->providers[i].name) == 0;
+    lua_pop(L, 1);
+    ctx->loop->refs[i] = keep_provider(L, -1, &is_fn);
+    same = same && is_fn == sc->providers[i].is_fn;
+    lua_pop(L, 1);
+  }
+  lua_pop(L, 1);
+  if (lua_getfield(L, d, "effects") == LUA_TTABLE) {
+    int is_fn = 0;
+    ctx->loop->refs[EFFECTS_REF] = keep_provider(L, -1, &is_fn);
+    same = same && sc->has_effects && is_fn == sc->effects.is_fn;
+  } else {
+    same = same && !sc->has_effects;
+  }
+  if (!same)
+    luaL_error(L, "the file returned other providers than when it was loaded");
+  return 0;
+}
+
+/* The metatable of `req`: its body is made on first read (see below). */
+static int req_index(lua_State *L);
+static int req_pairs(lua_State *L);
+static void open_req_meta(lua_State *L) {
+  luaL_newmetatable(L, SIM_LUA_REQ_MT);
+  lua_pushcfunction(L, req_index);
+  lua_setfield(L, -2, "__index");
+  lua_getglobal(L, "next"); /* as opened: the file has not run yet */
+  lua_pushcclosure(L, req_pairs, 1);
+  lua_setfield(L, -2, "__pairs");
+  lua_pushliteral(L, "req");
+  lua_setfield(L, -2, "__metatable");
+  lua_pop(L, 1);
+}
+
+/* Defines the step constructors, scenario{} and req's metatable in a fresh
+   sandbox (protected; the sandbox itself knows nothing of scenarios). */
+static int open_engine(lua_State *L) {
+  sim__lua_open_shared(L, lua_touserdata(L, 1));
+  sim__lua_open_steps(L);
+  sim__lua_open_scenario(L);
+  open_req_meta(L);
+  return 0;
+}
+
+/* Opens loop's state and runs the scenario file in it: the first state
+   (first = 1) fills sc from what the file returned; a further one only
+   keeps its own references to the providers. Returns 0, or a code with
+   "file:line: message" in err; the state is closed on failure. */
+static int open_loop(sim_scenario *sc, sim_lua_loop *loop, int first,
+                     char err[SIM_ERRLEN]) {
+  for (int i = 0; i <= MAX_PROVIDERS; i++) loop->refs[i] = LUA_NOREF;
+  int rc = sim__lua_open(&loop->sb, sc->path, sc->seed, err);
+  if (rc != 0) return rc;
+  lua_State *L = loop->sb.L;
+  lua_pushcfunction(L, open_engine);
+  lua_pushlightuserdata(L, sc->shared);
+  rc = sim__lua_call(&loop->sb, 1, 0, SIM_ENOMEM, err);
+  if (rc != 0) goto fail;
+  sim__lua_set_srcmap(L, sc->map);
+  load_ctx ctx = {sc, loop};
+  lua_pushcfunction(L, load_chunk);
+  lua_pushlightuserdata(L, &ctx);
+  rc = sim__lua_call(&loop->sb, 1, 1, SIM_ELOAD, err);
+  if (rc != 0) goto fail;
+  rc = sim__lua_call(&loop->sb, 0, 1, SIM_ELOAD, err); /* run the file */
+  if (rc != 0) goto fail;
+  lua_pushcfunction(L, first ? load_extract : load_refs);
+  lua_insert(L, -2);
+  lua_pushlightuserdata(L, &ctx);
+  rc = sim__lua_call(&loop->sb, 2, 0, SIM_ELOAD, err);
+  if (rc != 0) goto fail;
+  lua_settop(L, 0);
+  sim__lua_set_srcmap(L, NULL);
+  lua_gc(L, LUA_GCCOLLECT); /* start serving from a clean heap */
+  /* From now on math.random draws from the scenario's one generator; the
+     first state hands it what the load left in its own. */
+  if (first) sc->rng = loop->sb.rng_own;
+  loop->sb.rng = &sc->rng;
+  loop->sb.rng_mu = &sc->rng_mu;
+  return 0;
+fail:
+  sim__lua_close(&loop->sb);
+  return rc;
 }
 
 /* Reads a whole file of at most FUSEBOX_LUA_FILE_MAX bytes into *buf. */
@@ -661,16 +799,21 @@ static int load_text(const char *path, char *buf, size_t len, uint64_t seed,
   blank_preamble(buf, len);
 
   sim_scenario *sc = calloc(1, sizeof *sc);
-  if (sc == NULL || pthread_mutex_init(&sc->mu, NULL) != 0) {
-    free(sc);
+  if (sc == NULL) {
     free(buf);
     snprintf(err, SIM_ERRLEN, "%s: out of memory", path);
     return SIM_ENOMEM;
   }
-  sc->effects.ref = LUA_NOREF;
-  sc->src = buf; /* kept for clones (sim__scenario_clone) */
+  /* Mutexes first: sim__scenario_free destroys them. */
+  pthread_mutex_init(&sc->mu, NULL);
+  pthread_mutex_init(&sc->loops_mu, NULL);
+  pthread_mutex_init(&sc->rng_mu, NULL);
+  pthread_mutex_init(&sc->loops[0].mu, NULL);
+  sc->src = buf;
   sc->src_len = len;
   sc->seed = seed;
+  sc->max_loops = MAX_LOOPS;
+  sc->effects.slot = EFFECTS_REF;
   sc->idempotency_honoured = 1;
   sc->ledger_up = 1;
   sc->path = strdup(path);
@@ -680,34 +823,15 @@ static int load_text(const char *path, char *buf, size_t len, uint64_t seed,
     goto fail;
   }
   sc->map = sim__srcmap_new(buf, len);
-  if (sc->map == NULL) {
+  sc->shared = sim__lua_shared_new();
+  if (sc->map == NULL || sc->shared == NULL) {
     snprintf(err, SIM_ERRLEN, "%s: out of memory", path);
     rc = SIM_ENOMEM;
     goto fail;
   }
-  rc = sim__lua_open(&sc->sb, sc->path, seed, err);
+  rc = open_loop(sc, &sc->loops[0], 1, err);
   if (rc != 0) goto fail;
-
-  lua_State *L = sc->sb.L;
-  lua_pushcfunction(L, open_engine);
-  rc = sim__lua_call(&sc->sb, 0, 0, SIM_ENOMEM, err);
-  if (rc != 0) goto fail;
-  sim__lua_set_srcmap(L, sc->map);
-  load_ctx ctx = {sc, buf, len};
-  lua_pushcfunction(L, load_chunk);
-  lua_pushlightuserdata(L, &ctx);
-  rc = sim__lua_call(&sc->sb, 1, 1, SIM_ELOAD, err);
-  if (rc != 0) goto fail;
-  rc = sim__lua_call(&sc->sb, 0, 1, SIM_ELOAD, err); /* run the file */
-  if (rc != 0) goto fail;
-  lua_pushcfunction(L, load_extract);
-  lua_insert(L, -2);
-  lua_pushlightuserdata(L, &ctx);
-  rc = sim__lua_call(&sc->sb, 2, 0, SIM_ELOAD, err);
-  if (rc != 0) goto fail;
-  lua_settop(L, 0);
-  sim__lua_set_srcmap(L, NULL);
-  lua_gc(L, LUA_GCCOLLECT); /* start serving from a clean heap */
+  atomic_store(&sc->nloops, 1); /* unowned: the first thread to ask takes it */
   *out = sc;
   return 0;
 
@@ -716,12 +840,19 @@ fail:
   return rc;
 }
 
-/* Releases a scenario and its Lua state; NULL is a no-op. */
+/* Releases a scenario and its Lua states; NULL is a no-op. */
 void sim__scenario_free(sim_scenario *sc) {
   if (sc == NULL) return;
-  sim__lua_close(&sc->sb);
+  int n = atomic_load(&sc->nloops);
+  for (int i = 0; i < MAX_LOOPS; i++) {
+    sim__lua_close(&sc->loops[i].sb);
+    if (i == 0 || i < n) pthread_mutex_destroy(&sc->loops[i].mu);
+  }
   sim__srcmap_free(sc->map);
+  sim__lua_shared_free(sc->shared);
   pthread_mutex_destroy(&sc->mu);
+  pthread_mutex_destroy(&sc->loops_mu);
+  pthread_mutex_destroy(&sc->rng_mu);
   for (int i = 0; i < sc->nproviders; i++) free(sc->providers[i].name);
   free(sc->providers);
   free(sc->effects.name);
@@ -732,8 +863,8 @@ void sim__scenario_free(sim_scenario *sc) {
   free(sc->client_json);
   free(sc->expect_json);
   free(sc->ratelimit_json);
-  free(sc->path);
   free(sc->src);
+  free(sc->path);
   free(sc);
 }
 
@@ -807,11 +938,61 @@ int sim__scenario_claim(sim_scenario *sc) {
 /* One decision in progress, passed to the protected steps. */
 typedef struct decide_ctx {
   sim_scenario *sc;
+  sim_lua_loop *loop;
   const sim_lua_provider *p;
   int provider; /* index, or -1 for effects */
   const sim_req *req;
+  int body_read; /* 1: req.body was asked for (made, or nil) */
   sim_step *out;
 } decide_ctx;
+
+/* Registry keys (their addresses) of the request being decided: the req
+   table and its decide_ctx, set for the length of one decision. */
+static const char REQ_CURRENT = 'r';
+static const char REQ_CTX = 'c';
+
+/*
+ * Makes req's body (req at idx) if it is the request being decided and its
+ * body has not been asked for: parses it into a table (nil when it is not
+ * JSON) and keeps it in req, so later reads are plain field reads.
+ */
+static void make_body(lua_State *L, int idx) {
+  lua_rawgetp(L, LUA_REGISTRYINDEX, &REQ_CURRENT);
+  int current = lua_rawequal(L, idx, -1);
+  lua_pop(L, 1);
+  if (!current) return;
+  lua_rawgetp(L, LUA_REGISTRYINDEX, &REQ_CTX);
+  decide_ctx *ctx = lua_touserdata(L, -1);
+  lua_pop(L, 1);
+  if (ctx == NULL || ctx->body_read) return;
+  ctx->body_read = 1;
+  atomic_fetch_add_explicit(&ctx->sc->body_conversions, 1, memory_order_relaxed);
+  sim__lua_push_json_value(L, ctx->req->body, ctx->req->body_len,
+                           FUSEBOX_LUA_BODY_DEPTH);
+  lua_setfield(L, idx, "body"); /* req's metatable has no __newindex */
+}
+
+/*
+ * __index of req: `body` is made on its first read, during the decision
+ * that received it. A req kept past its decision (in an upvalue) has no
+ * body unless it was read then: the bytes were the server's, and are gone.
+ */
+static int req_index(lua_State *L) {
+  if (lua_type(L, 2) != LUA_TSTRING || strcmp(lua_tostring(L, 2), "body") != 0)
+    return 0;
+  make_body(L, 1);
+  lua_rawget(L, 1);
+  return 1;
+}
+
+/* __pairs of req: makes the body first, so that pairs() sees it. */
+static int req_pairs(lua_State *L) {
+  make_body(L, 1);
+  lua_pushvalue(L, lua_upvalueindex(1)); /* the base library's next */
+  lua_pushvalue(L, 1);
+  lua_pushnil(L);
+  return 3;
+}
 
 static void set_str(lua_State *L, const char *key, const char *v) {
   if (v == NULL) return;
@@ -821,7 +1002,7 @@ static void set_str(lua_State *L, const char *key, const char *v) {
 
 /* Builds the `req` table (protected). */
 static int push_req(lua_State *L) {
-  const decide_ctx *ctx = lua_touserdata(L, 1);
+  decide_ctx *ctx = lua_touserdata(L, 1);
   const sim_req *r = ctx->req;
   lua_createtable(L, 0, 12);
   lua_pushinteger(L, r->attempt);
@@ -859,11 +1040,15 @@ static int push_req(lua_State *L) {
   }
   lua_setfield(L, -2, "headers");
 
-  if (r->body != NULL && r->body_len <= FUSEBOX_LUA_BODY_MAX)
-    sim__lua_push_json_value(L, r->body, r->body_len, FUSEBOX_LUA_BODY_DEPTH);
-  else
-    lua_pushnil(L);
-  lua_setfield(L, -2, "body");
+  /* The body waits for its first read (req_index); a body too large to
+     convert, or none, is nil without a metatable. */
+  if (r->body != NULL && r->body_len > 0 && r->body_len <= FUSEBOX_LUA_BODY_MAX) {
+    luaL_setmetatable(L, SIM_LUA_REQ_MT);
+    lua_pushvalue(L, -1);
+    lua_rawsetp(L, LUA_REGISTRYINDEX, &REQ_CURRENT);
+    lua_pushlightuserdata(L, ctx);
+    lua_rawsetp(L, LUA_REGISTRYINDEX, &REQ_CTX);
+  }
   return 1;
 }
 
@@ -883,20 +1068,70 @@ static int take_step(lua_State *L) {
   } else if (!sim__lua_is_step(L, 1) ||
              (ctx->provider >= 0 && sim__lua_step_has_effect(L, 1))) {
     lua_Debug ar;
-    lua_rawgeti(L, LUA_REGISTRYINDEX, ctx->p->ref);
+    lua_rawgeti(L, LUA_REGISTRYINDEX, ctx->loop->refs[ctx->p->slot]);
     lua_getinfo(L, ">S", &ar);
     if (sim__lua_is_step(L, 1))
       luaL_error(L, "%s:%d: %s function returned effect{}, which only answers "
-                    "at the effect endpoint", ctx->sc->sb.short_src,
+                    "at the effect endpoint", ctx->loop->sb.short_src,
                  ar.linedefined, who);
     luaL_error(L, "%s:%d: %s function returned %s, expected a step",
-               ctx->sc->sb.short_src, ar.linedefined, who,
+               ctx->loop->sb.short_src, ar.linedefined, who,
                lua_isnone(L, 1) ? "nothing" : luaL_typename(L, 1));
   }
   sim_step **box = sim__lua_step_convert(L, idx);
   ctx->out = *box;
   *box = NULL;
   return 0;
+}
+
+/* A small hash of a thread id, to spread threads over shared states. */
+static unsigned thread_hash(pthread_t t) {
+  unsigned char b[sizeof t];
+  unsigned h = 2166136261u;
+  memcpy(b, &t, sizeof t);
+  for (size_t i = 0; i < sizeof t; i++) h = (h ^ b[i]) * 16777619u;
+  return h;
+}
+
+/*
+ * The state of the calling thread, made on its first call: the load's own
+ * state if nobody has it yet, else a new one (the file run again), else,
+ * past MAX_LOOPS or when a new state cannot be made, one shared with other
+ * threads (each state has its own lock, so sharing stays correct).
+ */
+static sim_lua_loop *loop_of_thread(sim_scenario *sc) {
+  pthread_t me = pthread_self();
+  int n = atomic_load_explicit(&sc->nloops, memory_order_acquire);
+  for (int i = 0; i < n; i++)
+    if (atomic_load_explicit(&sc->loops[i].owned, memory_order_acquire) &&
+        pthread_equal(sc->loops[i].owner, me))
+      return &sc->loops[i];
+
+  pthread_mutex_lock(&sc->loops_mu);
+  n = atomic_load_explicit(&sc->nloops, memory_order_relaxed);
+  sim_lua_loop *lp = NULL;
+  for (int i = 0; i < n && lp == NULL; i++)
+    if (!atomic_load_explicit(&sc->loops[i].owned, memory_order_relaxed))
+      lp = &sc->loops[i];
+  if (lp == NULL && n < sc->max_loops) {
+    char err[SIM_ERRLEN];
+    lp = &sc->loops[n];
+    memset(&lp->sb, 0, sizeof lp->sb);
+    pthread_mutex_init(&lp->mu, NULL);
+    if (open_loop(sc, lp, 0, err) != 0) {
+      pthread_mutex_destroy(&lp->mu);
+      lp = NULL; /* out of memory, or a file that changed its mind: share */
+    }
+  }
+  if (lp != NULL) {
+    lp->owner = me;
+    atomic_store_explicit(&lp->owned, 1, memory_order_release);
+    if (lp == &sc->loops[n]) atomic_store_explicit(&sc->nloops, n + 1, memory_order_release);
+  } else {
+    lp = &sc->loops[thread_hash(me) % (unsigned)n];
+  }
+  pthread_mutex_unlock(&sc->loops_mu);
+  return lp;
 }
 
 /* Asks a provider what to do with one arrival; see sim_int.h. */
@@ -919,30 +1154,60 @@ int sim__scenario_decide(sim_scenario *sc, int provider, const sim_req *req,
     return SIM_EINVAL;
   }
 
-  decide_ctx ctx = {sc, p, provider, req, NULL};
-  pthread_mutex_lock(&sc->mu);
-  lua_State *L = sc->sb.L;
+  sim_lua_loop *loop = loop_of_thread(sc);
+  decide_ctx ctx = {sc, loop, p, provider, req, 0, NULL};
+  if (pthread_mutex_trylock(&loop->mu) != 0) {
+    atomic_fetch_add_explicit(&sc->waits, 1, memory_order_relaxed);
+    pthread_mutex_lock(&loop->mu);
+  }
+  if (sc->hook != NULL) sc->hook(sc->hook_arg, (int)(loop - sc->loops));
+  lua_State *L = loop->sb.L;
   int top = lua_gettop(L);
   int rc = 0;
   lua_pushcfunction(L, take_step);
-  lua_rawgeti(L, LUA_REGISTRYINDEX, p->ref);
+  lua_rawgeti(L, LUA_REGISTRYINDEX, loop->refs[p->slot]);
   if (p->is_fn) {
     lua_pushcfunction(L, push_req);
     lua_pushlightuserdata(L, &ctx);
-    rc = sim__lua_call(&sc->sb, 1, 1, SIM_ELUA, err); /* [take fn req] */
+    rc = sim__lua_call(&loop->sb, 1, 1, SIM_ELUA, err); /* [take fn req] */
     if (rc == 0)
-      rc = sim__lua_call(&sc->sb, 1, 1, SIM_ELUA, err); /* [take result] */
+      rc = sim__lua_call(&loop->sb, 1, 1, SIM_ELUA, err); /* [take result] */
+    /* The request is over: its req keeps no way to its bytes. (Setting an
+       existing registry key to nil allocates nothing.) */
+    lua_pushnil(L);
+    lua_rawsetp(L, LUA_REGISTRYINDEX, &REQ_CURRENT);
+    lua_pushnil(L);
+    lua_rawsetp(L, LUA_REGISTRYINDEX, &REQ_CTX);
   }
   if (rc == 0) {
     lua_pushlightuserdata(L, &ctx);
-    rc = sim__lua_call(&sc->sb, 2, 0, SIM_ELUA, err);
+    rc = sim__lua_call(&loop->sb, 2, 0, SIM_ELUA, err);
   }
   lua_settop(L, top);
-  pthread_mutex_unlock(&sc->mu);
+  pthread_mutex_unlock(&loop->mu);
   if (rc != 0) {
     sim__step_free(ctx.out);
     return rc;
   }
   *out = ctx.out;
   return 0;
+}
+
+/* What the engine has done so far; see lua_int.h. */
+void sim__scenario_stats(const sim_scenario *sc, sim_scenario_stats *out) {
+  sim_scenario *s = (sim_scenario *)sc;
+  out->loops = atomic_load(&s->nloops);
+  out->waits = atomic_load(&s->waits);
+  out->body_conversions = atomic_load(&s->body_conversions);
+}
+
+/* Sets the test hook; see lua_int.h. */
+void sim__scenario_set_hook(sim_scenario *sc, sim_lua_call_hook fn, void *arg) {
+  sc->hook = fn;
+  sc->hook_arg = arg;
+}
+
+/* Caps the states; see lua_int.h. */
+void sim__scenario_set_max_loops(sim_scenario *sc, int n) {
+  sc->max_loops = n < 1 ? 1 : n > MAX_LOOPS ? MAX_LOOPS : n;
 }

@@ -212,7 +212,8 @@ int sim__scenario_load_text(const char *name, const char *text, size_t len, uint
    Reads only what never changes after the load, so sc may be in use. The
    caller owns *out. */
 int sim__scenario_clone(const sim_scenario *sc, sim_scenario **out, char err[SIM_ERRLEN]);
-/* Releases a scenario and its Lua state; NULL is a no-op. */
+/* Releases a scenario and its Lua states; NULL is a no-op. No decision may
+   be running (stop the server first). */
 void sim__scenario_free(sim_scenario *sc);
 /* The seed it was loaded with. */
 uint64_t sim__scenario_seed(const sim_scenario *sc);
@@ -255,10 +256,12 @@ int sim__scenario_claim(sim_scenario *sc);
 
 /*
  * Asks provider `provider` (index into the providers, or -1 for the effects
- * table) what to do with one arrival. Thread-safe: the scenario serialises
- * calls into its Lua state. On success returns 0 and a step the caller owns;
- * on a scenario error (a Lua error, the instruction or memory limit, a bad
- * step) returns a negative code and "file:line: message" in err.
+ * table) what to do with one arrival. Thread-safe: each calling thread (an
+ * event loop) gets a Lua state of its own on its first call, so calls of
+ * different threads run side by side (lua_scenario.c). On success returns
+ * 0 and a step the caller owns; on a scenario error (a Lua error, the
+ * instruction or memory limit, a bad step) returns a negative code and
+ * "file:line: message" in err.
  */
 int sim__scenario_decide(sim_scenario *sc, int provider, const sim_req *req,
                          sim_step **out, char err[SIM_ERRLEN]);

@@ -6,6 +6,7 @@
   X(lua_steps)         \
   X(lua_sandbox)       \
   X(lua_decide)        \
+  X(lua_loops)         \
   X(lua_json)          \
   X(lua_examples)      \
   X(keying)            \
