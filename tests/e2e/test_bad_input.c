@@ -297,6 +297,40 @@ static void test_secret_headers_in_trace(void) {
   e2e_free(s);
 }
 
+/* issue 11: headers a scenario itself sends (end.headers) go through the one
+   redaction rule: the client gets them as sent, the trace never holds them,
+   while the headers verdicts read (retry-after) stay as they are. */
+static void test_secret_response_headers(void) {
+  e2e_server *s = e2e_start(
+      "return scenario { name='t', provider = {\n"
+      "  fail { status = 429, retry_after = 1, headers = {\n"
+      "    ['X-Debug-Token'] = 'Bearer sk-RESPSECRET1abcdefgh',\n"
+      "    ['Set-Cookie'] = 'session=RESPSECRET2; Path=/',\n"
+      "    ['X-Echo'] = 'key sk-ant-RESPSECRET3abcdefgh' } },\n"
+      "  chat { headers = { ['x-api-key'] = 'RESPSECRET4' } } } }", 1);
+  CU_ASSERT_PTR_NOT_NULL_FATAL(s);
+  e2e_resp r;
+  e2e_chat(s, CHAT, 0, 3000, &r);
+  CU_ASSERT_EQUAL(r.status, 429);
+  const char *tok = e2e_header(&r, "x-debug-token");
+  CU_ASSERT(tok != NULL && strstr(tok, "respsecret1") != NULL); /* sent as written */
+  e2e_resp_clear(&r);
+  e2e_chat(s, CHAT, 0, 3000, &r);
+  CU_ASSERT_EQUAL(r.status, 200);
+  e2e_resp_clear(&r);
+  e2e_stop(s);
+  trace_valid(s);
+  char *t = slurp_trace(s);
+  CU_ASSERT_PTR_NOT_NULL_FATAL(t);
+  CU_ASSERT_PTR_NULL(strstr(t, "RESPSECRET"));
+  if (strstr(t, "RESPSECRET")) fprintf(stderr, "\n  trace: %.900s\n", strstr(t, "RESPSECRET") - 100);
+  free(t);
+  cJSON *hd = cJSON_GetObjectItem(e2e_end_of(s, 0), "headers");
+  CU_ASSERT_STRING_EQUAL(e2e_str(hd, "Set-Cookie"), "[redacted]");
+  CU_ASSERT_STRING_EQUAL(e2e_str(hd, "retry-after"), "1");
+  e2e_free(s);
+}
+
 /* A listening socket nobody should dial: 1 if a connection came. */
 static int canary_open(int *port) {
   int fd = socket(AF_INET, SOCK_STREAM, 0);
@@ -366,6 +400,7 @@ int suite_bad_input(void) {
   CU_add_test(s, "unknown method and path", test_unknown_method_and_path);
   CU_add_test(s, "disconnect at every stage", test_disconnect_at_every_stage);
   CU_add_test(s, "secret header names and values", test_secret_headers_in_trace);
+  CU_add_test(s, "secret response headers a scenario sends", test_secret_response_headers);
   CU_add_test(s, "record: targets that are not a path", test_record_other_targets);
   return CU_get_error();
 }
