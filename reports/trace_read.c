@@ -80,13 +80,57 @@ static int is_blank(const char *s, size_t n) {
 
 /* ------------------------------------------------------ field access */
 
+/* Strings a trace repeats on every attempt (keys, paths, providers, steps,
+   headers, answer texts) are kept once: a table of the arena's copies. */
+#define INTERN_MAX_BYTES 4096 /* longer strings are copied, not looked up */
+typedef struct intern_tab {
+  const char **slot;  /* open addressing; NULL = empty */
+  size_t cap, n;
+} intern_tab;
+
 typedef struct reader {
   rpt_trace *tr;
   const char *name;
   int lineno;
   char *err;
   int oom;
+  intern_tab strs;
 } reader;
+
+static size_t str_hash(const char *s, size_t cap);
+
+/* The arena's one copy of s (NULL when out of memory, with r->oom set). */
+static const char *intern(reader *r, const char *s) {
+  intern_tab *t = &r->strs;
+  if (strlen(s) > INTERN_MAX_BYTES) return rpt__arena_strdup(&r->tr->arena, s, &r->oom);
+  if ((t->n + 1) * 2 > t->cap) {
+    size_t nc = t->cap ? t->cap * 2 : 256;
+    const char **ns = calloc(nc, sizeof *ns);
+    if (ns == NULL) {
+      r->oom = 1;
+      return NULL;
+    }
+    for (size_t i = 0; i < t->cap; i++) {
+      if (t->slot[i] == NULL) continue;
+      size_t h = str_hash(t->slot[i], nc);
+      while (ns[h] != NULL) h = (h + 1) & (nc - 1);
+      ns[h] = t->slot[i];
+    }
+    free(t->slot);
+    t->slot = ns;
+    t->cap = nc;
+  }
+  size_t h = str_hash(s, t->cap);
+  while (t->slot[h] != NULL) {
+    if (strcmp(t->slot[h], s) == 0) return t->slot[h];
+    h = (h + 1) & (t->cap - 1);
+  }
+  const char *copy = rpt__arena_strdup(&r->tr->arena, s, &r->oom);
+  if (copy == NULL) return NULL;
+  t->slot[h] = copy;
+  t->n++;
+  return copy;
+}
 
 static int fail(reader *r, int code, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
@@ -115,7 +159,7 @@ static int fail(reader *r, int code, const char *fmt, ...) {
 static const char *get_str(reader *r, const cJSON *o, const char *k) {
   const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, k);
   if (!cJSON_IsString(v) || v->valuestring == NULL) return NULL;
-  return rpt__arena_strdup(&r->tr->arena, v->valuestring, &r->oom);
+  return intern(r, v->valuestring);
 }
 
 static int has_num(const cJSON *o, const char *k, double *out) {
@@ -297,7 +341,7 @@ static int ev_end(reader *r, const cJSON *o, double t) {
   if (cJSON_IsArray(tc)) {
     char *s = cJSON_PrintUnformatted(tc);
     if (s == NULL) return RPT_ENOMEM;
-    a->tool_calls_json = rpt__arena_strdup(&r->tr->arena, s, &r->oom);
+    a->tool_calls_json = intern(r, s);
     cJSON_free(s);
   }
   /* The error code, when the server records it (several spellings). */
@@ -554,9 +598,11 @@ static int read_all(line_src *src, const char *name, rpt_trace **out, char *err)
     fail(&r, rc, "out of memory");
     goto fail;
   }
+  free(r.strs.slot);
   *out = tr;
   return 0;
 fail:
+  free(r.strs.slot);
   rpt_trace_free(tr);
   return rc;
 }

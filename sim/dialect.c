@@ -140,19 +140,16 @@ int sim__split_words(const char *text, char ***out, int *n) {
   char **v = calloc(len + 1, sizeof(char *));
   if (v == NULL) return SIM_ENOMEM;
   int k = 0;
-  size_t i = 0;
-  while (i < len) {
-    size_t j = i;
-    while (j < len && text[j] == ' ') j++; /* leading spaces join the word */
-    while (j < len && text[j] != ' ') j++;
-    v[k] = strndup(text + i, j - i);
+  size_t pos = 0, plen;
+  const char *piece;
+  while (sim__next_piece(text, len, &pos, &piece, &plen)) { /* sse_text.c */
+    v[k] = strndup(piece, plen);
     if (v[k] == NULL) {
       for (int m = 0; m < k; m++) free(v[m]);
       free(v);
       return SIM_ENOMEM;
     }
     k++;
-    i = j;
   }
   *out = v;
   *n = k;

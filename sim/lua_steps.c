@@ -897,28 +897,55 @@ static int blobref_gc(lua_State *L) {
   return 0;
 }
 
-/*
- * The shared blob of the large string at idx, made on first use: a cache in
- * the registry maps the Lua string (kept alive by the cache) to a userdata
- * holding one reference, so every step built from the same string, at load
- * or per request, shares one copy. Returns a reference the caller owns.
- */
-static sim_blob *string_blob(lua_State *L, int idx) {
-  idx = lua_absindex(L, idx);
+/* The blob of the string at idx: a copy of its bytes. */
+static sim_blob *blob_of_string(lua_State *L, int idx) {
+  size_t len;
+  const char *p = lua_tolstring(L, idx, &len);
+  return sim__blob_new(p, len);
+}
+
+/* The blob of the chunk list at idx (checked by stream{}: strings, no
+   holes): every chunk NUL-terminated, in order. */
+static sim_blob *blob_of_chunks(lua_State *L, int idx) {
+  int n = (int)lua_rawlen(L, idx);
+  size_t total = 0;
+  for (int i = 1; i <= n; i++) {
+    lua_rawgeti(L, idx, i);
+    total += lua_rawlen(L, -1) + 1;
+    lua_pop(L, 1);
+  }
+  char *buf = malloc(total > 0 ? total : 1);
+  if (buf == NULL) return NULL;
+  size_t at = 0;
+  for (int i = 1; i <= n; i++) {
+    lua_rawgeti(L, idx, i);
+    size_t len;
+    const char *p = lua_tolstring(L, -1, &len);
+    memcpy(buf + at, p, len + 1);
+    at += len + 1;
+    lua_pop(L, 1);
+  }
+  sim_blob *b = sim__blob_new(buf, total);
+  free(buf);
+  return b;
+}
+
+/* The cache table, made on first use, pushed on the stack. */
+static int cache_table(lua_State *L) {
   if (lua_getfield(L, LUA_REGISTRYINDEX, BLOB_CACHE) != LUA_TTABLE) {
     lua_pop(L, 1);
     lua_createtable(L, 0, BLOB_CACHE_MAX);
     lua_pushvalue(L, -1);
     lua_setfield(L, LUA_REGISTRYINDEX, BLOB_CACHE);
   }
-  int cache = lua_gettop(L);
-  lua_pushvalue(L, idx);
-  if (lua_rawget(L, cache) == LUA_TUSERDATA) {
-    sim_blob *b = *(sim_blob **)lua_touserdata(L, -1);
-    lua_pop(L, 2);
-    return sim__blob_ref(b);
-  }
-  lua_pop(L, 1);
+  return lua_gettop(L);
+}
+
+/* Caches blob b (taking its reference) under the value at idx, starting the
+   cache over when full. Returns a new reference the caller owns. */
+static sim_blob *cache_put(lua_State *L, int idx, sim_blob *b) {
+  idx = lua_absindex(L, idx);
+  int cache = cache_table(L);
   int n = 0;
   lua_pushnil(L);
   while (lua_next(L, cache) != 0) {
@@ -932,27 +959,95 @@ static sim_blob *string_blob(lua_State *L, int idx) {
     lua_replace(L, cache);
   }
   sim_blob **box = lua_newuserdatauv(L, sizeof *box, 0);
-  *box = NULL;
+  *box = b; /* the box owns this reference from here on, even on an error */
   luaL_setmetatable(L, BLOB_MT);
-  size_t len;
-  const char *p = lua_tolstring(L, idx, &len);
-  *box = sim__blob_new(p, len);
-  if (*box == NULL) oom(L);
   lua_pushvalue(L, idx);
   lua_pushvalue(L, -2);
   lua_rawset(L, cache);
-  sim_blob *b = sim__blob_ref(*box);
   lua_pop(L, 2);
+  return sim__blob_ref(b);
+}
+
+/*
+ * The shared blob of the large value at idx, made on first use by make
+ * (NULL: look it up only, NULL when absent): a cache in the registry maps
+ * the value (kept alive by the cache) to a userdata holding one reference,
+ * so every step built from the same value, at load or per request, shares
+ * one copy. Returns a reference the caller owns.
+ */
+static sim_blob *cached_blob(lua_State *L, int idx, sim_blob *(*make)(lua_State *, int)) {
+  idx = lua_absindex(L, idx);
+  int cache = cache_table(L);
+  lua_pushvalue(L, idx);
+  if (lua_rawget(L, cache) == LUA_TUSERDATA) {
+    sim_blob *b = *(sim_blob **)lua_touserdata(L, -1);
+    lua_pop(L, 2);
+    return b ? sim__blob_ref(b) : NULL;
+  }
+  lua_pop(L, 2);
+  if (make == NULL) return NULL;
+  sim_blob *b = make(L, idx);
+  if (b == NULL) oom(L);
+  return cache_put(L, idx, b);
+}
+
+/* 1 when blob b holds exactly the n chunks of the list at idx. */
+static int chunks_equal(lua_State *L, int idx, int n, const sim_blob *b) {
+  const char *p = sim__blob_data(b), *end = p + sim__blob_len(b);
+  for (int i = 1; i <= n; i++) {
+    lua_rawgeti(L, idx, i);
+    size_t len;
+    const char *c = lua_tolstring(L, -1, &len);
+    int same = (size_t)(end - p) > len && memcmp(p, c, len) == 0 && p[len] == '\0';
+    lua_pop(L, 1);
+    if (!same) return 0;
+    p += len + 1;
+  }
+  return p == end;
+}
+
+/*
+ * The shared blob of the chunk list at idx (n chunks). A stream{} made per
+ * request holds a fresh copy of its list each time, so the cache is keyed by
+ * the list's content: a hash names the entry, and a hit is checked chunk by
+ * chunk (a different list with the same hash gets its own blob). Returns a
+ * reference the caller owns.
+ */
+static sim_blob *chunks_blob(lua_State *L, int idx, int n) {
+  uint64_t h = 1469598103934665603ull;
+  size_t total = 0;
+  for (int i = 1; i <= n; i++) {
+    lua_rawgeti(L, idx, i);
+    size_t len;
+    const char *c = lua_tolstring(L, -1, &len);
+    for (size_t k = 0; k < len; k++) h = (h ^ (unsigned char)c[k]) * 1099511628211ull;
+    h = (h ^ 0x100u) * 1099511628211ull; /* the chunk boundary */
+    total += len;
+    lua_pop(L, 1);
+  }
+  lua_pushfstring(L, "\x01chunks:%d:%I:%p", n, (lua_Integer)total, (void *)(uintptr_t)h);
+  int key = lua_gettop(L);
+  sim_blob *b = cached_blob(L, key, NULL);
+  if (b != NULL && !chunks_equal(L, idx, n, b)) { /* a collision: replace the entry */
+    sim__blob_unref(b);
+    b = NULL;
+  }
+  if (b == NULL) {
+    sim_blob *made = blob_of_chunks(L, idx);
+    if (made == NULL) oom(L);
+    b = cache_put(L, key, made);
+  }
+  lua_settop(L, key - 1);
   return b;
 }
 
-/* A text field (content, body): shared as a blob when large, else copied;
+/* A text field (content, body, message): shared as a blob when large, else copied;
    both stay NULL when absent. */
 static void field_text(lua_State *L, int d, const char *key, char **text,
                        sim_blob **blob) {
   if (lua_getfield(L, d, key) == LUA_TSTRING) {
     if (lua_rawlen(L, -1) >= SIM_BLOB_MIN) {
-      *blob = string_blob(L, -1);
+      *blob = cached_blob(L, -1, blob_of_string);
       *text = (char *)sim__blob_data(*blob);
     } else {
       *text = dup_lua(L, -1);
@@ -1026,7 +1121,23 @@ static void convert(lua_State *L, int idx, sim_step **slot) {
     int n = (int)lua_rawlen(L, -1);
     s->chunks = calloc(n > 0 ? (size_t)n : 1, sizeof *s->chunks);
     if (s->chunks == NULL) oom(L);
+    size_t total = 0;
     for (int i = 1; i <= n; i++) {
+      lua_rawgeti(L, -1, i);
+      total += lua_rawlen(L, -1);
+      lua_pop(L, 1);
+    }
+    if (total >= SIM_BLOB_MIN) { /* one shared copy of the whole list */
+      s->chunks_blob = chunks_blob(L, lua_gettop(L), n);
+      const char *p = sim__blob_data(s->chunks_blob);
+      for (; s->nchunks < n; s->nchunks++) {
+        s->chunks[s->nchunks] = (char *)p;
+        lua_rawgeti(L, -1, s->nchunks + 1);
+        p += lua_rawlen(L, -1) + 1; /* a chunk may hold a NUL */
+        lua_pop(L, 1);
+      }
+    }
+    for (int i = 1; s->chunks_blob == NULL && i <= n; i++) {
       lua_rawgeti(L, -1, i);
       s->chunks[s->nchunks] = dup_lua(L, -1);
       s->nchunks++;
@@ -1044,7 +1155,7 @@ static void convert(lua_State *L, int idx, sim_step **slot) {
   field_int(L, d, "status", &s->status);
   s->code = field_str(L, d, "code");
   s->type = field_str(L, d, "type");
-  s->message = field_str(L, d, "message");
+  field_text(L, d, "message", &s->message, &s->message_blob);
   s->has_retry_after = field_num(L, d, "retry_after", &s->retry_after);
   s->retry_after_raw = field_str(L, d, "retry_after_raw");
   s->has_retry_after_ms = field_num(L, d, "retry_after_ms", &s->retry_after_ms);

@@ -23,8 +23,8 @@ struct sim_player {
   sim_conn *c;
   const sim_step *s;       /* the stream step (NULL: an early-close body) */
   sim_sse sse;
-  char **texts;            /* the text pieces the chunks carry */
-  int ntexts;
+  char **texts;            /* the text pieces the chunks carry (NULL when lazy) */
+  int ntexts;              /* text pieces */
   int phase;               /* see reader */
   int sent;                /* text chunks sent */
   const char *frame;       /* frame being written */
@@ -34,6 +34,18 @@ struct sim_player {
   int waiting;             /* suspended inside the reader */
   char *body;              /* early-close: the full body */
   size_t body_len, limit;  /* early-close: bytes actually sent */
+  /* Lazy text frames (see play_stream): frame i of the text is head, the
+     piece as JSON string text, tail; nothing of the text is copied. */
+  int lazy;
+  int nframes;             /* text frames, then sse.chunk[2..] (tool deltas) */
+  const char *src;         /* the text pieces are cut from (no chunks) */
+  size_t src_len, src_pos;
+  char *head, *tail;       /* the template, cut from the probe's frame */
+  size_t head_len, tail_len;
+  int tf_part;             /* text frame being written: 0 none, 1 head, 2 text, 3 tail */
+  size_t tf_off;
+  const char *piece;       /* borrowed from the step */
+  size_t piece_len;
 };
 
 enum { P_PRE, P_CHUNKS, P_TAIL, P_MARKER, P_DONE };
@@ -42,22 +54,30 @@ enum { P_PRE, P_CHUNKS, P_TAIL, P_MARKER, P_DONE };
 void sim__player_free(sim_player *p) {
   if (p == NULL) return;
   sim__sse_clear(&p->sse);
-  for (int i = 0; i < p->ntexts; i++) free(p->texts[i]);
+  for (int i = 0; p->texts != NULL && i < p->ntexts; i++) free(p->texts[i]);
   free(p->texts);
   free(p->body);
+  free(p->head);
+  free(p->tail);
   free(p);
 }
 
 /* ------------------------------------------------------------- headers */
 
+/* Sends a response header and, when record is set, notes it for the trace's
+   `end.headers` through the one redaction rule (sim_redact_header): a
+   scenario may send a credential-looking header (Set-Cookie, X-Debug-Token:
+   Bearer sk-...), and the client gets it as sent, but no output holds it. */
 static void add_header(struct MHD_Response *r, sim_conn *c, const char *name,
                        const char *value, int record) {
   MHD_add_response_header(r, name, value);
   if (!record) return;
   if (c->resp_headers == NULL) c->resp_headers = cJSON_CreateObject();
   if (c->resp_headers) {
+    char *safe = sim_redact_header(name, value);
     cJSON_DeleteItemFromObject(c->resp_headers, name);
-    cJSON_AddStringToObject(c->resp_headers, name, value);
+    cJSON_AddStringToObject(c->resp_headers, name, safe ? safe : "[redacted]");
+    free(safe);
   }
 }
 
@@ -145,51 +165,63 @@ static enum MHD_Result queue_body(sim_conn *c, int status, const char *ctype,
 /* ------------------------------------------------------ shared bodies */
 
 /*
- * A body of three pieces: a small head and tail of this connection's own
- * and, between them, the step's shared blob (raw, or JSON-escaped), so a
- * large answer is never copied per connection.
+ * A body rendered around markers: this connection's own small pieces (the
+ * rendered text, owned) and, where each marker stood, the step's shared
+ * blob (raw, or JSON-escaped), so a large answer, error message or page is
+ * never copied per connection. limit < total cuts it (truncate{}).
  */
+#define SHARED_MAX_SEGS 9 /* pieces: up to 4 markers in a body */
 typedef struct shared_body {
-  char *head, *tail;       /* owned */
+  char *own;               /* the rendered body the literal pieces lie in */
   sim_blob *blob;          /* one reference */
-  const char *mid;         /* borrowed from blob */
-  size_t head_len, mid_len, tail_len;
+  const char *seg[SHARED_MAX_SEGS];
+  size_t seg_len[SHARED_MAX_SEGS];
+  int nsegs;
+  size_t total, limit;     /* bytes of the whole body; bytes sent */
+  sim_conn *c;             /* early close: counts what went out */
+  int early_close;         /* 1: Content-Length promises total, limit is sent */
 } shared_body;
 
 static void shared_body_free(void *cls) {
   shared_body *b = cls;
   if (b == NULL) return;
-  free(b->head);
-  free(b->tail);
+  free(b->own);
   sim__blob_unref(b->blob);
   free(b);
 }
 
 static ssize_t shared_body_read(void *cls, uint64_t pos, char *buf, size_t max) {
   shared_body *b = cls;
+  if (pos >= b->limit) {
+    if (!b->early_close || pos >= b->total) return MHD_CONTENT_READER_END_OF_STREAM;
+    b->c->how = "early_close";
+    return MHD_CONTENT_READER_END_WITH_ERROR;
+  }
+  if (max > b->limit - pos) max = (size_t)(b->limit - pos);
   size_t n = 0;
-  const char *part[3] = {b->head, b->mid, b->tail};
-  size_t len[3] = {b->head_len, b->mid_len, b->tail_len};
   uint64_t off = pos;
-  for (int i = 0; i < 3 && n < max; i++) {
-    if (off >= len[i]) {
-      off -= len[i];
+  for (int i = 0; i < b->nsegs && n < max; i++) {
+    if (off >= b->seg_len[i]) {
+      off -= b->seg_len[i];
       continue;
     }
-    size_t k = len[i] - (size_t)off;
+    size_t k = b->seg_len[i] - (size_t)off;
     if (k > max - n) k = max - n;
-    memcpy(buf + n, part[i] + off, k);
+    memcpy(buf + n, b->seg[i] + off, k);
     n += k;
     off = 0;
   }
+  if (b->early_close) b->c->bytes += (long)n;
   return n > 0 ? (ssize_t)n : MHD_CONTENT_READER_END_OF_STREAM;
 }
 
-/* Queues a shared body (taking it over) with the step's headers. */
+/* Queues a shared body (taking it over) with the step's headers: its first
+   b->limit bytes, under a Content-Length of b->total when early_close. */
 static enum MHD_Result queue_shared(sim_conn *c, int status, const char *ctype,
                                     shared_body *b, const sim_step *s) {
-  size_t total = b->head_len + b->mid_len + b->tail_len;
-  struct MHD_Response *r = MHD_create_response_from_callback(total, 64 * 1024, shared_body_read,
+  size_t len = b->early_close ? b->total : b->limit;
+  b->c = c;
+  struct MHD_Response *r = MHD_create_response_from_callback(len, 64 * 1024, shared_body_read,
                                                              b, shared_body_free);
   if (r == NULL) {
     shared_body_free(b);
@@ -198,7 +230,7 @@ static enum MHD_Result queue_shared(sim_conn *c, int status, const char *ctype,
   add_header(r, c, "content-type", ctype, 0);
   add_step_headers(r, c, s);
   c->status = status;
-  c->bytes = status == 204 || status == 304 ? 0 : (long)total;
+  c->bytes = status == 204 || status == 304 || b->early_close ? 0 : (long)len;
   c->phase = 2;
   enum MHD_Result ret = MHD_queue_response(c->mc, (unsigned)status, r);
   MHD_destroy_response(r);
@@ -210,68 +242,91 @@ static enum MHD_Result queue_shared(sim_conn *c, int status, const char *ctype,
 #define SHARED_MARK_JSON "\\u0001fusebox-shared-text\\u0001"
 
 /*
- * A chat answer whose large content is a blob: the dialect renders the body
- * around a marker, and the blob's JSON-escaped text is served in its place.
- * Returns NULL (the caller renders a private copy) when anything is amiss.
+ * Splits whole (taken over; NULL = out of memory) at each marker, with the
+ * blob's text (mid, borrowed from blob) in the marker's place. Returns NULL
+ * (the caller renders a private copy) when anything is amiss.
  */
-static shared_body *shared_chat(sim_conn *c, const sim_step *s, sim_dialect d) {
-  size_t jlen;
-  const char *json = sim__blob_json(s->content_blob, &jlen);
-  if (json == NULL) return NULL;
-  char *whole = sim__chat_body(d, c->rid, s->model ? s->model : c->model, SHARED_MARK,
-                               c->tokens_in, c->tokens_out);
-  char *at = whole ? strstr(whole, SHARED_MARK_JSON) : NULL;
-  shared_body *b = at ? calloc(1, sizeof *b) : NULL;
+static shared_body *shared_split(char *whole, sim_blob *blob, const char *mid, size_t mid_len) {
+  shared_body *b = whole && mid ? calloc(1, sizeof *b) : NULL;
   if (b == NULL) {
     free(whole);
     return NULL;
   }
-  const char *rest = at + strlen(SHARED_MARK_JSON);
-  b->tail_len = strlen(rest);
-  b->tail = malloc(b->tail_len + 1);
-  if (b->tail == NULL) {
-    free(whole);
-    free(b);
-    return NULL;
+  b->own = whole;
+  const size_t ml = strlen(SHARED_MARK_JSON);
+  const char *p = whole;
+  for (;;) {
+    const char *at = strstr(p, SHARED_MARK_JSON);
+    if (b->nsegs + (at ? 2 : 1) > SHARED_MAX_SEGS) {
+      shared_body_free(b);
+      return NULL;
+    }
+    size_t lit = at ? (size_t)(at - p) : strlen(p);
+    b->seg[b->nsegs] = p;
+    b->seg_len[b->nsegs++] = lit;
+    b->total += lit;
+    if (at == NULL) break;
+    b->seg[b->nsegs] = mid;
+    b->seg_len[b->nsegs++] = mid_len;
+    b->total += mid_len;
+    p = at + ml;
   }
-  memcpy(b->tail, rest, b->tail_len + 1);
-  *at = '\0';
-  b->head = whole;
-  b->head_len = strlen(whole);
-  b->blob = sim__blob_ref(s->content_blob);
-  b->mid = json;
-  b->mid_len = jlen;
-  return b;
-}
-
-/* A garbage answer whose large body is a blob, served as is. */
-static shared_body *shared_raw(sim_blob *blob) {
-  shared_body *b = calloc(1, sizeof *b);
-  if (b == NULL) return NULL;
   b->blob = sim__blob_ref(blob);
-  b->mid = sim__blob_data(blob);
-  b->mid_len = sim__blob_len(blob);
+  b->limit = b->total;
   return b;
 }
 
-/* Plays a chat or garbage step whose body is shared; MHD_YES/MHD_NO as the
-   access handler returns, or -1 when the step has no shared body. */
-static int play_shared(sim_conn *c, const sim_step *s) {
-  shared_body *b = NULL;
+static int tool_tokens(const sim_step *s);
+static double gemini_retry_s(const sim_step *s);
+
+/*
+ * The body of a chat, fail or garbage step whose large text is a shared
+ * blob, rendered in this API's shape exactly as a private copy would be;
+ * *status its status. NULL when the step has no blob or anything is amiss
+ * (the caller renders a private copy).
+ */
+static shared_body *shared_for(sim_conn *c, const sim_step *s, int *status) {
+  sim_dialect d = c->dialect;
+  size_t jlen;
   if (s->kind == SIM_STEP_GARBAGE && s->body_blob != NULL) {
-    b = shared_raw(s->body_blob);
-    if (b == NULL) return -1;
-    return queue_shared(c, s->status ? s->status : 200, "application/json", b, s);
+    *status = s->status ? s->status : 200;
+    char *none = strdup(SHARED_MARK_JSON); /* the page, whole, as it is */
+    return shared_split(none, s->body_blob, sim__blob_data(s->body_blob),
+                        sim__blob_len(s->body_blob));
   }
-  if (s->kind != SIM_STEP_CHAT || s->content_blob == NULL) return -1;
-  sim_dialect d = c->dialect == SIM_DIALECT_ANTHROPIC ? SIM_DIALECT_ANTHROPIC : SIM_DIALECT_OPENAI;
-  c->tokens_in = s->usage_in >= 0 ? s->usage_in : c->tokens_in_est;
-  c->tokens_out = s->usage_out >= 0 ? s->usage_out
-                                    : (int)((sim__blob_len(s->content_blob) + 3) / 4);
-  b = shared_chat(c, s, d);
+  if (s->kind == SIM_STEP_FAIL && s->message_blob != NULL) {
+    *status = s->status ? s->status : 500;
+    const char *json = sim__blob_json(s->message_blob, &jlen);
+    char *whole = sim__error_body_retry(d, *status, s->code, s->type, SHARED_MARK,
+                                        d == SIM_DIALECT_GEMINI ? gemini_retry_s(s) : -1);
+    return shared_split(whole, s->message_blob, json, jlen);
+  }
+  if (s->kind != SIM_STEP_CHAT || s->content_blob == NULL || d == SIM_DIALECT_EMBEDDINGS)
+    return NULL;
+  *status = 200;
+  const char *json = sim__blob_json(s->content_blob, &jlen);
+  int tin = s->usage_in >= 0 ? s->usage_in : c->tokens_in_est;
+  int tout = s->usage_out >= 0
+                 ? s->usage_out
+                 : sim__estimate_tokens(strlen(s->content)) + tool_tokens(s);
+  char *whole = sim__answer_body(d, s, c->rid, s->model ? s->model : c->model, SHARED_MARK,
+                                 tin, tout);
+  shared_body *b = shared_split(whole, s->content_blob, json, jlen);
+  if (b != NULL) {
+    c->tokens_in = tin;
+    c->tokens_out = tout;
+    sim__conn_add_text(c, s->content); /* bounded by SIM_MAX_TEXT */
+  }
+  return b;
+}
+
+/* Plays a chat, fail or garbage step whose body is shared; MHD_YES/MHD_NO
+   as the access handler returns, or -1 when the step has no shared body. */
+static int play_shared(sim_conn *c, const sim_step *s) {
+  int status;
+  shared_body *b = shared_for(c, s, &status);
   if (b == NULL) return -1;
-  sim__conn_add_text(c, s->content); /* bounded by SIM_MAX_TEXT */
-  return queue_shared(c, 200, "application/json", b, s);
+  return queue_shared(c, status, "application/json", b, s);
 }
 
 /* ---------------------------------------------------------- bodies */
@@ -368,6 +423,71 @@ static ssize_t pause_until(sim_player *p, double due_ms) {
   return 0;
 }
 
+/* Text piece i of a lazy stream: chunk i, or the next piece of the text. */
+static void piece_at(sim_player *p, int i, const char **piece, size_t *n) {
+  if (p->s->nchunks > 0) {
+    *piece = p->s->chunks[i];
+    *n = strlen(*piece);
+    return;
+  }
+  if (!sim__next_piece(p->src, p->src_len, &p->src_pos, piece, n)) {
+    *piece = "";
+    *n = 0;
+  }
+}
+
+/* Starts the frame of the next text piece, and notes its text for the
+   trace (bounded by SIM_MAX_TEXT). */
+static void next_text_frame(sim_player *p) {
+  piece_at(p, p->sent, &p->piece, &p->piece_len);
+  p->tf_part = 1;
+  p->tf_off = 0;
+  sim_conn *c = p->c;
+  if (c->text_len < SIM_MAX_TEXT) {
+    char note[SIM_MAX_TEXT + 1];
+    size_t k = p->piece_len < SIM_MAX_TEXT - c->text_len ? p->piece_len
+                                                          : SIM_MAX_TEXT - c->text_len;
+    memcpy(note, p->piece, k);
+    note[k] = '\0';
+    sim__conn_add_text(c, note);
+  }
+}
+
+/* Writes what fits of the text frame under way: head, the piece as JSON
+   string text, tail. Returns the bytes written; 0 when the frame is out. */
+static ssize_t emit_text(sim_player *p, char *buf, size_t max) {
+  size_t n = 0;
+  while (n < max && p->tf_part != 0) {
+    if (p->tf_part == 2) {
+      size_t w = sim__json_escape_some(p->piece, p->piece_len, &p->tf_off, buf + n, max - n);
+      n += w;
+      if (p->tf_off < p->piece_len) {
+        if (w == 0 && n == 0) { /* max < 6: one escape cannot fit; never happens */
+          p->tf_part = 0;
+          return MHD_CONTENT_READER_END_WITH_ERROR;
+        }
+        break;
+      }
+      p->tf_part = 3;
+      p->tf_off = 0;
+      continue;
+    }
+    const char *part = p->tf_part == 1 ? p->head : p->tail;
+    size_t len = p->tf_part == 1 ? p->head_len : p->tail_len;
+    size_t k = len - p->tf_off;
+    if (k > max - n) k = max - n;
+    memcpy(buf + n, part + p->tf_off, k);
+    n += k;
+    p->tf_off += k;
+    if (p->tf_off == len) {
+      p->tf_part = p->tf_part == 1 ? 2 : 0;
+      p->tf_off = 0;
+    }
+  }
+  p->c->bytes += (long)n;
+  return (ssize_t)n;
+}
+
 /* The content reader of an SSE stream: frames in order, paced, stalled,
    dropped or broken by an error event as the step says. */
 static ssize_t stream_reader(void *cls, uint64_t pos, char *buf, size_t max) {
@@ -377,6 +497,11 @@ static ssize_t stream_reader(void *cls, uint64_t pos, char *buf, size_t max) {
   const sim_step *s = p->s;
   for (;;) {
     if (p->frame_off < p->frame_len) return emit(p, buf, max);
+    if (p->tf_part != 0) {
+      ssize_t n = emit_text(p, buf, max);
+      if (n != 0) return n;
+      continue; /* the text frame is out */
+    }
     if (p->waiting) {
       p->waiting = 0;
       if (c->wake == SIM_WAKE_HANGUP) {
@@ -409,7 +534,7 @@ static ssize_t stream_reader(void *cls, uint64_t pos, char *buf, size_t max) {
         c->stalled = 1;
         return pause_until(p, s->stall < 0 ? -1 : sim__srv_now(c->srv) + s->stall * 1000.0 * c->srv->scale);
       }
-      if (p->sent == p->sse.nchunks) {
+      if (p->sent == p->nframes) {
         /* no_end: the stream stops before its finish chunk, as a proxy
            cutting it at a chunk boundary would leave it. */
         p->phase = s->no_end ? P_DONE : P_TAIL;
@@ -420,8 +545,14 @@ static ssize_t stream_reader(void *cls, uint64_t pos, char *buf, size_t max) {
         break;
       }
       if (p->sent > 0 && sim__srv_now(c->srv) < p->next_due) return pause_until(p, p->next_due);
-      set_frame(p, p->sse.chunk[p->sent]);
-      if (p->sent < p->ntexts) sim__conn_add_text(c, p->texts[p->sent]);
+      if (!p->lazy) {
+        set_frame(p, p->sse.chunk[p->sent]);
+        if (p->sent < p->ntexts) sim__conn_add_text(c, p->texts[p->sent]);
+      } else if (p->sent < p->ntexts) {
+        next_text_frame(p);
+      } else {
+        set_frame(p, p->sse.chunk[2 + p->sent - p->ntexts]);
+      }
       p->sent++;
       c->chunks = p->sent;
       p->next_due = sim__srv_now(c->srv) + s->interval * 1000.0 * c->srv->scale;
@@ -441,11 +572,119 @@ static ssize_t stream_reader(void *cls, uint64_t pos, char *buf, size_t max) {
   }
 }
 
-static enum MHD_Result play_stream(sim_conn *c, const sim_step *s) {
-  sim_player *p = calloc(1, sizeof *p);
-  if (p == NULL) return MHD_NO;
-  p->c = c;
-  p->s = s;
+/* Two texts of different lengths whose JSON forms mark where a piece goes
+   in a frame. */
+#define MARK0 "\x01" "fbx" "\x01"
+#define MARK0_JSON "\\u0001fbx\\u0001"
+#define MARK1 "\x01" "fbx-text-mark" "\x01"
+#define MARK1_JSON "\\u0001fbx-text-mark\\u0001"
+
+/* 1 when f holds mark exactly once; *at is where. */
+static int marked_once(const char *f, const char *mark, const char **at) {
+  *at = f ? strstr(f, mark) : NULL;
+  return *at != NULL && strstr(*at + 1, mark) == NULL;
+}
+
+static int holds_mark(const char *f) { return f != NULL && strstr(f, "\\u0001fbx") != NULL; }
+
+/*
+ * Makes p lazy when this API's text frames are a template: the probe (the
+ * frames built for two marker pieces) has frames that differ only where the
+ * piece goes, and no other frame holds a piece (an API that repeats the
+ * whole text at the end, or numbers its events, is played from a full
+ * build). Takes the probe's frames over into p->sse. Returns 1 when lazy.
+ */
+static int take_template(sim_player *p, sim_sse *probe) {
+  const char *a0, *a1;
+  if (probe->ntexts != 2 || probe->nchunks < 2 || !marked_once(probe->chunk[0], MARK0_JSON, &a0) ||
+      !marked_once(probe->chunk[1], MARK1_JSON, &a1))
+    return 0;
+  size_t h0 = (size_t)(a0 - probe->chunk[0]), h1 = (size_t)(a1 - probe->chunk[1]);
+  const char *t0 = a0 + strlen(MARK0_JSON), *t1 = a1 + strlen(MARK1_JSON);
+  if (h0 != h1 || memcmp(probe->chunk[0], probe->chunk[1], h0) != 0 || strcmp(t0, t1) != 0)
+    return 0;
+  if (holds_mark(probe->pre) || holds_mark(probe->tail) || holds_mark(probe->marker) ||
+      holds_mark(probe->error) || holds_mark(t0))
+    return 0;
+  for (int i = 2; i < probe->nchunks; i++)
+    if (holds_mark(probe->chunk[i])) return 0;
+  p->head = strndup(probe->chunk[0], h0);
+  p->tail = strdup(t0);
+  if (p->head == NULL || p->tail == NULL) return 0;
+  p->head_len = h0;
+  p->tail_len = strlen(p->tail);
+  p->sse = *probe;
+  p->lazy = 1;
+  return 1;
+}
+
+/*
+ * Counts the text pieces of stream step s (its chunks, or its text cut in
+ * words) in place, and the tokens both ways the server bills them: *tok as
+ * the answer's estimate (tool calls counted apart), *tok_sse as the stream
+ * builder estimates them (sim__sse_build).
+ */
+static int count_pieces(const sim_step *s, const char *text, long *tok, long *tok_sse) {
+  int n = 0;
+  *tok = *tok_sse = 0;
+  if (s->nchunks > 0) {
+    for (; n < s->nchunks; n++) *tok += tokens_of(s->chunks[n]);
+  } else {
+    size_t pos = 0, len = strlen(text), k;
+    const char *piece;
+    while (sim__next_piece(text, len, &pos, &piece, &k)) {
+      *tok += sim__estimate_tokens(k);
+      n++;
+    }
+  }
+  *tok_sse = *tok;
+  for (int i = 0; i < s->ntool_calls; i++)
+    *tok_sse += sim__estimate_tokens(
+        strlen(s->tool_calls[i].arguments ? s->tool_calls[i].arguments : "") +
+        strlen(s->tool_calls[i].name));
+  *tok += tool_tokens(s);
+  return n;
+}
+
+/*
+ * Sets p up to make each text frame when it is due from a template (see
+ * take_template), reading the pieces in place from the step, which outlives
+ * the player: a connection then holds a few small frames, not a copy of the
+ * text and every frame of it. Returns 1 when p is lazy, 0 when the stream
+ * must be built whole (no text, or an API whose frames are no template).
+ */
+static int stream_lazy(sim_conn *c, sim_player *p, const sim_step *s) {
+  if (s->nchunks == 0 && s->content == NULL && s->ntool_calls > 0) return 0;
+  const char *text = s->content ? s->content : DEFAULT_TEXT;
+  long tok, tok_sse;
+  int n = count_pieces(s, text, &tok, &tok_sse);
+  if (n == 0) return 0;
+  sim_step probe_step = *s; /* shallow: the probe bills what the real text would */
+  probe_step.usage_out = s->usage_out >= 0 ? s->usage_out
+                                           : (int)(tok_sse > 1000000000 ? 1000000000 : tok_sse);
+  char *marks[2] = {MARK0, MARK1};
+  sim_sse probe;
+  if (sim__sse_build(c->dialect, &probe_step, c->rid, s->model ? s->model : c->model,
+                     c->tokens_in, marks, 2, &probe) != SIM_OK)
+    return 0;
+  if (!take_template(p, &probe)) {
+    sim__sse_clear(&probe);
+    free(p->head);
+    free(p->tail);
+    p->head = p->tail = NULL;
+    return 0;
+  }
+  p->ntexts = n;
+  p->nframes = n + p->sse.nchunks - 2;
+  p->src = text;
+  p->src_len = s->nchunks > 0 ? 0 : strlen(text);
+  c->tokens_out = s->usage_out >= 0 ? s->usage_out : (int)(tok > 1000000000 ? 1000000000 : tok);
+  return 1;
+}
+
+/* Builds every piece and frame of the stream up front (small streams, and
+   APIs whose frames are no template). */
+static int stream_whole(sim_conn *c, sim_player *p, const sim_step *s) {
   int rc;
   if (s->nchunks > 0) {
     p->texts = calloc((size_t)s->nchunks, sizeof(char *));
@@ -461,19 +700,28 @@ static enum MHD_Result play_stream(sim_conn *c, const sim_step *s) {
   } else {
     rc = sim__split_words(s->content ? s->content : DEFAULT_TEXT, &p->texts, &p->ntexts);
   }
-  sim_dialect d = c->dialect;
-  c->tokens_in = s->usage_in >= 0 ? s->usage_in : c->tokens_in_est;
   if (rc == SIM_OK)
-    rc = sim__sse_build(d, s, c->rid, s->model ? s->model : c->model, c->tokens_in,
+    rc = sim__sse_build(c->dialect, s, c->rid, s->model ? s->model : c->model, c->tokens_in,
                         p->texts, p->ntexts, &p->sse);
-  if (rc != SIM_OK) {
-    sim__player_free(p);
-    return MHD_NO;
-  }
+  if (rc != SIM_OK) return rc;
+  p->nframes = p->sse.nchunks;
   /* Billed: what the provider generated, whether or not it all went out. */
   int out = tool_tokens(s);
   for (int i = 0; i < p->ntexts; i++) out += tokens_of(p->texts[i]);
   c->tokens_out = s->usage_out >= 0 ? s->usage_out : out;
+  return SIM_OK;
+}
+
+static enum MHD_Result play_stream(sim_conn *c, const sim_step *s) {
+  sim_player *p = calloc(1, sizeof *p);
+  if (p == NULL) return MHD_NO;
+  p->c = c;
+  p->s = s;
+  c->tokens_in = s->usage_in >= 0 ? s->usage_in : c->tokens_in_est;
+  if (!stream_lazy(c, p, s) && stream_whole(c, p, s) != SIM_OK) {
+    sim__player_free(p);
+    return MHD_NO;
+  }
   c->player = p;
   c->player_ntexts = p->ntexts;
   struct MHD_Response *r =
@@ -511,13 +759,23 @@ static enum MHD_Result play_truncate(sim_conn *c, const sim_step *s) {
   if (inner == NULL) return MHD_NO;
   int status;
   const char *ctype;
+  size_t at = s->at < 0 ? 0 : (size_t)s->at;
+  shared_body *shared = shared_for(c, inner, &status);
+  if (shared != NULL) { /* a large body: cut the shared copy, not a private one */
+    if (at < shared->limit) {
+      shared->limit = at;
+      if (c->text) c->text[0] = '\0', c->text_len = 0;
+    }
+    shared->early_close = s->early_close && at < shared->total;
+    sim__step_free(def);
+    return queue_shared(c, status, "application/json", shared, s);
+  }
   char *body = step_body(c, inner, &status, &ctype);
   if (body == NULL) {
     sim__step_free(def);
     return MHD_NO;
   }
   size_t len = strlen(body);
-  size_t at = s->at < 0 ? 0 : (size_t)s->at;
   if (at > len) at = len;
   /* The trace shows what was actually sent. */
   if (c->text && at < len) c->text[0] = '\0', c->text_len = 0;

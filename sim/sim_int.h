@@ -41,6 +41,25 @@ const char *sim__blob_data(const sim_blob *b);
 size_t sim__blob_len(const sim_blob *b);
 const char *sim__blob_json(sim_blob *b, size_t *len);
 
+/* sse_text.c: a stream's text pieces cut in place, and JSON string text
+   written a little at a time, so a long answer is never copied per
+   connection. */
+/*
+ * The next word-sized piece of the len bytes at text from *pos ("Hello",
+ * " world": leading blanks join the word), the one rule of
+ * sim__split_words. Sets *piece and *n (borrowed from text), advances *pos;
+ * returns 0 at the end.
+ */
+int sim__next_piece(const char *text, size_t len, size_t *pos, const char **piece,
+                    size_t *n);
+/*
+ * Writes the n bytes at src, from *off, as the inside of a JSON string
+ * exactly as cJSON writes it, into dst (at most max bytes, never splitting
+ * an escape); advances *off and returns the bytes written. max >= 6 always
+ * makes progress.
+ */
+size_t sim__json_escape_some(const char *src, size_t n, size_t *off, char *dst, size_t max);
+
 typedef struct sim_header {
   char *name;
   char *value;
@@ -76,8 +95,11 @@ typedef struct sim_step {
   int finish;         /* SIM_FINISH_*: `incomplete` (max tokens, filter) */
 
   /* stream */
-  char **chunks;      /* text pieces, one per delta event; NULL = split content */
+  char **chunks;      /* text pieces, one per delta event; NULL = split content;
+                         point into chunks_blob when that is set */
   int nchunks;
+  sim_blob *chunks_blob; /* the shared copy of a large chunk list (each
+                            chunk NUL-terminated, in order); owned ref */
   double interval;    /* seconds between chunks (scaled by the time scale) */
   int drop_after;     /* close the connection after N chunks; -1 = never */
   int stall_after;    /* stop sending after N chunks; -1 = never */
@@ -90,7 +112,8 @@ typedef struct sim_step {
   int status;         /* HTTP status; 0 = the kind's default */
   char *code;         /* provider error code, e.g. "rate_limit_exceeded" */
   char *type;         /* provider error type, e.g. "rate_limit_error" */
-  char *message;
+  char *message;             /* points into message_blob when that is set */
+  sim_blob *message_blob;    /* the shared copy of a large message; owned ref */
   int has_retry_after;       /* 1: send Retry-After */
   double retry_after;        /* delta-seconds (may be decimal) */
   char *retry_after_raw;     /* send this exact Retry-After text instead */

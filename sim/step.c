@@ -42,11 +42,14 @@ void sim__step_free(sim_step *s) {
     if (s->content_blob != NULL) sim__blob_unref(s->content_blob);
     else free(s->content);
     free(s->model);
-    for (int i = 0; i < s->nchunks; i++) free(s->chunks[i]);
+    if (s->chunks_blob != NULL) sim__blob_unref(s->chunks_blob);
+    else
+      for (int i = 0; i < s->nchunks; i++) free(s->chunks[i]);
     free(s->chunks);
     free(s->code);
     free(s->type);
-    free(s->message);
+    if (s->message_blob != NULL) sim__blob_unref(s->message_blob);
+    else free(s->message);
     free(s->retry_after_raw);
     for (int i = 0; i < s->nheaders; i++) {
       free(s->headers[i].name);

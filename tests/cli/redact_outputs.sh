@@ -12,7 +12,7 @@ need_fusebox
 need_cmd curl awk bash
 SECRETS="HDRSECRETX1 HDRSECRETX2 HDRSECRETX3 HDRSECRETX4 HDRSECRETX5 HDRSECRETX6 SPACESECRET7
  0123456789abcdef0123456789abcdef VALSECRET9 AIzaQUERYSECRET10 STDERRSECRET11 STDOUTSECRET12
- RESPHDRSECRET13 RESPBODYSECRET14 LOGQUERYSECRET15"
+ RESPHDRSECRET13 RESPBODYSECRET14 LOGQUERYSECRET15 ENDHDRSECRET16 ENDHDRSECRET17 ENDHDRSECRET18"
 # clean WHAT FILE...: none of the secrets is in the files, and they hold text.
 clean() {
   local what=$1; shift
@@ -70,5 +70,29 @@ clean "import of a trace" "$tmp/imp2.lua"
   --html "$tmp/r.html" "$scen" -- bash "$tmp/client.sh" > /dev/null 2> "$tmp/exec.err"
 clean "exec's reports and trace" "$tmp/r.json" "$tmp/r.xml" "$tmp/r.html" $(ls "$tmp"/ex/*.jsonl)
 grep -q "calling with Authorization: \[redacted\]" "$tmp/r.json" && ok || bad "the command's stderr is not in the JSON report, redacted"
+
+# --- headers a scenario sends (end.headers): trace, reports, terminal -------
+cat > "$tmp/resp_hdr.lua" <<'LUA'
+return scenario {
+  name = "secret response headers",
+  provider = {
+    fail { status = 503, retry_after = 0, headers = {
+      ["X-Debug-Token"] = "Bearer sk-ENDHDRSECRET16abcdef",
+      ["Set-Cookie"] = "session=ENDHDRSECRET17; Path=/",
+      ["X-Echo"] = "key sk-ant-ENDHDRSECRET18abcdef" } },
+    chat {},
+  },
+  client = { attempts = 3, deadline = 10 },
+  expect = { attempts = 2, outcome = "ok" },
+}
+LUA
+"$bin" run --trace-dir "$tmp/rh" --json "$tmp/rh.json" --junit "$tmp/rh.xml" \
+  --html "$tmp/rh.html" "$tmp/resp_hdr.lua" > "$tmp/rh.out" 2> "$tmp/rh.err"
+[ $? = 0 ] && ok || bad "run of the response-header scenario failed: $(cat "$tmp/rh.out" "$tmp/rh.err")"
+clean "run's trace, reports and terminal (response headers)" "$tmp/rh.json" "$tmp/rh.xml" \
+  "$tmp/rh.html" "$tmp/rh.out" $(ls "$tmp"/rh/*.jsonl)
+grep -q '"Set-Cookie":"\[redacted\]"' "$tmp"/rh/*.jsonl && ok || bad "Set-Cookie not redacted by name in end.headers"
+"$bin" report "$tmp"/rh/*.jsonl --json "$tmp/rh2.json" > "$tmp/rh2.out" 2>&1
+clean "report of that trace" "$tmp/rh2.json" "$tmp/rh2.out"
 
 finish

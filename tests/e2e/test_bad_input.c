@@ -7,6 +7,7 @@
 #include <arpa/inet.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <malloc.h>
 #include <netinet/in.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -297,6 +298,126 @@ static void test_secret_headers_in_trace(void) {
   e2e_free(s);
 }
 
+/* issue 11: headers a scenario itself sends (end.headers) go through the one
+   redaction rule: the client gets them as sent, the trace never holds them,
+   while the headers verdicts read (retry-after) stay as they are. */
+static void test_secret_response_headers(void) {
+  e2e_server *s = e2e_start(
+      "return scenario { name='t', provider = {\n"
+      "  fail { status = 429, retry_after = 1, headers = {\n"
+      "    ['X-Debug-Token'] = 'Bearer sk-RESPSECRET1abcdefgh',\n"
+      "    ['Set-Cookie'] = 'session=RESPSECRET2; Path=/',\n"
+      "    ['X-Echo'] = 'key sk-ant-RESPSECRET3abcdefgh' } },\n"
+      "  chat { headers = { ['x-api-key'] = 'RESPSECRET4' } } } }", 1);
+  CU_ASSERT_PTR_NOT_NULL_FATAL(s);
+  e2e_resp r;
+  e2e_chat(s, CHAT, 0, 3000, &r);
+  CU_ASSERT_EQUAL(r.status, 429);
+  const char *tok = e2e_header(&r, "x-debug-token");
+  CU_ASSERT(tok != NULL && strstr(tok, "respsecret1") != NULL); /* sent as written */
+  e2e_resp_clear(&r);
+  e2e_chat(s, CHAT, 0, 3000, &r);
+  CU_ASSERT_EQUAL(r.status, 200);
+  e2e_resp_clear(&r);
+  e2e_stop(s);
+  trace_valid(s);
+  char *t = slurp_trace(s);
+  CU_ASSERT_PTR_NOT_NULL_FATAL(t);
+  CU_ASSERT_PTR_NULL(strstr(t, "RESPSECRET"));
+  if (strstr(t, "RESPSECRET")) fprintf(stderr, "\n  trace: %.900s\n", strstr(t, "RESPSECRET") - 100);
+  free(t);
+  cJSON *hd = cJSON_GetObjectItem(e2e_end_of(s, 0), "headers");
+  CU_ASSERT_STRING_EQUAL(e2e_str(hd, "Set-Cookie"), "[redacted]");
+  CU_ASSERT_STRING_EQUAL(e2e_str(hd, "retry-after"), "1");
+  e2e_free(s);
+}
+
+/* Bytes the process holds on its heap: the sanitizer's count under ASan,
+   else glibc's (small chunks and mmapped blocks). */
+extern size_t __sanitizer_get_current_allocated_bytes(void) __attribute__((weak));
+static size_t heap_bytes(void) {
+  if (__sanitizer_get_current_allocated_bytes) return __sanitizer_get_current_allocated_bytes();
+  struct mallinfo2 m = mallinfo2();
+  return m.uordblks + m.hblkhd;
+}
+
+/* A client that sends a request and reads only the first bytes of the
+   answer, with a small receive window, so the server must keep the rest. */
+static int slow_client(int port, const char *kind) {
+  int fd = socket(AF_INET, SOCK_STREAM, 0);
+  int small = 4096;
+  setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &small, sizeof small);
+  struct sockaddr_in a = {.sin_family = AF_INET, .sin_port = htons((uint16_t)port)};
+  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  struct timeval tv = {10, 0};
+  setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
+  if (connect(fd, (struct sockaddr *)&a, sizeof a) != 0) {
+    close(fd);
+    return -1;
+  }
+  char req[256];
+  int n = snprintf(req, sizeof req, "POST " CHAT " HTTP/1.1\r\nHost: x\r\nX-Kind: %s\r\n"
+                   "Content-Type: application/json\r\nContent-Length: 13\r\n\r\n{\"model\":\"m\"}",
+                   kind);
+  send_all(fd, req, (size_t)n);
+  char buf[256];
+  if (recv(fd, buf, sizeof buf, 0) <= 0) { /* the answer has begun */
+    close(fd);
+    return -1;
+  }
+  return fd;
+}
+
+/* issue 11, item 11: eight slow clients reading a 6 MB step body cost less
+   than one copy of it together, for every step whose body is large: a
+   stream of words, a stream of chunks, an early-closed truncate, a fail
+   message and a chat. Before, each client held one to three copies of a
+   stream's or truncate's text, and every frame of a stream. Counted on the
+   heap (deterministic), not timed. */
+static void test_slow_clients_share_bodies(void) {
+  e2e_server *s = e2e_start(
+      "local word = string.rep('x', 122) .. '\"\\n ' \n"
+      "local text = string.rep(word, 50000)\n"
+      "local list = {}\n"
+      "for i = 1, 6000 do list[i] = string.rep('c', 999) .. '\\\\' end\n"
+      "return scenario { name = 'big', provider = function(req)\n"
+      "  local k = req.headers['x-kind']\n"
+      "  if k == 'stream' then return stream { content = text } end\n"
+      "  if k == 'chunks' then return stream { chunks = list } end\n"
+      "  if k == 'truncate' then\n"
+      "    return truncate { chat { content = text }, at = #text, mode = 'early-close' } end\n"
+      "  if k == 'fail' then return fail { status = 503, message = text } end\n"
+      "  return chat { content = text } end }", 1);
+  CU_ASSERT_PTR_NOT_NULL_FATAL(s);
+  const size_t body = 6250000; /* bytes of `text` */
+  static const char *const kinds[] = {"stream", "chunks", "truncate", "fail", "chat"};
+  int ended = 0;
+  for (size_t k = 0; k < sizeof kinds / sizeof kinds[0]; k++) {
+    int warm = slow_client(s->port, kinds[k]); /* makes the shared copy */
+    CU_ASSERT(warm >= 0);
+    size_t before = heap_bytes();
+    int fds[8];
+    for (int i = 0; i < 8; i++) {
+      fds[i] = slow_client(s->port, kinds[k]);
+      CU_ASSERT(fds[i] >= 0);
+    }
+    size_t during = heap_bytes();
+    size_t grew = during > before ? during - before : 0;
+    if (grew >= body || getenv("FUSEBOX_TEST_VERBOSE"))
+      fprintf(stderr, "\n  %s: 8 slow clients grew the heap by %zu bytes (body %zu)\n", kinds[k],
+              grew, body);
+    CU_ASSERT(grew < body);
+    for (int i = 0; i < 8; i++)
+      if (fds[i] >= 0) close(fds[i]);
+    if (warm >= 0) close(warm);
+    ended += 9;
+    CU_ASSERT(e2e_wait_trace(s, "end", ended, 10000));
+  }
+  still_serving(s);
+  e2e_stop(s);
+  e2e_free(s);
+}
+
 /* A listening socket nobody should dial: 1 if a connection came. */
 static int canary_open(int *port) {
   int fd = socket(AF_INET, SOCK_STREAM, 0);
@@ -366,6 +487,8 @@ int suite_bad_input(void) {
   CU_add_test(s, "unknown method and path", test_unknown_method_and_path);
   CU_add_test(s, "disconnect at every stage", test_disconnect_at_every_stage);
   CU_add_test(s, "secret header names and values", test_secret_headers_in_trace);
+  CU_add_test(s, "secret response headers a scenario sends", test_secret_response_headers);
+  CU_add_test(s, "eight slow clients share one large step body", test_slow_clients_share_bodies);
   CU_add_test(s, "record: targets that are not a path", test_record_other_targets);
   return CU_get_error();
 }

@@ -1,5 +1,6 @@
 /* test_step.c - sim_step defaults, release and names (sim/step.c). */
 #include <CUnit/CUnit.h>
+#include <cjson/cJSON.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -81,12 +82,53 @@ static void test_names(void) {
   CU_ASSERT_STRING_EQUAL(sim__dialect_name(SIM_DIALECT_EFFECT), "effect");
   }
 
+/* issue 11: a stream's text frames are made a little at a time; the JSON
+   text written must be byte for byte what cJSON writes for the whole
+   string, for every byte value, however small the room given each time. */
+static void test_json_escape_matches_cjson(void) {
+  char text[512];
+  size_t n = 0;
+  for (int rep = 0; rep < 2; rep++)
+    for (int b = 1; b < 256; b++) text[n++] = (char)b;
+  text[n] = '\0';
+  cJSON *str = cJSON_CreateString(text);
+  char *want = cJSON_PrintUnformatted(str);
+  CU_ASSERT_PTR_NOT_NULL_FATAL(want);
+  size_t wlen = strlen(want) - 2; /* without the quotes */
+  for (size_t room = 6; room <= 64; room += 29) {
+    char got[4096];
+    size_t off = 0, len = 0;
+    while (off < n && len + room < sizeof got) {
+      size_t w = sim__json_escape_some(text, n, &off, got + len, room);
+      CU_ASSERT(w > 0 && w <= room);
+      if (w == 0) break;
+      len += w;
+    }
+    CU_ASSERT_EQUAL(len, wlen);
+    CU_ASSERT(len == wlen && memcmp(got, want + 1, wlen) == 0);
+  }
+  cJSON_free(want);
+  cJSON_Delete(str);
+  /* Pieces are the words sim__split_words makes, cut in place. */
+  const char *t = "  Hello big  world ";
+  size_t pos = 0, k;
+  const char *piece;
+  const char *const expect[] = {"  Hello", " big", "  world", " "};
+  int i = 0;
+  while (sim__next_piece(t, strlen(t), &pos, &piece, &k)) {
+    CU_ASSERT(i < 4 && k == strlen(expect[i]) && memcmp(piece, expect[i], k) == 0);
+    i++;
+  }
+  CU_ASSERT_EQUAL(i, 4);
+}
+
 int suite_step(void) {
   CU_pSuite s = CU_add_suite("step", NULL, NULL);
   if (s == NULL) return CU_get_error();
   if (!CU_add_test(s, "defaults", test_defaults) ||
       !CU_add_test(s, "free_chain", test_free_chain) ||
-      !CU_add_test(s, "names", test_names))
+      !CU_add_test(s, "names", test_names) ||
+      !CU_add_test(s, "json_escape_matches_cjson", test_json_escape_matches_cjson))
     return CU_get_error();
   return 0;
 }
