@@ -552,11 +552,13 @@ static int start_daemon(sim_server *srv, const sim_server_opts *o, char err[SIM_
     return SIM_EINVAL;
   }
   unsigned limit = o->max_connections > 0 ? (unsigned)o->max_connections : 20000;
-  /* One event loop per core: every structure they share is locked (the
-     scenario's Lua state, the trace, the key map, the ledger, the rate
-     limiter, the waiter); a connection stays on its thread. */
+  /* One event loop per core: each has its own Lua state of the scenario;
+     every structure they share is locked (the trace, the key map, the
+     ledger, the rate limiter, the waiter); a connection stays on its
+     thread. */
   long cores = sysconf(_SC_NPROCESSORS_ONLN);
   unsigned threads = cores > 1 ? (unsigned)(cores > 8 ? 8 : cores) : 1;
+  if (o->loops > 0) threads = (unsigned)(o->loops > 8 ? 8 : o->loops);
   srv->daemon = MHD_start_daemon(
       flags, (uint16_t)o->port, NULL, NULL, on_request, srv,
       MHD_OPTION_SOCK_ADDR, addr,

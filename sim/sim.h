@@ -208,6 +208,7 @@ typedef struct sim_server_opts {
   double time_scale;         /* 0 = 1.0; 0.1 makes every delay 10x shorter */
   uint64_t seed;             /* math.random seed for the scenario */
   int max_connections;       /* 0 = 20000 */
+  int loops;                 /* event loops (threads); 0 = one per core, at most 8 */
   /* Told once, at the first failed trace write (a full disk), with
      "path: cannot write trace: reason"; runs on a server thread. NULL =
      nobody is told until sim_server_stop. */

@@ -16,6 +16,10 @@ e2e_server *e2e_start(const char *lua, double time_scale) {
 }
 
 e2e_server *e2e_start_env(const char *lua, double time_scale, const sim_env *env) {
+  return e2e_start_loops(lua, time_scale, env, 0);
+}
+
+e2e_server *e2e_start_loops(const char *lua, double time_scale, const sim_env *env, int loops) {
   CU_ASSERT_PTR_NOT_NULL_FATAL(lua);
   e2e_server *s = calloc(1, sizeof *s);
   CU_ASSERT_PTR_NOT_NULL_FATAL(s);
@@ -30,7 +34,7 @@ e2e_server *e2e_start_env(const char *lua, double time_scale, const sim_env *env
   CU_ASSERT_FATAL(fd >= 0);
   close(fd);
   sim_server_opts o = {.scenario_path = s->scenario_path, .trace_path = s->trace_path,
-                       .time_scale = time_scale, .seed = 1};
+                       .time_scale = time_scale, .seed = 1, .loops = loops};
   if (env != NULL) o.env = *env;
   char err[SIM_ERRLEN];
   int rc = sim_server_start(&o, &s->srv, err);

@@ -33,6 +33,8 @@ typedef struct e2e_resp {
 e2e_server *e2e_start(const char *lua, double time_scale);
 /* As e2e_start, on the clocks of env (copied; NULL = the real ones). */
 e2e_server *e2e_start_env(const char *lua, double time_scale, const sim_env *env);
+/* As e2e_start_env, with `loops` event loops (0 = one per core). */
+e2e_server *e2e_start_loops(const char *lua, double time_scale, const sim_env *env, int loops);
 /* Stops the server and reads its trace into s->trace. */
 void e2e_stop(e2e_server *s);
 void e2e_free(e2e_server *s);

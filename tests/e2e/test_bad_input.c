@@ -373,9 +373,11 @@ static int slow_client(int port, const char *kind) {
    stream of words, a stream of chunks, an early-closed truncate, a fail
    message and a chat. Before, each client held one to three copies of a
    stream's or truncate's text, and every frame of a stream. Counted on the
-   heap (deterministic), not timed. */
+   heap (deterministic), not timed. One event loop: each loop has its own
+   Lua state, with its own copy of the file's strings (a cost per loop, not
+   per connection), and which loop takes a connection is the kernel's call. */
 static void test_slow_clients_share_bodies(void) {
-  e2e_server *s = e2e_start(
+  e2e_server *s = e2e_start_loops(
       "local word = string.rep('x', 122) .. '\"\\n ' \n"
       "local text = string.rep(word, 50000)\n"
       "local list = {}\n"
@@ -387,7 +389,7 @@ static void test_slow_clients_share_bodies(void) {
       "  if k == 'truncate' then\n"
       "    return truncate { chat { content = text }, at = #text, mode = 'early-close' } end\n"
       "  if k == 'fail' then return fail { status = 503, message = text } end\n"
-      "  return chat { content = text } end }", 1);
+      "  return chat { content = text } end }", 1, NULL, 1);
   CU_ASSERT_PTR_NOT_NULL_FATAL(s);
   const size_t body = 6250000; /* bytes of `text` */
   static const char *const kinds[] = {"stream", "chunks", "truncate", "fail", "chat"};
