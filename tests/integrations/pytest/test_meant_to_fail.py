@@ -9,17 +9,20 @@ import re
 import subprocess
 import sys
 
+import fusebox_pytest
+
 HERE = os.path.dirname(os.path.abspath(__file__))
+PLUGIN = os.path.dirname(os.path.abspath(fusebox_pytest.__file__))
 
 
 def test_meant_to_fail_fails_with_the_evidence(tmp_path):
     keep = tmp_path / "kept"
     env = dict(os.environ)
-    env["PYTHONPATH"] = os.pathsep.join(p for p in (env.get("PYTHONPATH"), HERE) if p)
+    env["PYTHONPATH"] = os.pathsep.join(p for p in (PLUGIN, HERE, env.get("PYTHONPATH")) if p)
     p = subprocess.run(
         [sys.executable, "-m", "pytest", "-p", "fusebox_pytest", "-p", "no:cacheprovider",
          "--fusebox-keep", str(keep), "-o", "console_output_style=classic",
-         "--rootdir", str(tmp_path), os.path.join(HERE, "meant_to_fail.py")],
+         "--rootdir", HERE, os.path.join(HERE, "meant_to_fail.py")],
         cwd=str(tmp_path), env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
         text=True, timeout=120,
     )
@@ -43,6 +46,6 @@ def test_meant_to_fail_fails_with_the_evidence(tmp_path):
     assert [k.name.split("-")[0] for k in kept] == ["test_bad_client_ignores_retry_after",
                                                     "test_client_passes_but_nothing_was_judged"], kept
     for k in kept:
-        assert re.search(r"trace of \S+::%s kept in %s" % (k.name.split("-")[0], re.escape(str(k))), out), out
+        assert re.search(r"trace of meant_to_fail.py::%s kept in %s" % (k.name.split("-")[0], re.escape(str(k))), out), out
         lines = [json.loads(line) for line in k.read_text().splitlines() if line.strip()]
         assert any(x.get("ev") == "arrive" for x in lines), lines[:3]
