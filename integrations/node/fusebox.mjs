@@ -162,26 +162,32 @@ class Session {
   }
 
   /**
+   * Keeps the session's trace in the server's `keep` folder as NAME.jsonl
+   * (for a test that failed); resolves to its path, or null when `keep` is
+   * null.
+   */
+  async keepTrace() {
+    if (!this.server.keep) return null;
+    return this.saveTrace(path.resolve(this.server.keep, `${this.name}.jsonl`));
+  }
+
+  /**
    * Throws an AssertionError unless every verdict held and one applied. The
    * message names each failed verdict with its evidence; a session whose
    * verdicts are all n/a fails too and says so. Before throwing, the trace
-   * is kept in the server's `keep` folder (unless null) and the message says
-   * where. Returns the report.
+   * is kept (keepTrace) and the message says where. Resolves to the report.
    */
   async assertVerdicts() {
     const report = await this.report();
     let msg = checkVerdicts(report, this.name);
     if (msg === null) return report;
-    if (this.server.keep) {
-      const file = path.resolve(this.server.keep, `${this.name}.jsonl`);
-      try {
-        await this.saveTrace(file);
-        msg += `\ntrace kept in ${file}`;
-      } catch (e) {
-        msg += `\ntrace not kept: ${e.message}`;
-      }
+    try {
+      const file = await this.keepTrace();
+      if (file) msg += `\ntrace kept in ${file}`;
+    } catch (e) {
+      msg += `\ntrace not kept: ${e.message}`;
     }
-    throw new AssertionError({ message: msg, operator: 'fusebox.assertVerdicts' });
+    throw new AssertionError({ message: msg, operator: 'fail' }); // as assert.fail: Jest prints just the message
   }
 }
 

@@ -32,3 +32,13 @@ def test_client_passes_but_nothing_was_judged(fusebox):
     finally:
         c.close()
     fusebox.assert_verdicts()
+
+
+def test_client_fails_before_any_verdict(fusebox):
+    # The test fails on the client's own error: the trace is kept all the same.
+    fusebox.use(os.path.join(SRC, "scenarios/transient/http_503.lua"))
+    c = ChatClient(attempts=1)
+    try:
+        assert c.chat("hello") == "back again"
+    finally:
+        c.close()
