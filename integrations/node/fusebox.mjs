@@ -273,7 +273,9 @@ export async function startFusebox({ bin, args = [], token, keep, startTimeoutMs
       try {
         res = await fetch(`${url}/__fusebox/${what}${q}`, { method, headers: h, body });
       } catch (e) {
-        throw new FuseboxError(`fusebox control ${method} /__fusebox/${what}: ${e.cause?.message || e.message}`);
+        const down = child.exitCode !== null || child.signalCode !== null
+          ? ` (the server exited (${child.exitCode ?? child.signalCode}): ${stderr.slice(-5).join(' | ') || 'no message'})` : '';
+        throw new FuseboxError(`fusebox control ${method} /__fusebox/${what}: ${e.cause?.message || e.message}${down}`);
       }
       const text = await res.text();
       if (!res.ok) throw errorFrom(res.status, method, what, text);

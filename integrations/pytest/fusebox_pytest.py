@@ -45,6 +45,9 @@ START_TIMEOUT = 15.0  # seconds to wait for the "port N" line
 HTTP_TIMEOUT = 30.0  # seconds for one control request
 STOP_TIMEOUT = 10.0  # seconds between SIGINT and SIGKILL
 MAX_EVIDENCE = 2000  # characters of one verdict's evidence in a message
+# A server holds a bounded number of sessions (256, `default` included) and
+# none is ever deleted: after this many the fixture starts a fresh server.
+SESSIONS_PER_SERVER = 200
 
 
 class FuseboxError(Exception):
@@ -129,9 +132,10 @@ def check_verdicts(report, session="default"):
 class _Http:
     """Control requests to one server, ignoring any proxy settings."""
 
-    def __init__(self, url, token=None):
+    def __init__(self, url, token=None, why_down=lambda: ""):
         self.url = url.rstrip("/")
         self.token = token
+        self.why_down = why_down  # says so when the server has exited
         self.opener = urllib.request.build_opener(urllib.request.ProxyHandler({}))
 
     def call(self, method, path, query=None, body=None, headers=None, raw=False):
@@ -150,7 +154,7 @@ class _Http:
             data = e.read()
             raise _error_from(e.code, method, path, data) from None
         except (urllib.error.URLError, OSError) as e:
-            raise FuseboxError("fusebox control %s %s: %s" % (method, path, e)) from None
+            raise FuseboxError("fusebox control %s %s: %s%s" % (method, path, e, self.why_down())) from None
         if raw:
             return data.decode("utf-8", "replace")
         try:
@@ -281,6 +285,7 @@ class Server:
         self.http = None
         self._out = []
         self._err = []
+        self.names = set()  # sessions handed out by this server process
 
     def start(self):
         """Starts the server and waits for its port; raises FuseboxError."""
@@ -322,15 +327,30 @@ class Server:
                 % (" ".join(cmd), self.proc.returncode, " | ".join(self._err[-5:]) or "no message")
             )
         self.url = "http://127.0.0.1:%d" % self.port
-        self.http = _Http(self.url, self.token)
+        self.http = _Http(self.url, self.token, self._why_down)
         return self
+
+    def _why_down(self):
+        if self.proc is None or self.proc.poll() is None:
+            return ""
+        return " (the server exited with status %s: %s)" % (
+            self.proc.returncode, " | ".join(self._err[-5:]) or "no message")
 
     def health(self):
         return self.http.call("GET", "/__fusebox/health")
 
     def session(self, name):
         """A Session object for NAME (the server creates it on first use)."""
-        return Session(self, name)
+        s = Session(self, name)
+        self.names.add(name)
+        return s
+
+    def restart(self):
+        """Stops the server and starts a fresh one (a new port, no sessions)."""
+        self.stop()
+        self.proc = self.port = self.url = self.http = None
+        self._out, self._err, self.names = [], [], set()
+        return self.start()
 
     def stderr(self):
         """The last lines the server wrote to stderr."""
@@ -362,7 +382,7 @@ def pytest_addoption(parser):
     g.addoption("--fusebox-bin", default=None, help="the fusebox binary (default: $FUSEBOX_BIN, else fusebox on PATH)")
     g.addoption(
         "--fusebox-keep", default=None, metavar="DIR",
-        help="keep the trace of each failed test's session in DIR (default: .fusebox/failed under the rootdir)",
+        help="keep the trace of each failed test's session in DIR (default: $FUSEBOX_KEEP, else .fusebox/failed under the rootdir)",
     )
     g.addoption(
         "--fusebox-arg", action="append", default=[], metavar="ARG",
@@ -401,7 +421,7 @@ def fusebox_server(request):
 
 
 def _keep_dir(config):
-    d = config.getoption("--fusebox-keep")
+    d = config.getoption("--fusebox-keep") or os.environ.get("FUSEBOX_KEEP")
     if d:
         return os.path.abspath(d)
     return os.path.join(str(config.rootpath), ".fusebox", "failed")
@@ -410,6 +430,8 @@ def _keep_dir(config):
 @pytest.fixture
 def fusebox(request, fusebox_server, monkeypatch):
     """This test's own session, with the base-URL variables pointing at it."""
+    if len(fusebox_server.names) >= SESSIONS_PER_SERVER:
+        fusebox_server.restart()
     s = fusebox_server.session(session_name(request.node.nodeid))
     for k, v in s.env.items():
         monkeypatch.setenv(k, v)

@@ -10,8 +10,7 @@ need_node_pkg openai
 
 export FUSEBOX_BIN=$bin FUSEBOX_SRC=$src FUSEBOX_KEEP=$tmp/kept
 d=$src/tests/integrations/node
-node --test --test-reporter=spec "$d/helper_unit.test.mjs" "$d/openai_client.test.mjs" \
-  "$d/meant_to_fail.test.mjs" 2>&1 | tee "$tmp/out"
+node --test --test-reporter=spec "$d"/*.test.mjs 2>&1 | tee "$tmp/out"
 rc=${PIPESTATUS[0]}
 [ "$rc" = 0 ] && ok || bad "node --test exit $rc"
 [ ! -e "$tmp/kept" ] && ok || bad "traces kept for a passing suite: $(ls "$tmp/kept")"

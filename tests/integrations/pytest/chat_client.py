@@ -65,11 +65,15 @@ class ChatClient:
         if dialect == "anthropic":
             base = os.environ.get("ANTHROPIC_BASE_URL", "https://api.anthropic.com").rstrip("/")
             self.url = base + "/v1/messages"
-            headers = {"x-api-key": os.environ.get("ANTHROPIC_API_KEY", ""), "anthropic-version": "2023-06-01"}
+            key = os.environ.get("ANTHROPIC_API_KEY")
+            headers = {"anthropic-version": "2023-06-01"}
+            if key:
+                headers["x-api-key"] = key
         else:
             base = os.environ.get("OPENAI_BASE_URL", "https://api.openai.com/v1").rstrip("/")
             self.url = base + "/chat/completions"
-            headers = {"Authorization": "Bearer " + os.environ.get("OPENAI_API_KEY", "")}
+            key = os.environ.get("OPENAI_API_KEY")
+            headers = {"Authorization": "Bearer " + key} if key else {}
         self.http = httpx.Client(timeout=timeout, headers=headers, trust_env=False)
 
     def close(self):
