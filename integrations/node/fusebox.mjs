@@ -16,6 +16,7 @@
 import { spawn } from 'node:child_process';
 import { AssertionError } from 'node:assert';
 import { createHash } from 'node:crypto';
+import { existsSync } from 'node:fs';
 import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 
@@ -86,7 +87,9 @@ export function checkVerdicts(report, session = 'default') {
 }
 
 async function readScenario(scenario) {
-  if (scenario instanceof URL || (typeof scenario === 'string' && !scenario.includes('\n') && scenario.trim().endsWith('.lua'))) {
+  // A path: a URL, or a one-line string that ends in .lua or names a file.
+  if (scenario instanceof URL || (typeof scenario === 'string' && !scenario.includes('\n')
+      && (scenario.trim().endsWith('.lua') || existsSync(scenario)))) {
     try {
       return { text: await readFile(scenario), file: path.basename(scenario instanceof URL ? scenario.pathname : scenario) };
     } catch (e) {

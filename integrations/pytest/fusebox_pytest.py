@@ -179,7 +179,8 @@ def _error_from(code, method, path, data):
 def _read_scenario(scenario):
     """(text, file name) of a path or of Lua text."""
     if isinstance(scenario, os.PathLike) or (
-        isinstance(scenario, str) and "\n" not in scenario and scenario.strip().endswith(".lua")
+        isinstance(scenario, str) and "\n" not in scenario
+        and (scenario.strip().endswith(".lua") or os.path.isfile(scenario))
     ):
         path = os.fspath(scenario)
         try:
@@ -226,6 +227,9 @@ class Session:
 
     def use(self, scenario, name=None):
         """Plays a scenario (a path, or Lua text) in this session from now on.
+
+        A path is a Path, or a one-line str that ends in .lua or names a file
+        (relative to the current directory); anything else is Lua text.
 
         The session starts afresh. Returns the scenario's name. A scenario
         the server refuses raises FuseboxScenarioError with its file:line.

@@ -13,7 +13,7 @@ const src = process.env.FUSEBOX_SRC || path.resolve(path.dirname(fileURLToPath(i
 let fb;
 let s;
 before(async () => { fb = await startFusebox(); });
-after(() => fb.stop());
+after(() => fb?.stop());
 beforeEach((t) => { s = fb.session(sessionName(t.name)); });
 afterEach(async (t) => {
   if (!t.passed) console.log(`fusebox: trace of '${t.name}' kept in ${await s.keepTrace()}`);

@@ -3,6 +3,7 @@
 // server for the file, one session per test, assertVerdicts() at the end.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
+import { randomUUID } from 'node:crypto';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { startFusebox, sessionName, FuseboxError } from '../../../integrations/node/fusebox.mjs';
@@ -12,7 +13,7 @@ const src = process.env.FUSEBOX_SRC || path.resolve(path.dirname(fileURLToPath(i
 const scenario = (rel) => path.join(src, 'scenarios', rel);
 let fb;
 before(async () => { fb = await startFusebox(); });
-after(async () => { assert.equal(await fb.stop(), 0); });
+after(async () => { if (fb) assert.equal(await fb.stop(), 0); });
 
 test('429 with Retry-After: 2 is honoured', async (t) => {
   const s = fb.session(sessionName(t.name));
@@ -84,4 +85,18 @@ test('two sessions do not see each other', async (t) => {
   assert.deepEqual(await b.requests(), []);
   const health = await fb.health();
   assert.ok(health.sessions.includes(a.name) && health.sessions.includes(b.name), JSON.stringify(health));
+});
+
+test('a side effect whose answer is lost is sent once: one Idempotency-Key across the SDK retries', async (t) => {
+  const s = fb.session(sessionName(t.name));
+  await s.use(scenario('effects/commit_then_drop_honoured.lua'));
+  const client = makeClient({ baseURL: s.env.OPENAI_BASE_URL });
+  // openai-node sends no key of its own (without one this scenario fails
+  // side_effects: the email goes out twice); the app gives one per operation.
+  await client.post(s.env.FUSEBOX_EFFECT_URL, {
+    body: { to: 'user@example.com', subject: 'hello' }, headers: { 'Idempotency-Key': randomUUID() },
+  });
+  await s.assertVerdicts();
+  const journal = await s.requests();
+  assert.ok(journal.length >= 2 && journal.every((r) => r.path.startsWith('/v1/effects/')), JSON.stringify(journal));
 });
