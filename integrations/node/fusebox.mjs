@@ -167,11 +167,16 @@ class Session {
   /**
    * Keeps the session's trace in the server's `keep` folder as NAME.jsonl
    * (for a test that failed); resolves to its path, or null when `keep` is
-   * null.
+   * null or the session was never used (no scenario, no request).
    */
   async keepTrace() {
     if (!this.server.keep) return null;
-    return this.saveTrace(path.resolve(this.server.keep, `${this.name}.jsonl`));
+    try {
+      return await this.saveTrace(path.resolve(this.server.keep, `${this.name}.jsonl`));
+    } catch (e) {
+      if (e instanceof FuseboxError && e.type === 'fusebox_unknown_session') return null; // never used
+      throw e;
+    }
   }
 
   /**

@@ -410,8 +410,11 @@ def pytest_terminal_summary(terminalreporter, config):
     if not kept:
         return
     terminalreporter.section("fusebox")
-    for nodeid, path in kept:
-        terminalreporter.write_line("trace of %s kept in %s" % (nodeid, path))
+    for nodeid, path, why in kept:
+        if path:
+            terminalreporter.write_line("trace of %s kept in %s" % (nodeid, path))
+        else:
+            terminalreporter.write_line("trace of %s not kept: %s" % (nodeid, why))
 
 
 @pytest.fixture(scope="session")
@@ -457,7 +460,10 @@ def fusebox(request, fusebox_server, monkeypatch):
         with open(path, "w", encoding="utf-8") as f:
             f.write(text)
     except (FuseboxError, OSError) as e:
-        request.config._fusebox_kept.append((item.nodeid, "nowhere: %s" % e))
+        why = str(e)
+        if getattr(e, "type", None) == "fusebox_unknown_session":
+            why = "the test used no scenario and sent no request in session %s" % s.name
+        request.config._fusebox_kept.append((item.nodeid, None, why))
         return
     item.user_properties.append(("fusebox_trace", path))
-    request.config._fusebox_kept.append((item.nodeid, path))
+    request.config._fusebox_kept.append((item.nodeid, path, None))

@@ -16,7 +16,8 @@ before(async () => { fb = await startFusebox(); });
 after(() => fb?.stop());
 beforeEach((t) => { s = fb.session(sessionName(t.name)); });
 afterEach(async (t) => {
-  if (!t.passed) console.log(`fusebox: trace of '${t.name}' kept in ${await s.keepTrace()}`);
+  const f = !t.passed && await s.keepTrace();
+  if (f) console.log(`fusebox: trace of '${t.name}' kept in ${f}`);
 });
 
 test('bad client ignores Retry-After', async () => {

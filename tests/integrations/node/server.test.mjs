@@ -24,3 +24,14 @@ test('a dead server is named in the error', async () => {
   await assert.rejects(s.requests(), (e) => e instanceof FuseboxError && /the server exited \(SIGKILL\)/.test(e.message));
   assert.equal(await fb.stop(), 'SIGKILL');
 });
+
+test('keepTrace of a session never used keeps nothing', async () => {
+  const fb = await startFusebox({ keep: '/nonexistent-dir-never-made' });
+  try {
+    assert.equal(await fb.session('never-used').keepTrace(), null);
+    fb.keep = null;
+    assert.equal(await fb.session('never-used').keepTrace(), null);
+  } finally {
+    await fb.stop();
+  }
+});

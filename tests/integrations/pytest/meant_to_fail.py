@@ -42,3 +42,8 @@ def test_client_fails_before_any_verdict(fusebox):
         assert c.chat("hello") == "back again"
     finally:
         c.close()
+
+
+def test_fails_before_using_its_session(fusebox):
+    # Nothing reached the session: there is no trace to keep, and the run says so.
+    assert fusebox.name == "no such name"

@@ -7,7 +7,7 @@ import os
 import pytest
 
 from chat_client import ChatClient, ChatError
-from fusebox_pytest import FuseboxScenarioError, FuseboxVerdictError
+from fusebox_pytest import FuseboxError, FuseboxScenarioError, FuseboxVerdictError
 
 SRC = os.environ.get("FUSEBOX_SRC") or os.path.abspath(os.path.join(os.path.dirname(__file__), "../../.."))
 
@@ -92,6 +92,11 @@ def test_bad_scenario_names_file_and_line(fusebox):
     bad = 'return scenario {\n  name = "x",\n  provider = { chat { colour = 1 } },\n}\n'
     with pytest.raises(FuseboxScenarioError, match=r"scenario\.lua:3:"):
         fusebox.use(bad)
+    with pytest.raises(FuseboxScenarioError, match=r"400 fusebox_bad_scenario: mine\.lua:3:"):
+        fusebox.use(bad, name="mine.lua")
+    with pytest.raises(FuseboxError) as e:  # nothing changed: the session was never made
+        fusebox.requests()
+    assert e.value.type == "fusebox_unknown_session"
 
 
 ONLY_RETRY_AFTER = """

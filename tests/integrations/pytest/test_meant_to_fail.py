@@ -28,7 +28,7 @@ def test_meant_to_fail_fails_with_the_evidence(tmp_path):
     )
     out = p.stdout
     assert p.returncode == 1, out
-    assert "3 failed" in out, out
+    assert "4 failed" in out, out
 
     # The bad client: the verdict, with its evidence, is the failure message.
     assert "FuseboxVerdictError: fusebox session test_bad_client_ignores_retry_after-" in out, out
@@ -47,6 +47,8 @@ def test_meant_to_fail_fails_with_the_evidence(tmp_path):
                                                     "test_client_fails_before_any_verdict",
                                                     "test_client_passes_but_nothing_was_judged"], kept
     assert "ChatError: HTTP 503" in out, out
+    assert re.search(r"trace of meant_to_fail.py::test_fails_before_using_its_session not kept: the test used no "
+                     r"scenario and sent no request in session test_fails_before_using_its_session-[0-9a-f]{8}", out), out
     for k in kept:
         assert re.search(r"trace of meant_to_fail.py::%s kept in %s" % (k.name.split("-")[0], re.escape(str(k))), out), out
         lines = [json.loads(line) for line in k.read_text().splitlines() if line.strip()]
