@@ -254,7 +254,8 @@ export async function startFusebox({ bin, args = [], token, keep, startTimeoutMs
       if (buf.length > 65536) buf = buf.slice(-4096);
     });
     child.on('error', (e) => finish(new FuseboxError(`fusebox: cannot start ${exe}: ${e.message} (set FUSEBOX_BIN or put fusebox on PATH)`)));
-    child.on('exit', (code, sig) => setImmediate(() => finish(new FuseboxError(`fusebox: ${exe} ${argv.join(' ')} exited (${sig || code}) before printing its port: ${why()}`))));
+    // 'close': exited and its stderr read to the end.
+    child.on('close', (code, sig) => finish(new FuseboxError(`fusebox: ${exe} ${argv.join(' ')} exited (${sig || code}) before printing its port: ${why()}`)));
   }).catch((e) => {
     process.removeListener('exit', killOnExit);
     throw e;

@@ -322,10 +322,12 @@ class Server:
                 del self._err[:-50]
 
         threading.Thread(target=drain_out, daemon=True).start()
-        threading.Thread(target=drain_err, daemon=True).start()
+        err_reader = threading.Thread(target=drain_err, daemon=True)
+        err_reader.start()
         got_port.wait(START_TIMEOUT)
         if self.port is None:
             self.stop()
+            err_reader.join(5)  # its last words, read to the end
             raise FuseboxError(
                 "fusebox: %s printed no 'port N' line (exit status %s): %s"
                 % (" ".join(cmd), self.proc.returncode, " | ".join(self._err[-5:]) or "no message")
