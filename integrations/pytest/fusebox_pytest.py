@@ -412,11 +412,13 @@ def pytest_terminal_summary(terminalreporter, config):
     if not kept:
         return
     terminalreporter.section("fusebox")
-    for nodeid, path, why in kept:
+    for what, path, why in kept:
         if path:
-            terminalreporter.write_line("trace of %s kept in %s" % (nodeid, path))
+            terminalreporter.write_line("trace of %s kept in %s" % (what, path))
+        elif what == "the fusebox server":
+            terminalreporter.write_line("%s: %s" % (what, why), red=True)
         else:
-            terminalreporter.write_line("trace of %s not kept: %s" % (nodeid, why))
+            terminalreporter.write_line("trace of %s not kept: %s" % (what, why))
 
 
 @pytest.fixture(scope="session")
@@ -426,7 +428,10 @@ def fusebox_server(request):
     server = Server(bin=cfg.getoption("--fusebox-bin"), args=cfg.getoption("--fusebox-arg"))
     server.start()
     yield server
-    server.stop()
+    rc = server.stop()
+    if rc not in (0, None):  # a crash or a sanitizer report: say so at the end
+        cfg._fusebox_kept.append(("the fusebox server", None, "it exited with status %s: %s" % (
+            rc, " | ".join(server.stderr().splitlines()[-5:]) or "no message")))
 
 
 def _keep_dir(config):

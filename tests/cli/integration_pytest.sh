@@ -22,6 +22,8 @@ cd "$src/tests/integrations/pytest" || exit 1
   -o console_output_style=classic -v . 2>&1 | tee "$tmp/out"
 rc=${PIPESTATUS[0]}
 [ "$rc" = 0 ] && ok || bad "pytest exit $rc"
+# The server stopped cleanly (under the sanitizers: no report at exit).
+grep -q "the fusebox server: it exited" "$tmp/out" && bad "$(grep "the fusebox server: it exited" "$tmp/out")" || ok
 # The suite's own sessions all passed: no trace was kept.
 [ ! -e "$tmp/kept" ] && ok || bad "traces kept for a passing suite: $(ls "$tmp/kept")"
 finish

@@ -4,6 +4,8 @@ a report, scenario arguments, start-up failures, the control error format.
 import os
 import re
 import stat
+import subprocess
+import sys
 
 import pytest
 
@@ -120,3 +122,19 @@ def test_a_server_that_prints_no_port_is_reported(tmp_path):
     fake.chmod(fake.stat().st_mode | stat.S_IXUSR)
     with pytest.raises(fp.FuseboxError, match=r"printed no 'port N' line \(exit status 2\).*--control is not an option"):
         fp.Server(bin=str(fake)).start()
+
+
+def test_a_server_that_exits_badly_is_named_at_the_end(tmp_path):
+    # A fake server: prints its port, and exits 3 with a last word on SIGINT.
+    fake = tmp_path / "fakebox"
+    fake.write_text("#!/bin/sh\ntrap 'echo bye >&2; exit 3' INT\necho 'port 9'\n"
+                    "while :; do sleep 0.05; done\n")
+    fake.chmod(fake.stat().st_mode | stat.S_IXUSR)
+    (tmp_path / "test_uses_server.py").write_text("def test_it(fusebox_server):\n    assert fusebox_server.port == 9\n")
+    env = dict(os.environ)
+    env["PYTHONPATH"] = os.pathsep.join(p for p in (os.path.dirname(fp.__file__), env.get("PYTHONPATH")) if p)
+    p = subprocess.run([sys.executable, "-m", "pytest", "-p", "fusebox_pytest", "-p", "no:cacheprovider",
+                        "--fusebox-bin", str(fake), str(tmp_path)], cwd=str(tmp_path), env=env,
+                       stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, timeout=60)
+    assert p.returncode == 0, p.stdout
+    assert "the fusebox server: it exited with status 3: bye" in p.stdout, p.stdout
