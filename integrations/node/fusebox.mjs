@@ -116,6 +116,9 @@ class Session {
       FUSEBOX_EFFECT_URL: `${this.url}/v1/effects/send_email`,
       FUSEBOX_SESSION: name,
     };
+    // For a client that keeps the server's own base URL: this header on a
+    // provider request puts it in the session all the same.
+    this.headers = { 'X-Fusebox-Session': name };
   }
 
   #call(method, what, opts = {}) {

@@ -213,6 +213,9 @@ class Session:
             "FUSEBOX_EFFECT_URL": self.url + "/v1/effects/send_email",
             "FUSEBOX_SESSION": name,
         }
+        # For a client that keeps the server's own base URL: this header on
+        # a provider request puts it in the session all the same.
+        self.headers = {"X-Fusebox-Session": name}
         self.placeholder_keys = {
             "OPENAI_API_KEY": "sk-fusebox-placeholder",
             "ANTHROPIC_API_KEY": "sk-ant-fusebox-placeholder",

@@ -35,3 +35,16 @@ test('keepTrace of a session never used keeps nothing', async () => {
     await fb.stop();
   }
 });
+
+test('the session header joins from the server root', async () => {
+  const fb = await startFusebox();
+  try {
+    const s = fb.session('by-header');
+    await s.use('return scenario { name = "500", provider = { fail { status = 500 } } }');
+    const res = await fetch(`${fb.url}/v1/chat/completions`, { method: 'POST', headers: s.headers, body: '{"m":1}' });
+    assert.equal(res.status, 500);
+    assert.deepEqual((await s.requests()).map((r) => r.status), [500]);
+  } finally {
+    await fb.stop();
+  }
+});

@@ -4,6 +4,7 @@ of one shared server (the `fusebox` fixture) and ends with assert_verdicts().
 """
 import os
 
+import httpx
 import pytest
 
 from chat_client import ChatClient, ChatError
@@ -134,3 +135,11 @@ def test_sessions_do_not_see_each_other(fusebox, fusebox_server, client):
     assert client.chat("a") == "fine"
     assert len(fusebox.requests()) == 2
     assert other.requests() == []
+
+
+def test_the_session_header_joins_from_the_server_root(fusebox, fusebox_server):
+    fusebox.use(INLINE)
+    with httpx.Client(trust_env=False, headers=fusebox.headers) as h:
+        r = h.post(fusebox_server.url + "/v1/chat/completions", json={"m": 1})
+    assert r.status_code == 500  # the session's scenario: its first step
+    assert [x["status"] for x in fusebox.requests()] == [500]
