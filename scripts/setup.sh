@@ -7,12 +7,13 @@ cd "$(dirname "$0")/.."
 # Build: a compiler, cmake, pkg-config and the five libraries. Tests: curl,
 # python3, chromium (the HTML report), and what the example clients need
 # (jq, python3-httpx, python3-tenacity; the Node SDKs come from npm below),
+# python3-pytest (the pytest plugin's suite, integrations/pytest),
 # and faketime/libfaketime (fusebox exec --warp, found at run time).
 # A fleet (serve --state, docs/fleet.md): hiredis to build, redis-server and
 # nginx for its test, wrk for bench/fleet.sh.
 PKGS="build-essential cmake pkg-config curl python3 libmicrohttpd-dev libcurl4-openssl-dev
       libcjson-dev liblua5.4-dev libcunit1-dev valgrind chromium jq python3-httpx python3-tenacity
-      faketime libfaketime libhiredis-dev redis-server nginx wrk"
+      python3-pytest faketime libfaketime libhiredis-dev redis-server nginx wrk"
 missing=""
 for p in $PKGS; do dpkg -s "$p" >/dev/null 2>&1 || missing="$missing $p"; done
 if [ -n "$missing" ]; then
