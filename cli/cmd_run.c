@@ -22,6 +22,7 @@
 #include "cli/cli.h"
 #include "cli/options.h"
 #include "cli/run.h"
+#include "cli/shard.h"
 
 static const char RUN_USAGE[] =
     "usage: fusebox run [options] [SCENARIO|FOLDER...]\n"
@@ -33,7 +34,12 @@ static const char RUN_USAGE[] =
     "\n"
     "options:\n"
     "  --client NAME     guard (default; the guarded client configured by the\n"
-    "                    scenario's client table), naive, or sdk-default\n";
+    "                    scenario's client table), naive, or sdk-default\n"
+    "  --shard K/N       play the K-th of N shards of the scenarios: the same split\n"
+    "                    on every machine (it depends only on the scenarios' paths\n"
+    "                    below the folders given and their client tables), balanced\n"
+    "                    by expected duration; join the shards' --json reports with\n"
+    "                    `fusebox report --merge` (docs/ci.md)\n";
 static const char RUN_TAIL[] =
     "\nWith --time-scale F, server delays, client waits and timeouts and verdict\n"
     "tolerances are all times F.\n"
@@ -42,11 +48,13 @@ static const char RUN_TAIL[] =
 
 static void run_usage(FILE *f) {
   cli_common d;
-  cli_common_init(&d, CLI_TIME_SCALE_CLIENT, CLI_JOBS_RUN);
+  cli_common_init(&d, CLI_TIME_SCALE_CLIENT, CLI_JOBS_AUTO);
   fputs(RUN_USAGE, f);
   cli_common_usage(f, RUN_OPTS, &d);
   fputs(RUN_TAIL, f);
 }
+
+static double expected_s(const char *file);
 
 /* One scenario's slot: filled by a worker, read after all are done. */
 typedef struct slot {
@@ -202,10 +210,153 @@ static void take_common(const cli_common *c, run_opts *o) {
   o->jobs = c->jobs;
 }
 
+/*
+ * Expands paths (the standard library when none) into files, and gives
+ * each its shard key: its path from the folder it was found in, that
+ * folder's own name included ("scenarios/transient/http_503.lua" whether
+ * the folder was given as scenarios/ or /home/ci/repo/scenarios), or the
+ * file's own name for a file given by name (koff[i] is where the key
+ * starts in files->v[i]). Returns 0, or -1 after saying why.
+ */
+static int collect_keyed(char **paths, int npaths, path_list *files, size_t **koff) {
+  char *defv[1] = {(char *)cli_scenario_dir()};
+  if (npaths == 0) {
+    paths = defv;
+    npaths = 1;
+  }
+  for (int i = 0; i < npaths; i++) {
+    size_t before = files->n;
+    if (cli_collect_scenarios(&paths[i], 1, files) != 0) return -1;
+    size_t *k = realloc(*koff, (files->n ? files->n : 1) * sizeof *k);
+    if (k == NULL) return -1;
+    *koff = k;
+    struct stat st;
+    int dir = stat(paths[i], &st) == 0 && S_ISDIR(st.st_mode);
+    size_t rl = strlen(paths[i]);
+    for (size_t f = before; f < files->n; f++) {
+      const char *p = files->v[f];
+      if (dir) {
+        /* The folder's own name: back from its end, past trailing slashes. */
+        size_t e = rl;
+        while (e > 0 && paths[i][e - 1] == '/') e--;
+        size_t b = e;
+        while (b > 0 && paths[i][b - 1] != '/') b--;
+        int dot = (e - b == 1 && paths[i][b] == '.') || (e - b == 2 && paths[i][b] == '.' &&
+                                                          paths[i][b + 1] == '.');
+        k[f] = dot || e == b ? rl + (rl > 0 && paths[i][rl - 1] == '/' ? 0 : 1) : b;
+        if (k[f] > strlen(p)) k[f] = strlen(p);
+      } else {
+        const char *slash = strrchr(p, '/');
+        k[f] = slash ? (size_t)(slash + 1 - p) : 0;
+      }
+    }
+  }
+  return 0;
+}
+
+/* What --shard K/N picks: its files, in path order, and where each stands
+   in the whole suite (the suite ordered by key). */
+typedef struct shard_pick {
+  char **files;
+  int *index;
+  double *expected;
+  size_t n;
+  rpt_shard info;
+} shard_pick;
+
+static void shard_pick_clear(shard_pick *p) {
+  free(p->files);
+  free(p->index);
+  free(p->expected);
+  memset(p, 0, sizeof *p);
+}
+
+static const char *const *g_keys; /* for by_key: qsort has no context */
+static int by_key(const void *a, const void *b) {
+  int x = *(const int *)a, y = *(const int *)b;
+  int c = strcmp(g_keys[x], g_keys[y]);
+  return c ? c : (x > y) - (x < y);
+}
+
+/* Plans the suite: each file's expected duration, and with a shard (k >=
+   1) the files it plays. Returns 0, or -1 when out of memory. */
+static int plan_suite(const path_list *files, const size_t *koff, int k, int n,
+                      shard_pick *out) {
+  size_t m = files->n;
+  cli_shard_item *items = calloc(m ? m : 1, sizeof *items);
+  int *bin = calloc(m ? m : 1, sizeof *bin), *order = calloc(m ? m : 1, sizeof *order);
+  const char **keys = calloc(m ? m : 1, sizeof *keys);
+  out->files = calloc(m ? m : 1, sizeof *out->files);
+  out->index = calloc(m ? m : 1, sizeof *out->index);
+  out->expected = calloc(m ? m : 1, sizeof *out->expected);
+  double *all = calloc(m ? m : 1, sizeof *all);
+  int rc = -1;
+  if (!items || !bin || !order || !keys || !out->files || !out->index || !out->expected || !all)
+    goto done;
+  for (size_t i = 0; i < m; i++) {
+    keys[i] = files->v[i] + koff[i];
+    all[i] = expected_s(files->v[i]);
+    items[i] = (cli_shard_item){keys[i], all[i] + CLI_SHARD_BASE_S};
+  }
+  if (k < 1) { /* no shard: every file */
+    for (size_t i = 0; i < m; i++) {
+      out->files[i] = files->v[i];
+      out->index[i] = (int)i;
+      out->expected[i] = all[i];
+    }
+    out->n = m;
+    rc = 0;
+    goto done;
+  }
+  if (cli_shard_assign(items, m, n, bin) < 0) goto done;
+  /* Place in the suite: rank by key, the same on every machine. */
+  for (size_t i = 0; i < m; i++) order[i] = (int)i;
+  g_keys = keys;
+  qsort(order, m, sizeof *order, by_key);
+  int *rank = bin == NULL ? NULL : calloc(m ? m : 1, sizeof *rank);
+  if (rank == NULL) goto done;
+  for (size_t r = 0; r < m; r++) rank[order[r]] = (int)r;
+  for (size_t i = 0; i < m; i++) {
+    if (bin[i] != k - 1) continue;
+    out->files[out->n] = files->v[i];
+    out->index[out->n] = rank[i];
+    out->expected[out->n] = all[i];
+    out->n++;
+  }
+  free(rank);
+  out->info.k = k;
+  out->info.n = n;
+  out->info.total = (int)m;
+  snprintf(out->info.set, sizeof out->info.set, "%016llx",
+           (unsigned long long)cli_shard_set_id(items, m));
+  rc = 0;
+done:
+  free(items);
+  free(bin);
+  free(order);
+  free(keys);
+  free(all);
+  return rc;
+}
+
+/* The workers when -j is not given: as many as let the longest scenario
+   set the pace (shard.h), from CLI_JOBS_AUTO_MIN to CLI_JOBS_AUTO_MAX,
+   never more than the scenarios. */
+static int auto_jobs(const shard_pick *p) {
+  cli_shard_item *items = calloc(p->n ? p->n : 1, sizeof *items);
+  if (items == NULL) return CLI_JOBS_AUTO_MIN;
+  for (size_t i = 0; i < p->n; i++)
+    items[i] = (cli_shard_item){p->files[i], p->expected[i] + CLI_SHARD_BASE_S};
+  int j = cli_shard_workers(items, p->n, CLI_JOBS_AUTO_MIN, CLI_JOBS_AUTO_MAX);
+  free(items);
+  return j;
+}
+
 int cmd_run(int argc, char **argv) {
   run_opts o = {.client = RUN_CLIENT_GUARD, .progress = 1};
   cli_common c;
-  cli_common_init(&c, CLI_TIME_SCALE_CLIENT, CLI_JOBS_RUN);
+  cli_common_init(&c, CLI_TIME_SCALE_CLIENT, CLI_JOBS_AUTO);
+  int shard_k = 0, shard_n = 0;
   char **paths = calloc((size_t)argc, sizeof *paths);
   int npaths = 0;
   if (paths == NULL) return EXIT_USAGE;
@@ -231,6 +382,14 @@ int cmd_run(int argc, char **argv) {
       }
       o.client = (run_client_kind)k;
       i++;
+    } else if (strcmp(a, "--shard") == 0) {
+      char err[160];
+      if (cli_shard_parse(v, &shard_k, &shard_n, err, sizeof err) != 0) {
+        fprintf(stderr, "fusebox run: %s\n", err);
+        free(paths);
+        return EXIT_USAGE;
+      }
+      i++;
     } else if (a[0] == '-') {
       fprintf(stderr, "fusebox run: unknown or incomplete option '%s'\n\n", a);
       run_usage(stderr);
@@ -247,30 +406,50 @@ int cmd_run(int argc, char **argv) {
     return EXIT_USAGE;
   }
   path_list files = {0};
-  int rc = cli_collect_scenarios(paths, npaths, &files);
+  size_t *koff = NULL;
+  int rc = collect_keyed(paths, npaths, &files, &koff);
   free(paths);
+  shard_pick pick = {0};
+  if (rc == 0 && plan_suite(&files, koff, shard_k, shard_n, &pick) != 0) {
+    fprintf(stderr, "fusebox run: out of memory\n");
+    rc = -1;
+  }
+  free(koff);
   if (rc != 0) {
+    shard_pick_clear(&pick);
     path_list_clear(&files);
     return EXIT_USAGE;
   }
+  if (o.jobs == CLI_JOBS_AUTO) o.jobs = auto_jobs(&pick);
+  o.expected = pick.expected;
   rpt_run *run = rpt_run_new();
   int load_errors = 0;
   double t0 = mono_ms();
-  if (run && run_suite(run, files.v, files.n, &o, &load_errors) != 0) {
+  if (run && run_suite(run, pick.files, pick.n, &o, &load_errors) != 0) {
     rpt_run_free(run);
     run = NULL;
   }
   double wall = mono_ms() - t0;
   int status = EXIT_USAGE;
+  if (run && shard_k > 0 && rpt_run_set_shard(run, &pick.info, pick.index, (int)pick.n) != 0) {
+    fprintf(stderr, "fusebox run: out of memory\n");
+    rpt_run_free(run);
+    run = NULL;
+  }
   if (run) {
     int wr = write_reports(run, &o);
     int failed = rpt_run_failed(run);
-    if (!o.quiet)
-      printf("%zu scenarios with --client %s in %.1f s (time scale %g)\n", files.n,
-             run_client_name(o.client), wall / 1000.0, o.scale);
+    if (!o.quiet && shard_k > 0)
+      printf("shard %d/%d: %zu of %zu scenarios with --client %s, -j %d, in %.1f s (time scale "
+             "%g)\n", shard_k, shard_n, pick.n, files.n, run_client_name(o.client), o.jobs,
+             wall / 1000.0, o.scale);
+    else if (!o.quiet)
+      printf("%zu scenarios with --client %s, -j %d, in %.1f s (time scale %g)\n", pick.n,
+             run_client_name(o.client), o.jobs, wall / 1000.0, o.scale);
     status = load_errors || wr ? EXIT_USAGE : failed ? EXIT_VERDICT : EXIT_PASS;
     rpt_run_free(run);
   }
+  shard_pick_clear(&pick);
   path_list_clear(&files);
   return status;
 }
@@ -340,7 +519,8 @@ int run_suite(rpt_run *run, char **files, size_t nfiles, const run_opts *o, int 
     free(st.slots);
     return -1;
   }
-  for (size_t i = 0; i < nfiles; i++) keys[i] = (order_key){expected_s(files[i]), (int)i};
+  for (size_t i = 0; i < nfiles; i++)
+    keys[i] = (order_key){o->expected ? o->expected[i] : expected_s(files[i]), (int)i};
   qsort(keys, nfiles, sizeof *keys, by_expected);
   for (size_t i = 0; i < nfiles; i++) st.order[i] = keys[i].i;
   free(keys);
@@ -386,7 +566,18 @@ static const char REPORT_USAGE[] =
     "A trace cut short (the server was killed) is judged on what it holds and\n"
     "marked incomplete. The traces of one fleet (serve --state) are merged into\n"
     "one timeline and judged as one provider; a fleet that lost its shared state\n"
-    "is an invalid run (exit 2), not a failed client.\n";
+    "is an invalid run (exit 2), not a failed client.\n"
+    "\n"
+    "       fusebox report --merge [--json FILE] [--junit FILE] [--html FILE] [--quiet] REPORT.json...\n"
+    "\n"
+    "Joins the JSON reports of `fusebox run --shard K/N` (one per shard, as --json\n"
+    "wrote them) into the report of the whole suite: the same scenarios, verdicts\n"
+    "and evidence, in the suite's order. Refused (exit 2, nothing written): a file\n"
+    "that is not JSON (file:line:column) or not a fusebox report, a scenario or a\n"
+    "shard given twice, a missing shard, shards of different suites.\n"
+    "\n"
+    "Exit status: 0 every verdict holds, 1 a verdict failed (or a scenario could not\n"
+    "be played), 2 usage or input error.\n";
 
 int cmd_report(int argc, char **argv) {
   run_opts o = {0};
@@ -399,11 +590,15 @@ int cmd_report(int argc, char **argv) {
     free(paths);
     return EXIT_USAGE;
   }
-  int ntraces = 0, bad_input = 0;
+  int ntraces = 0, bad_input = 0, merge = 0;
   for (int i = 1; i < argc; i++) {
     int r = cli_common_option("report", argc, argv, &i, CLI_OPT_REPORTS, &c);
     if (r == 1) {
       take_common(&c, &o);
+      continue;
+    }
+    if (strcmp(argv[i], "--merge") == 0) {
+      merge = 1;
       continue;
     }
     if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0) {
@@ -421,10 +616,25 @@ int cmd_report(int argc, char **argv) {
     paths[ntraces++] = argv[i];
   }
   if (ntraces == 0) {
-    fprintf(stderr, "fusebox report: which traces?\n\n%s", REPORT_USAGE);
+    fprintf(stderr, "fusebox report: which %s?\n\n%s", merge ? "JSON reports" : "traces",
+            REPORT_USAGE);
     rpt_run_free(run);
     free(paths);
     return EXIT_USAGE;
+  }
+  if (merge) {
+    char merr[RPT_ERRLEN];
+    int rc = rpt_run_merge_json(run, paths, ntraces, merr);
+    free(paths);
+    if (rc != RPT_OK) {
+      fprintf(stderr, "fusebox report --merge: %s\n", sim_term_safe(merr));
+      rpt_run_free(run);
+      return EXIT_USAGE;
+    }
+    int wr = write_reports(run, &o);
+    int failed = rpt_run_failed(run);
+    rpt_run_free(run);
+    return wr ? EXIT_USAGE : failed ? EXIT_VERDICT : EXIT_PASS;
   }
   /* The traces of one fleet (serve --state) are merged and judged as one. */
   rpt_group *g = NULL;

@@ -108,6 +108,10 @@ void cli_common_usage(FILE *f, unsigned which, const cli_common *d) {
       fprintf(f, " (%g..%g, default %g)", r->lo, r->hi, d->time_scale);
     else if (strcmp(r->name, "--seed") == 0) fprintf(f, " (default %llu)", (unsigned long long)d->seed);
     else if (strcmp(r->name, "--timeout") == 0) fprintf(f, " (default %g)", d->timeout_s);
+    else if (strcmp(r->name, "-j") == 0 && d->jobs == CLI_JOBS_AUTO)
+      fprintf(f, " (1..%d; default %d..%d: as many as\n%20slet the longest scenario set "
+              "the pace, from the expected durations)", CLI_JOBS_MAX, CLI_JOBS_AUTO_MIN,
+              CLI_JOBS_AUTO_MAX, "");
     else if (strcmp(r->name, "-j") == 0) fprintf(f, " (1..%d, default %d)", CLI_JOBS_MAX, d->jobs);
     fputc('\n', f);
   }

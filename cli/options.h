@@ -22,7 +22,11 @@
 #define CLI_TIME_SCALE_SERVE 1.0  /* serve, exec (outside clients, real time) */
 
 #define CLI_TIMEOUT_S 60.0 /* exec, matrix: an outside command is killed after this */
-#define CLI_JOBS_RUN 4     /* run: scenarios at once */
+#define CLI_JOBS_RUN 4     /* run: scenarios at once, at least */
+#define CLI_JOBS_AUTO 0    /* run's default: as many as the plan needs (cli/shard.h) */
+#define CLI_JOBS_AUTO_MIN 8 /* scenarios mostly wait on timers: 8 at once cost
+                               little CPU even on 2 cores (bench/RESULTS.md) */
+#define CLI_JOBS_AUTO_MAX 16
 #define CLI_JOBS_EXEC 1    /* exec: scenarios at once */
 #define CLI_JOBS_MAX 64
 

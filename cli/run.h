@@ -84,6 +84,7 @@ typedef struct run_opts {
   const char *json, *junit, *html;
   int quiet;              /* no terminal table */
   int progress;           /* live progress line on a terminal */
+  const double *expected; /* per file, its expected duration (s); NULL: worked out */
 } run_opts;
 
 /*

@@ -47,6 +47,7 @@ static cJSON *attempts_json(const rpt_trace *tr, int *bad) {
     add_str(o, "provider", a->provider, bad);
     add_str(o, "method", a->method, bad);
     add_str(o, "path", a->path, bad);
+    add_str(o, "dialect", a->dialect, bad);
     add_num(o, "arrive_ms", a->t_arrive, bad);
     if (a->has_end) add_num(o, "end_ms", a->t_end, bad);
     else add_str(o, "end_ms", NULL, bad);
@@ -54,6 +55,8 @@ static cJSON *attempts_json(const rpt_trace *tr, int *bad) {
     add_num(o, "status", a->status, bad);
     add_str(o, "how", a->has_end ? a->how : NULL, bad);
     add_str(o, "class", rpt__arrival_class(a), bad);
+    if (a->code) add_str(o, "code", a->code, bad);
+    if (a->stalled) add_bool(o, "stalled", 1, bad);
     if (a->retry_after_ms >= 0) add_num(o, "retry_after_ms", a->retry_after_ms, bad);
     add_num(o, "tokens_in", (double)a->tokens_in, bad);
     add_num(o, "tokens_out", (double)a->tokens_out, bad);
@@ -69,6 +72,7 @@ static cJSON *scenario_json(const rpt__entry *e, int *bad) {
   }
   add_str(o, "name", e->name, bad);
   add_str(o, "file", e->file, bad);
+  if (e->index >= 0) add_num(o, "index", e->index, bad);
   add_str(o, "client", e->client, bad);
   add_str(o, "trace", e->trace_path, bad);
   add_str(o, "status", rpt__entry_status(e), bad);
@@ -143,6 +147,7 @@ static cJSON *scenario_json(const rpt__entry *e, int *bad) {
       if (tr->cli[i].total_ms >= 0) add_num(x, "total_ms", tr->cli[i].total_ms, bad);
       if (tr->cli[i].has_tokens) add_num(x, "tokens", (double)tr->cli[i].tokens, bad);
       add_num(x, "attempts", tr->cli[i].nattempts, bad);
+      if (tr->cli[i].error_line) add_str(x, "error_line", tr->cli[i].error_line, bad);
     }
     if (ef == NULL || cl == NULL) *bad = 1;
   }
@@ -172,6 +177,16 @@ char *rpt_run_json_text(const rpt_run *run, char err[RPT_ERRLEN]) {
     add_num(doc, "verdicts_not_applicable", s.verdicts_skipped, &bad);
     add_num(doc, "incomplete", s.incomplete, &bad);
     add_num(doc, "time_ms", s.time_ms, &bad);
+    if (run->sharded) {
+      cJSON *sh = cJSON_AddObjectToObject(doc, "shard");
+      if (sh == NULL) bad = 1;
+      else {
+        add_num(sh, "k", run->shard.k, &bad);
+        add_num(sh, "n", run->shard.n, &bad);
+        add_num(sh, "total", run->shard.total, &bad);
+        add_str(sh, "set", run->shard.set, &bad);
+      }
+    }
     cJSON *arr = cJSON_AddArrayToObject(doc, "results");
     if (arr == NULL) bad = 1;
     for (int i = 0; arr && i < run->n && !bad; i++) {

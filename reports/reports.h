@@ -296,6 +296,41 @@ int rpt_run_result(const rpt_run *run, int i, rpt_result *out);
 /* Verdict k of scenario i, or NULL (valid until rpt_run_free). */
 const rpt_verdict *rpt_run_verdict(const rpt_run *run, int i, int k);
 
+/* --------------------------------------------------------------- shards */
+
+/*
+ * One shard of a suite split across machines (`fusebox run --shard K/N`):
+ * its report says which part of which suite it holds, so the reports of
+ * all N shards can be joined into the report of the whole suite.
+ */
+typedef struct rpt_shard {
+  int k, n;       /* the K-th of N shards, 1-based */
+  int total;      /* scenarios in the whole suite */
+  char set[17];   /* the suite's scenario set, 16 hex digits */
+} rpt_shard;
+
+/*
+ * Marks run as shard s of a suite: index[i] is the position of the run's
+ * i-th scenario in the whole suite (n entries, one per scenario added so
+ * far). The JSON report carries both. RPT_EINVAL on bad arguments.
+ */
+int rpt_run_set_shard(rpt_run *run, const rpt_shard *s, const int *index, int n);
+
+/*
+ * Joins JSON reports (as rpt_run_write_json writes them; n files) into run,
+ * each scenario with the verdicts, evidence, attempts, effects and calls
+ * its report recorded (not judged again), in the order of the whole suite
+ * for shards, else in the order given. Refused, with the reason in err and
+ * nothing usable in run: a file that cannot be read, text that is not JSON
+ * ("file:line: ..."), JSON that is not a fusebox report, a scenario twice
+ * (the same file, or the same place of a suite), shards of different
+ * suites, shards and unsharded reports mixed, the same shard twice, a
+ * missing shard, or a status that does not follow from its verdicts.
+ * Returns RPT_OK, RPT_EIO, RPT_ETRACE (bad or mismatched input),
+ * RPT_ETOOBIG or RPT_ENOMEM.
+ */
+int rpt_run_merge_json(rpt_run *run, const char *const *paths, int n, char err[RPT_ERRLEN]);
+
 /* ----------------------------------------------------------------- matrix */
 
 /*

@@ -251,12 +251,21 @@ typedef struct rpt__entry {
   double wall_ms;
   double deadline_ms; /* scaled deadline from the client table, < 0 none */
   double scale;
+  int index;          /* place in the whole suite of a shard, < 0 none */
 } rpt__entry;
 
 struct rpt_run {
   rpt__entry *e;
   int n, cap;
+  int sharded;        /* shard holds which part of a suite the run is */
+  rpt_shard shard;
 };
+
+/* A new zeroed entry at the end of the run (run.c), or NULL when full or
+   out of memory; the caller fills it and then counts it (run->n++). */
+rpt__entry *rpt__run_push(rpt_run *run);
+/* Releases what an entry holds and zeroes it (run.c). */
+void rpt__entry_clear(rpt__entry *e);
 
 /* Writes one JUnit <testsuite> for a run (junit.c); name NULL = "fusebox". */
 void rpt__junit_suite(FILE *f, const rpt_run *run, const char *name);

@@ -11,7 +11,8 @@
 /* A new, empty run; NULL when out of memory. The caller owns it and releases it with rpt_run_free. */
 rpt_run *rpt_run_new(void) { return calloc(1, sizeof(rpt_run)); }
 
-static void entry_clear(rpt__entry *e) {
+/* Releases what an entry holds and zeroes it. */
+void rpt__entry_clear(rpt__entry *e) {
   free(e->name);
   free(e->file);
   free(e->client);
@@ -25,7 +26,7 @@ static void entry_clear(rpt__entry *e) {
 /* Releases a run with every trace and judgement in it. NULL is a no-op. */
 void rpt_run_free(rpt_run *run) {
   if (run == NULL) return;
-  for (int i = 0; i < run->n; i++) entry_clear(&run->e[i]);
+  for (int i = 0; i < run->n; i++) rpt__entry_clear(&run->e[i]);
   free(run->e);
   free(run);
 }
@@ -38,7 +39,7 @@ static char *dup_or_null(const char *s, int *oom) {
 }
 
 /* A new zeroed entry at the end of the run, or NULL. */
-static rpt__entry *push(rpt_run *run) {
+rpt__entry *rpt__run_push(rpt_run *run) {
   if (run->n >= RPT__MAX_SCENARIOS) return NULL;
   if (run->n == run->cap) {
     int nc = run->cap ? run->cap * 2 : 16;
@@ -51,6 +52,7 @@ static rpt__entry *push(rpt_run *run) {
   memset(e, 0, sizeof *e);
   e->deadline_ms = -1;
   e->scale = 1;
+  e->index = -1;
   return e;
 }
 
@@ -93,7 +95,7 @@ int rpt_run_add(rpt_run *run, const rpt_input *in, char err[RPT_ERRLEN]) {
     rpt_trace_free(tr);
     return rc;
   }
-  rpt__entry *e = push(run);
+  rpt__entry *e = rpt__run_push(run);
   if (e == NULL) {
     snprintf(err, RPT_ERRLEN, "run is full or out of memory");
     rpt_trace_free(tr);
@@ -114,7 +116,7 @@ int rpt_run_add(rpt_run *run, const rpt_input *in, char err[RPT_ERRLEN]) {
   e->deadline_ms = deadline_of(client, e->scale, &oom);
   run->n++;
   if (oom) {
-    entry_clear(e);
+    rpt__entry_clear(e);
     run->n--;
     snprintf(err, RPT_ERRLEN, "out of memory");
     return RPT_ENOMEM;
@@ -128,7 +130,7 @@ int rpt_run_add(rpt_run *run, const rpt_input *in, char err[RPT_ERRLEN]) {
  */
 int rpt_run_add_error(rpt_run *run, const char *name, const char *file, const char *message) {
   if (run == NULL) return RPT_EINVAL;
-  rpt__entry *e = push(run);
+  rpt__entry *e = rpt__run_push(run);
   if (e == NULL) return RPT_ENOMEM;
   int oom = 0;
   e->name = dup_or_null(name ? name : (file ? file : "(unnamed)"), &oom);
@@ -136,7 +138,7 @@ int rpt_run_add_error(rpt_run *run, const char *name, const char *file, const ch
   e->error = dup_or_null(message ? message : "error", &oom);
   run->n++;
   if (oom) {
-    entry_clear(e);
+    rpt__entry_clear(e);
     run->n--;
     return RPT_ENOMEM;
   }
@@ -151,7 +153,7 @@ int rpt_run_add_error(rpt_run *run, const char *name, const char *file, const ch
 int rpt_run_add_skipped(rpt_run *run, const char *name, const char *file, const char *client,
                         const char *verdict, const char *reason) {
   if (run == NULL || verdict == NULL) return RPT_EINVAL;
-  rpt__entry *e = push(run);
+  rpt__entry *e = rpt__run_push(run);
   if (e == NULL) return RPT_ENOMEM;
   int oom = 0;
   e->name = dup_or_null(name ? name : (file ? file : "(unnamed)"), &oom);
@@ -161,7 +163,7 @@ int rpt_run_add_skipped(rpt_run *run, const char *name, const char *file, const 
   e->scale = 1;
   run->n++;
   if (oom || rpt_run_add_verdict(run, verdict, RPT_NA, reason ? reason : "skipped") != 0) {
-    entry_clear(e);
+    rpt__entry_clear(e);
     run->n--;
     return RPT_ENOMEM;
   }
@@ -319,4 +321,16 @@ int rpt_run_result(const rpt_run *run, int i, rpt_result *out) {
 const rpt_verdict *rpt_run_verdict(const rpt_run *run, int i, int k) {
   if (run == NULL || i < 0 || i >= run->n) return NULL;
   return rpt_judgement_verdict(run->e[i].j, k);
+}
+
+/* Marks run as one shard of a suite; see reports.h. */
+int rpt_run_set_shard(rpt_run *run, const rpt_shard *s, const int *index, int n) {
+  if (run == NULL || s == NULL || n != run->n || (n > 0 && index == NULL) || s->n < 1 ||
+      s->k < 1 || s->k > s->n || s->total < n)
+    return RPT_EINVAL;
+  run->shard = *s;
+  run->shard.set[sizeof run->shard.set - 1] = '\0';
+  run->sharded = 1;
+  for (int i = 0; i < n; i++) run->e[i].index = index[i];
+  return RPT_OK;
 }
