@@ -10,6 +10,9 @@
 # longest scenario's own time, both from the same invocation: wall time
 # around the process, the longest scenario's time_ms from its --json.
 # Exit 1 when a run misses it (or the library has fewer than 80 scenarios).
+# The table shows the -j the run used: by default fusebox's own (issue 13:
+# from the scenarios' expected durations, 8..16, since scenarios mostly
+# wait); JOBS=N forces -j N.
 #
 #   bash bench/ci_cost.sh            # RUNS=3
 set -euo pipefail
@@ -38,7 +41,7 @@ for t in "$TESTS"/unit_*; do
   cmds+=("$t"); names+=("$(basename "$t")")
 done
 
-echo "# ci_cost: hyperfine --warmup 1 --runs $RUNS; fusebox run with its defaults (-j 4, --time-scale 0.1, guard client)"
+echo "# ci_cost: hyperfine --warmup 1 --runs $RUNS; fusebox run with its defaults (-j from its plan, --time-scale 0.2, guard client)"
 printf '| %-32s | %16s | %16s | %10s | %10s | %6s |\n' command "wall mean ± sd" "min … max" "user" "sys" runs
 printf '|----------------------------------|------------------|------------------|------------|------------|--------|\n'
 for i in "${!cmds[@]}"; do
@@ -55,21 +58,23 @@ fi
 
 # The gate's goal: wall time against the longest scenario, same invocation.
 echo
-printf '| %-3s | %9s | %10s | %-44s | %10s | %8s | %6s | %4s |\n' run scenarios "wall s" "longest scenario" "its s" "x longest" goal met
-printf '|-----|-----------|------------|----------------------------------------------|------------|----------|--------|------|\n'
+printf '| %-3s | %9s | %3s | %10s | %-44s | %10s | %8s | %6s | %4s | %11s |\n' run scenarios -j "wall s" "longest scenario" "its s" "x longest" goal met "load avg"
+printf '|-----|-----------|-----|------------|----------------------------------------------|------------|----------|--------|------|-------------|\n'
 for run in $(seq "$RUNS"); do
   json="$WORK/run.$run.json"
+  load=$(cut -d' ' -f1 /proc/loadavg)
   t0=$(date +%s%N)
-  (cd "$ROOT" && "$FUSEBOX_BIN" run ${JOBS:+-j "$JOBS"} --quiet --json "$json" "$ROOT/scenarios" >/dev/null 2>&1) || true
+  (cd "$ROOT" && "$FUSEBOX_BIN" run ${JOBS:+-j "$JOBS"} --json "$json" "$ROOT/scenarios" >"$WORK/run.$run.out" 2>&1) || true
   t1=$(date +%s%N)
+  jobs=$(sed -n 's/.*, -j \([0-9]*\),.*/\1/p' "$WORK/run.$run.out" | tail -1)
   [ -s "$json" ] || { echo "# ci_cost: fusebox run wrote no --json" >&2; status=1; continue; }
   read -r n lms lfile < <(jq -r '[.results | length, (max_by(.time_ms) | .time_ms, (.file | sub(".*/scenarios/"; "")))] | @tsv' "$json")
-  awk -v run="$run" -v n="$n" -v w="$(( (t1 - t0) / 1000000 ))" -v l="$lms" -v f="$lfile" -v g="$GOAL" 'BEGIN {
+  awk -v run="$run" -v n="$n" -v j="${jobs:-?}" -v w="$(( (t1 - t0) / 1000000 ))" -v l="$lms" -v f="$lfile" -v g="$GOAL" -v ld="$load" 'BEGIN {
     x = w / l; met = (x <= g && n >= 80) ? "yes" : "NO"
-    printf "| %-3s | %9d | %10.3f | %-44s | %10.3f | %7.2fx | <=%.2gx | %4s |\n", run, n, w / 1000, f, l / 1000, x, g, met
+    printf "| %-3s | %9d | %3s | %10.3f | %-44s | %10.3f | %7.2fx | <=%.2gx | %4s | %11s |\n", run, n, j, w / 1000, f, l / 1000, x, g, met, ld
     exit met == "NO" }' || status=1
 done
-echo "# wall clock around one \`fusebox run ${JOBS:+-j $JOBS }--quiet --json\` (defaults otherwise); longest = max results[].time_ms of that run."
+echo "# wall clock around one \`fusebox run ${JOBS:+-j $JOBS }--json\` (defaults otherwise; its table to a file); longest = max results[].time_ms of that run; load avg = 1-minute load when it started."
 echo "# goal (issue 13): wall <= ${GOAL}x the longest scenario, >= 80 scenarios."
 [ "$status" = 0 ] || echo "# ci_cost: a goal was missed (exit 1)" >&2
 exit $status
