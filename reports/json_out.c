@@ -83,6 +83,7 @@ static cJSON *scenario_json(const rpt__entry *e, int *bad) {
     add_num(o, "time_scale", e->scale, bad);
     add_bool(o, "complete", rpt_trace_complete(tr), bad);
     if (!rpt_trace_complete(tr)) add_str(o, "warning", tr->warning, bad);
+    add_num(o, "trace_ms", tr->t_last, bad);
     add_num(o, "arrivals", tr->narr, bad);
     int nreq = 0;
     for (int g = 0; g < tr->ngroups; g++)

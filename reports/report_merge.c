@@ -309,6 +309,8 @@ static int rebuild_trace(const cJSON *r, rpt__buf *b) {
     }
     rc = put_event(b, c);
   }
+  /* The trace's last event: its own time when the report has it. */
+  if (num_of(r, "trace_ms", &v) && v > t_end) t_end = v;
   const cJSON *complete = cJSON_GetObjectItemCaseSensitive(r, "complete");
   if (rc == 0 && !cJSON_IsFalse(complete)) rc = put_event(b, event("done", t_end));
   return rc;

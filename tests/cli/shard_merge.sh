@@ -45,9 +45,18 @@ for spec in 0/2 3/2 x 1/ /2 1/0; do
   if [ $rc -eq 2 ] && grep -q "K/N\|K must" "$tmp/out"; then ok; else bad "--shard $spec: exit $rc: $(cat "$tmp/out")"; fi
 done
 
-run --json "$tmp/all.json" --junit "$tmp/all.xml" "$tmp/lib/a" "$tmp/lib/b" 2>"$tmp/err"
+run --json "$tmp/all.json" --junit "$tmp/all.xml" --html "$tmp/all.html" "$tmp/lib/a" "$tmp/lib/b" 2>"$tmp/err"
 rc_all=$?
 [ $rc_all -eq 1 ] && ok || bad "unsharded run: exit $rc_all (1 expected: one verdict fails): $(cat "$tmp/err")"
+# A report joined from itself is the same report, byte for byte: nothing of
+# what the writers show (timelines included) is lost on the way.
+"$bin" report --merge --quiet "$tmp/all.json" --json "$tmp/re.json" --html "$tmp/re.html" \
+  --junit "$tmp/re.xml" 2>"$tmp/err"
+rc=$?
+[ $rc -eq 1 ] && ok || bad "merge of one whole run: exit $rc: $(cat "$tmp/err")"
+for f in json html xml; do
+  cmp -s "$tmp/all.$f" "$tmp/re.$f" && ok || bad "report --merge all.json: $f differs: $(diff "$tmp/all.$f" "$tmp/re.$f" | head -5)"
+done
 for k in 1 2; do
   run --shard $k/2 --json "$tmp/s$k.json" "$tmp/lib/a" "$tmp/lib/b" 2>>"$tmp/err"
   rc=$?
