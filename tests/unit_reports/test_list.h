@@ -23,4 +23,5 @@
   X(writer_junit)            \
   X(writer_html)             \
   X(matrix)                  \
+  X(report_merge)            \
   X(alloc_fail)
