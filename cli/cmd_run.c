@@ -271,11 +271,15 @@ static void shard_pick_clear(shard_pick *p) {
   memset(p, 0, sizeof *p);
 }
 
-static const char *const *g_keys; /* for by_key: qsort has no context */
+typedef struct keyed {
+  const char *key;
+  int i;
+} keyed;
+
 static int by_key(const void *a, const void *b) {
-  int x = *(const int *)a, y = *(const int *)b;
-  int c = strcmp(g_keys[x], g_keys[y]);
-  return c ? c : (x > y) - (x < y);
+  const keyed *x = a, *y = b;
+  int c = strcmp(x->key, y->key);
+  return c ? c : (x->i > y->i) - (x->i < y->i);
 }
 
 /* Plans the suite: each file's expected duration, and with a shard (k >=
@@ -284,7 +288,8 @@ static int plan_suite(const path_list *files, const size_t *koff, int k, int n,
                       shard_pick *out) {
   size_t m = files->n;
   cli_shard_item *items = calloc(m ? m : 1, sizeof *items);
-  int *bin = calloc(m ? m : 1, sizeof *bin), *order = calloc(m ? m : 1, sizeof *order);
+  int *bin = calloc(m ? m : 1, sizeof *bin);
+  keyed *order = calloc(m ? m : 1, sizeof *order);
   const char **keys = calloc(m ? m : 1, sizeof *keys);
   out->files = calloc(m ? m : 1, sizeof *out->files);
   out->index = calloc(m ? m : 1, sizeof *out->index);
@@ -310,12 +315,11 @@ static int plan_suite(const path_list *files, const size_t *koff, int k, int n,
   }
   if (cli_shard_assign(items, m, n, bin) < 0) goto done;
   /* Place in the suite: rank by key, the same on every machine. */
-  for (size_t i = 0; i < m; i++) order[i] = (int)i;
-  g_keys = keys;
+  for (size_t i = 0; i < m; i++) order[i] = (keyed){keys[i], (int)i};
   qsort(order, m, sizeof *order, by_key);
-  int *rank = bin == NULL ? NULL : calloc(m ? m : 1, sizeof *rank);
+  int *rank = calloc(m ? m : 1, sizeof *rank);
   if (rank == NULL) goto done;
-  for (size_t r = 0; r < m; r++) rank[order[r]] = (int)r;
+  for (size_t r = 0; r < m; r++) rank[order[r].i] = (int)r;
   for (size_t i = 0; i < m; i++) {
     if (bin[i] != k - 1) continue;
     out->files[out->n] = files->v[i];
