@@ -5,7 +5,6 @@
  * attempts, effects and calls are turned back into a trace so every writer
  * (terminal, JUnit, HTML timelines, JSON) shows it as a run would.
  */
-#include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -21,53 +20,6 @@ typedef struct merge_in {
   int sharded;
   rpt_shard shard;
 } merge_in;
-
-/* Reads a whole file (bounded); the caller frees *out. */
-static int slurp(const char *path, char **out, size_t *len, char err[RPT_ERRLEN]) {
-  *out = NULL;
-  FILE *f = fopen(path, "rb");
-  if (f == NULL) {
-    snprintf(err, RPT_ERRLEN, "%s: %s", path, strerror(errno));
-    return RPT_EIO;
-  }
-  size_t cap = 1 << 16, n = 0;
-  char *buf = malloc(cap);
-  int rc = buf ? RPT_OK : RPT_ENOMEM;
-  while (rc == RPT_OK) {
-    if (n == cap) {
-      if (cap >= MERGE_MAX_FILE) {
-        snprintf(err, RPT_ERRLEN, "%s: larger than %u MB", path, MERGE_MAX_FILE >> 20);
-        rc = RPT_ETOOBIG;
-        break;
-      }
-      char *p = realloc(buf, cap * 2);
-      if (p == NULL) {
-        rc = RPT_ENOMEM;
-        break;
-      }
-      buf = p;
-      cap *= 2;
-    }
-    size_t got = fread(buf + n, 1, cap - n, f);
-    n += got;
-    if (got == 0) {
-      if (ferror(f)) {
-        snprintf(err, RPT_ERRLEN, "%s: read error", path);
-        rc = RPT_EIO;
-      }
-      break;
-    }
-  }
-  fclose(f);
-  if (rc == RPT_ENOMEM) snprintf(err, RPT_ERRLEN, "%s: out of memory", path);
-  if (rc != RPT_OK) {
-    free(buf);
-    return rc;
-  }
-  *out = buf;
-  *len = n;
-  return RPT_OK;
-}
 
 static const char *str_of(const cJSON *o, const char *k) {
   const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, k);
@@ -85,7 +37,7 @@ static int num_of(const cJSON *o, const char *k, double *out) {
 static int load(merge_in *in, char err[RPT_ERRLEN]) {
   char *text = NULL;
   size_t len = 0;
-  int rc = slurp(in->path, &text, &len, err);
+  int rc = rpt__read_file(in->path, MERGE_MAX_FILE, &text, &len, err);
   if (rc) return rc;
   int oom = 0;
   in->doc = rpt__json_parse(text, len, &oom);

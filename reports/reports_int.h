@@ -56,6 +56,11 @@ int rpt__buf_addf(rpt__buf *b, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));
 /* The text so far ("" when empty); valid until the next append or free. */
 const char *rpt__buf_str(const rpt__buf *b);
+/* Reads the whole file at path, at most max bytes, into *out (NUL-terminated,
+   the caller frees it; *len excludes the NUL). Returns RPT_OK, or RPT_EIO,
+   RPT_ETOOBIG or RPT_ENOMEM with "path: why" in err. */
+int rpt__read_file(const char *path, size_t max, char **out, size_t *len,
+                   char err[RPT_ERRLEN]);
 void rpt__buf_free(rpt__buf *b);
 
 /* ---------------------------------------------------------- escaping */

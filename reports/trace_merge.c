@@ -17,6 +17,7 @@
 #include <cjson/cJSON.h>
 
 #include "reports/reports.h"
+#include "reports/reports_int.h"
 
 #define MERGE_MAX_BYTES ((size_t)256 << 20) /* of one fleet trace */
 
@@ -45,45 +46,6 @@ static char *fleet_session(const char *path) {
   free(line);
   fclose(f);
   return out;
-}
-
-static char *slurp(const char *path, size_t *len, char err[RPT_ERRLEN]) {
-  FILE *f = fopen(path, "rb");
-  if (f == NULL) {
-    snprintf(err, RPT_ERRLEN, "%.200s: cannot open", path);
-    return NULL;
-  }
-  size_t cap = 1 << 16, n = 0;
-  char *buf = malloc(cap + 1);
-  while (buf != NULL) {
-    if (n == cap) {
-      if (cap >= MERGE_MAX_BYTES) {
-        free(buf);
-        buf = NULL;
-        snprintf(err, RPT_ERRLEN, "%.200s: over the fleet trace bound", path);
-        break;
-      }
-      char *nb = realloc(buf, cap * 2 + 1);
-      if (nb == NULL) {
-        free(buf);
-        buf = NULL;
-        break;
-      }
-      buf = nb;
-      cap *= 2;
-    }
-    size_t got = fread(buf + n, 1, cap - n, f);
-    n += got;
-    if (got == 0) break;
-  }
-  fclose(f);
-  if (buf == NULL) {
-    if (err[0] == '\0') snprintf(err, RPT_ERRLEN, "out of memory");
-    return NULL;
-  }
-  buf[n] = '\0';
-  *len = n;
-  return buf;
 }
 
 static int cmp_mev(const void *x, const void *y) {
@@ -125,11 +87,9 @@ static int merge(rpt_group *g, const char *const *files, int nf, char err[RPT_ER
   char first_state[160] = "";
   for (int f = 0; f < nf && rc == 0; f++) {
     size_t len = 0;
-    char *text = slurp(files[f], &len, err);
-    if (text == NULL) {
-      rc = RPT_EIO;
-      break;
-    }
+    char *text = NULL;
+    rc = rpt__read_file(files[f], MERGE_MAX_BYTES, &text, &len, err);
+    if (rc != RPT_OK) break;
     char inst[64] = "";
     int line = 0;
     for (char *p = text, *nl; p < text + len && rc == 0; p = nl + 1, line++) {

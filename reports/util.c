@@ -4,6 +4,7 @@
  */
 #include <errno.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -376,4 +377,54 @@ int rpt__close_out(FILE *f, const char *path, char err[RPT_ERRLEN]) {
     return RPT_EIO;
   }
   return 0;
+}
+
+/* Reads a whole file of at most max bytes, NUL-terminated; see reports_int.h. */
+int rpt__read_file(const char *path, size_t max, char **out, size_t *len,
+                   char err[RPT_ERRLEN]) {
+  *out = NULL;
+  *len = 0;
+  FILE *f = fopen(path, "rb");
+  if (f == NULL) {
+    snprintf(err, RPT_ERRLEN, "%.200s: %s", path, strerror(errno));
+    return RPT_EIO;
+  }
+  size_t cap = 1 << 16, n = 0;
+  char *buf = malloc(cap + 1);
+  int rc = buf ? RPT_OK : RPT_ENOMEM;
+  while (rc == RPT_OK) {
+    if (n == cap) {
+      if (cap >= max) {
+        snprintf(err, RPT_ERRLEN, "%.200s: larger than %zu MB", path, max >> 20);
+        rc = RPT_ETOOBIG;
+        break;
+      }
+      char *p = realloc(buf, cap * 2 + 1);
+      if (p == NULL) {
+        rc = RPT_ENOMEM;
+        break;
+      }
+      buf = p;
+      cap *= 2;
+    }
+    size_t got = fread(buf + n, 1, cap - n, f);
+    n += got;
+    if (got == 0) {
+      if (ferror(f)) {
+        snprintf(err, RPT_ERRLEN, "%.200s: read error", path);
+        rc = RPT_EIO;
+      }
+      break;
+    }
+  }
+  fclose(f);
+  if (rc == RPT_ENOMEM) snprintf(err, RPT_ERRLEN, "%.200s: out of memory", path);
+  if (rc != RPT_OK) {
+    free(buf);
+    return rc;
+  }
+  buf[n] = '\0';
+  *out = buf;
+  *len = n;
+  return RPT_OK;
 }
