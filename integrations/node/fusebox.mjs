@@ -144,8 +144,25 @@ class Session {
     return (await this.#call('GET', 'requests')).requests || [];
   }
 
-  /** The session's report, as `fusebox report --json` writes it. */
-  report() {
+  /**
+   * Waits (at most timeoutMs) until no request of the session is in flight;
+   * resolves to false on timeout. A client can read the last byte of an
+   * answer a moment before the server records that request's end, so a
+   * report taken right after the client returns could miss its last answer.
+   */
+  async settle(timeoutMs = 2000) {
+    const deadline = Date.now() + timeoutMs;
+    while ((await this.requests()).some((r) => r.t_end === null || r.t_end === undefined)) {
+      if (Date.now() >= deadline) return false;
+      await new Promise((resolve) => setTimeout(resolve, 10));
+    }
+    return true;
+  }
+
+  /** The session's report, as `fusebox report --json` writes it, once no
+      request is in flight (see settle). */
+  async report() {
+    await this.settle();
     return this.#call('GET', 'report');
   }
 

@@ -23,6 +23,7 @@ import os
 import re
 import subprocess
 import threading
+import time
 import urllib.error
 import urllib.parse
 import urllib.request
@@ -252,8 +253,22 @@ class Session:
         """The session's journal: a list of dicts, one per arrival."""
         return self.server.http.call("GET", "/__fusebox/requests", self._q()).get("requests", [])
 
+    def settle(self, timeout=2.0):
+        """Waits (at most timeout seconds) until no request of the session is
+        in flight. A client can read the last byte of an answer a moment
+        before the server records that request's end, so a report taken
+        right after the client returns could miss its last answer."""
+        deadline = time.monotonic() + timeout
+        while any(r.get("t_end") is None for r in self.requests()):
+            if time.monotonic() >= deadline:
+                return False
+            time.sleep(0.01)
+        return True
+
     def report(self):
-        """The session's report, as ``fusebox report --json`` writes it."""
+        """The session's report, as ``fusebox report --json`` writes it,
+        once no request is in flight (see settle)."""
+        self.settle()
         return self.server.http.call("GET", "/__fusebox/report", self._q())
 
     def verdicts(self):
