@@ -139,9 +139,15 @@ class Session {
     await this.#call('POST', 'reset', { body: '' });
   }
 
-  /** The session's journal: one object per arrival. */
-  async requests() {
+  async #journal() {
     return (await this.#call('GET', 'requests')).requests || [];
+  }
+
+  /** The session's journal: one object per arrival, once no request is in
+      flight (see settle). */
+  async requests() {
+    await this.settle();
+    return this.#journal();
   }
 
   /**
@@ -152,7 +158,7 @@ class Session {
    */
   async settle(timeoutMs = 2000) {
     const deadline = Date.now() + timeoutMs;
-    while ((await this.requests()).some((r) => r.t_end === null || r.t_end === undefined)) {
+    while ((await this.#journal()).some((r) => r.t_end === null || r.t_end === undefined)) {
       if (Date.now() >= deadline) return false;
       await new Promise((resolve) => setTimeout(resolve, 10));
     }

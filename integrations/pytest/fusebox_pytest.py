@@ -249,9 +249,14 @@ class Session:
         """Starts the session afresh with the same scenario."""
         self.server.http.call("POST", "/__fusebox/reset", self._q(), body=b"")
 
-    def requests(self):
-        """The session's journal: a list of dicts, one per arrival."""
+    def _journal(self):
         return self.server.http.call("GET", "/__fusebox/requests", self._q()).get("requests", [])
+
+    def requests(self):
+        """The session's journal: a list of dicts, one per arrival, once no
+        request is in flight (see settle)."""
+        self.settle()
+        return self._journal()
 
     def settle(self, timeout=2.0):
         """Waits (at most timeout seconds) until no request of the session is
@@ -259,7 +264,7 @@ class Session:
         before the server records that request's end, so a report taken
         right after the client returns could miss its last answer."""
         deadline = time.monotonic() + timeout
-        while any(r.get("t_end") is None for r in self.requests()):
+        while any(r.get("t_end") is None for r in self._journal()):
             if time.monotonic() >= deadline:
                 return False
             time.sleep(0.01)
