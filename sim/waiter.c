@@ -10,7 +10,8 @@
  * running anyway instead of waiting for the waiter thread to get a CPU
  * (issue 13: on 2 loaded cores that took up to 10 ms). The waiter thread
  * sleeps until the nearest due time with nanosecond precision
- * (epoll_pwait2), and fires what no loop did.
+ * (epoll_pwait2, or epoll_wait in whole milliseconds where the kernel or
+ * valgrind lacks it), and fires what no loop did.
  *
  * A socket is watched for hang-up from its first wait until the server
  * says it is closing (sim__waiter_forget), not added and removed per wait:
@@ -64,6 +65,7 @@ struct sim_waiter {
   watch *watches;   /* by fd number */
   size_t nwatches;
   sim_env env;      /* the clock due times are on */
+  int no_pwait2;    /* epoll_pwait2 said ENOSYS: epoll_wait in ms instead */
 };
 
 static void heap_swap(sim_waiter *wt, size_t a, size_t b) {
@@ -184,6 +186,29 @@ static size_t take_due(sim_waiter *wt, double now, sim_wait **due, size_t max) {
   return ndue;
 }
 
+/*
+ * Waits for socket events until *timeout (NULL: no limit), with nanosecond
+ * precision where the kernel has epoll_pwait2. Where it does not (a kernel
+ * before 5.11, or valgrind, which does not know the call), it falls back to
+ * epoll_wait with the timeout rounded up to the next millisecond, so a timer
+ * is never fired early. Returns what epoll returns.
+ */
+static int wait_events(sim_waiter *wt, struct epoll_event *evs,
+                       const struct timespec *timeout) {
+  if (!wt->no_pwait2) {
+    int k = epoll_pwait2(wt->epfd, evs, BATCH, timeout, NULL);
+    if (k >= 0 || errno != ENOSYS) return k;
+    wt->no_pwait2 = 1; /* only this thread reads or writes it */
+  }
+  int ms = -1;
+  if (timeout != NULL) {
+    double d = (double)timeout->tv_sec * 1000.0 + (double)timeout->tv_nsec / 1e6;
+    ms = d >= 2e9 ? 2000000000 : (int)d;
+    if ((double)ms < d) ms++;
+  }
+  return epoll_wait(wt->epfd, evs, BATCH, ms);
+}
+
 static void *waiter_main(void *arg) {
   sim_waiter *wt = arg;
   struct epoll_event evs[BATCH];
@@ -203,7 +228,7 @@ static void *waiter_main(void *arg) {
     pthread_mutex_unlock(&wt->lock);
     if (stopping) break;
 
-    int k = epoll_pwait2(wt->epfd, evs, BATCH, timeout, NULL);
+    int k = wait_events(wt, evs, timeout);
     if (k < 0 && errno != EINTR) break;
 
     size_t ndue = 0;
