@@ -28,38 +28,50 @@
 #define REDACTED "[redacted]"
 #define NAME_MAX_LEN 64 /* longer identifiers are not header or field names */
 
-/* Case-insensitive search for needle in the n bytes at s; returns the offset
-   or -1. */
-static long find_ci(const char *s, size_t n, const char *needle) {
+/* 1 when needle occurs in low (lower case, NUL-terminated) followed by a
+   byte that is not `not_next` (0: any byte, the end included). */
+static int has_not_followed(const char *low, const char *needle, char not_next) {
   size_t m = strlen(needle);
-  for (size_t i = 0; i + m <= n; i++)
-    if (strncasecmp(s + i, needle, m) == 0) return (long)i;
-  return -1;
+  for (const char *p = strstr(low, needle); p != NULL; p = strstr(p + 1, needle))
+    if (not_next == 0 || p[m] != not_next) return 1;
+  return 0;
 }
 
-/* The name rule on n bytes (no terminator needed). */
+/* The name rule on the lower-case, trimmed, NUL-terminated name. */
+static int name_secret_low(const char *low) {
+  static const char *const plain[] = {"secret", "cookie", "signature", "password",
+                                      "passwd", "credential", "session", NULL};
+  for (int i = 0; plain[i]; i++)
+    if (strstr(low, plain[i]) != NULL) return 1;
+  for (const char *p = strstr(low, "auth"); p != NULL; p = strstr(p + 1, "auth")) {
+    if (strncmp(p, "author", 6) == 0 && strncmp(p, "authoriz", 8) != 0) continue;
+    if (strncmp(p, "authenticate", 12) == 0)
+      continue; /* WWW-Authenticate is a challenge, not a credential */
+    return 1;
+  }
+  if (strstr(low, "key") != NULL && strstr(low, "idempotency") == NULL) return 1;
+  return has_not_followed(low, "token", 's'); /* "tokens": counters stay */
+}
+
+/* The name rule on n bytes (no terminator needed): trimmed, lower-cased
+   once into a buffer, then searched with strstr (issue 13: the rule ran on
+   every header of every request, a strncasecmp at every byte for every
+   word). A name too long for memory is taken as secret. */
 static int name_secret(const char *s, size_t n) {
   while (n > 0 && isspace((unsigned char)*s)) s++, n--;
   while (n > 0 && isspace((unsigned char)s[n - 1])) n--;
   if (n == 0) return 0;
-  static const char *const plain[] = {"secret", "cookie", "signature", "password",
-                                      "passwd", "credential", "session", NULL};
-  for (int i = 0; plain[i]; i++)
-    if (find_ci(s, n, plain[i]) >= 0) return 1;
-  for (size_t i = 0; i + 4 <= n; i++) {
-    if (strncasecmp(s + i, "auth", 4) != 0) continue;
-    if (i + 6 <= n && strncasecmp(s + i, "author", 6) == 0 &&
-        !(i + 8 <= n && strncasecmp(s + i, "authoriz", 8) == 0))
-      continue;
-    if (i + 12 <= n && strncasecmp(s + i, "authenticate", 12) == 0)
-      continue; /* WWW-Authenticate is a challenge, not a credential */
-    return 1;
+  char small[128];
+  char *low = n < sizeof small ? small : malloc(n + 1);
+  if (low == NULL) return 1;
+  for (size_t i = 0; i < n; i++) {
+    char c = (char)tolower((unsigned char)s[i]);
+    low[i] = c == '\0' ? ' ' : c; /* a NUL would end the search early */
   }
-  if (find_ci(s, n, "key") >= 0 && find_ci(s, n, "idempotency") < 0) return 1;
-  for (size_t i = 0; i + 5 <= n; i++)
-    if (strncasecmp(s + i, "token", 5) == 0 && !(i + 5 < n && tolower((unsigned char)s[i + 5]) == 's'))
-      return 1;
-  return 0;
+  low[n] = '\0';
+  int r = name_secret_low(low);
+  if (low != small) free(low);
+  return r;
 }
 
 /* 1 if a header, query parameter or field named name carries a credential. */
