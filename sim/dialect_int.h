@@ -7,7 +7,12 @@
 #ifndef FUSEBOX_DIALECT_INT_H
 #define FUSEBOX_DIALECT_INT_H
 
+#include "sim/json_write_int.h"
 #include "sim/sim_int.h"
+
+/* Bytes one answer body may take once written: a 30 MB step text (what the
+   Lua budget holds) escaped, with room to spare. */
+#define SIM__BODY_MAX ((size_t)256 << 20)
 
 /* Default error fields per status: OpenAI type and code, Anthropic type,
    Google status. */

@@ -44,43 +44,62 @@ static void add_usage(cJSON *o, int tokens_in, int tokens_out) {
   cJSON_AddNumberToObject(usage, "total_tokens", tokens_in + tokens_out);
 }
 
-/* chat.completion: text and tool calls in one message. */
+/*
+ * chat.completion: text and tool calls in one message. Written field by
+ * field (sim/json_write.c), not as a tree printed (issue 13: the answer of
+ * nearly every request): the same bytes cJSON would print.
+ */
 char *sim__openai_chat_body(const sim_step *s, const char *id, const char *model,
                             const char *text, int tokens_in, int tokens_out) {
-  cJSON *o = cJSON_CreateObject();
-  if (o == NULL) return NULL;
+  sim_jw w;
+  sim__jw_init(&w, SIM__BODY_MAX);
   int ntools = s ? s->ntool_calls : 0;
-  cJSON_AddStringToObject(o, "id", id);
-  cJSON_AddStringToObject(o, "object", "chat.completion");
-  cJSON_AddNumberToObject(o, "created", (double)time(NULL));
-  cJSON_AddStringToObject(o, "model", model);
-  cJSON *choices = cJSON_AddArrayToObject(o, "choices");
-  cJSON *choice = cJSON_CreateObject();
-  cJSON_AddNumberToObject(choice, "index", 0);
-  cJSON *msg = cJSON_AddObjectToObject(choice, "message");
-  cJSON_AddStringToObject(msg, "role", "assistant");
-  if (text != NULL) cJSON_AddStringToObject(msg, "content", text);
-  else cJSON_AddNullToObject(msg, "content");
-  cJSON_AddNullToObject(msg, "refusal");
+  sim__jw_open(&w, '{');
+  sim__jw_kstr(&w, "id", id);
+  sim__jw_kstr(&w, "object", "chat.completion");
+  sim__jw_knum(&w, "created", (double)time(NULL));
+  sim__jw_kstr(&w, "model", model);
+  sim__jw_key(&w, "choices");
+  sim__jw_open(&w, '[');
+  sim__jw_open(&w, '{');
+  sim__jw_knum(&w, "index", 0);
+  sim__jw_key(&w, "message");
+  sim__jw_open(&w, '{');
+  sim__jw_kstr(&w, "role", "assistant");
+  if (text != NULL) sim__jw_kstr(&w, "content", text);
+  else sim__jw_knull(&w, "content");
+  sim__jw_knull(&w, "refusal");
   if (ntools > 0) {
-    cJSON *tcs = cJSON_AddArrayToObject(msg, "tool_calls");
+    sim__jw_key(&w, "tool_calls");
+    sim__jw_open(&w, '[');
     for (int i = 0; i < ntools; i++) {
       const sim_tool_call *tc = &s->tool_calls[i];
-      cJSON *t = cJSON_CreateObject();
-      cJSON_AddStringToObject(t, "id", tc->id);
-      cJSON_AddStringToObject(t, "type", "function");
-      cJSON *fn = cJSON_AddObjectToObject(t, "function");
-      cJSON_AddStringToObject(fn, "name", tc->name);
-      cJSON_AddStringToObject(fn, "arguments", tc->arguments ? tc->arguments : "");
-      cJSON_AddItemToArray(tcs, t);
+      sim__jw_open(&w, '{');
+      sim__jw_kstr(&w, "id", tc->id);
+      sim__jw_kstr(&w, "type", "function");
+      sim__jw_key(&w, "function");
+      sim__jw_open(&w, '{');
+      sim__jw_kstr(&w, "name", tc->name);
+      sim__jw_kstr(&w, "arguments", tc->arguments ? tc->arguments : "");
+      sim__jw_close(&w, '}');
+      sim__jw_close(&w, '}');
     }
+    sim__jw_close(&w, ']');
   }
-  cJSON_AddNullToObject(choice, "logprobs");
-  cJSON_AddStringToObject(choice, "finish_reason", finish_reason(s));
-  cJSON_AddItemToArray(choices, choice);
-  add_usage(o, tokens_in, tokens_out);
-  cJSON_AddNullToObject(o, "system_fingerprint");
-  return sim__print_free(o);
+  sim__jw_close(&w, '}');
+  sim__jw_knull(&w, "logprobs");
+  sim__jw_kstr(&w, "finish_reason", finish_reason(s));
+  sim__jw_close(&w, '}');
+  sim__jw_close(&w, ']');
+  sim__jw_key(&w, "usage");
+  sim__jw_open(&w, '{');
+  sim__jw_knum(&w, "prompt_tokens", tokens_in);
+  sim__jw_knum(&w, "completion_tokens", tokens_out);
+  sim__jw_knum(&w, "total_tokens", (double)tokens_in + tokens_out);
+  sim__jw_close(&w, '}');
+  sim__jw_knull(&w, "system_fingerprint");
+  sim__jw_close(&w, '}');
+  return sim__jw_take(&w);
 }
 
 static cJSON *chat_chunk(const char *id, const char *model, cJSON *delta, const char *finish) {

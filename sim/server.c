@@ -14,6 +14,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "sim/json_write_int.h"
 #include "sim/play_int.h"
 #include "sim/server_int.h"
 
@@ -168,29 +169,31 @@ static void parse_body(sim_conn *c) {
 /* 1 when the request reached no provider (route() found none). */
 static int unserved(const sim_conn *c) { return c->provider == -2 && !c->too_big; }
 
+/* The arrive line, written field by field (no tree: issue 13). */
 static void trace_arrive(sim_conn *c, const char *method, const char *url,
                          const hdr_list *hl) {
-  if (!sim__trace_on(c->srv->trace)) return;
-  cJSON *ev = sim__trace_event("arrive", c->t_arrive);
-  if (ev == NULL) return;
-  cJSON_AddNumberToObject(ev, "id", (double)c->id);
-  cJSON_AddStringToObject(ev, "key", c->key);
-  cJSON_AddNumberToObject(ev, "attempt", c->attempt);
+  sim_jw *w = sim__trace_begin(c->srv->trace, "arrive", c->t_arrive);
+  if (w == NULL) return;
+  sim__jw_knum(w, "id", (double)c->id);
+  sim__jw_kstr(w, "key", c->key);
+  sim__jw_knum(w, "attempt", c->attempt);
   if (c->provider >= 0)
-    cJSON_AddStringToObject(ev, "provider", sim__scenario_provider_name(c->srv->sc, c->provider));
+    sim__jw_kstr(w, "provider", sim__scenario_provider_name(c->srv->sc, c->provider));
   else
-    cJSON_AddNullToObject(ev, "provider");
-  cJSON_AddStringToObject(ev, "method", method);
-  cJSON_AddStringToObject(ev, "path", url);
-  if (unserved(c)) cJSON_AddBoolToObject(ev, "unserved", 1);
-  if (c->provider == -2) cJSON_AddNullToObject(ev, "dialect");
-  else cJSON_AddStringToObject(ev, "dialect", sim__dialect_name(c->dialect));
-  cJSON_AddBoolToObject(ev, "stream", c->stream_req);
-  if (c->model) cJSON_AddStringToObject(ev, "model", c->model);
-  cJSON_AddNumberToObject(ev, "body_bytes", (double)c->body_len);
-  cJSON *h = cJSON_AddObjectToObject(ev, "headers");
-  for (int i = 0; i < hl->n; i++) cJSON_AddStringToObject(h, hl->h[i].name, hl->h[i].value);
-  sim__trace_emit(c->srv->trace, ev);
+    sim__jw_knull(w, "provider");
+  sim__jw_kstr(w, "method", method);
+  sim__jw_kstr(w, "path", url);
+  if (unserved(c)) sim__jw_kbool(w, "unserved", 1);
+  if (c->provider == -2) sim__jw_knull(w, "dialect");
+  else sim__jw_kstr(w, "dialect", sim__dialect_name(c->dialect));
+  sim__jw_kbool(w, "stream", c->stream_req);
+  if (c->model) sim__jw_kstr(w, "model", c->model);
+  sim__jw_knum(w, "body_bytes", (double)c->body_len);
+  sim__jw_key(w, "headers");
+  sim__jw_open(w, '{');
+  for (int i = 0; i < hl->n; i++) sim__jw_kstr(w, hl->h[i].name, hl->h[i].value);
+  sim__jw_close(w, '}');
+  sim__trace_commit(c->srv->trace, w);
 }
 
 static void trace_error(sim_conn *c, const char *msg) {
@@ -411,38 +414,43 @@ static const char *how_from_toe(enum MHD_RequestTerminationCode toe) {
   }
 }
 
+/* The end line: what was played and sent, field by field (no tree). */
 static void trace_end(sim_conn *c, enum MHD_RequestTerminationCode toe) {
-  if (!sim__trace_on(c->srv->trace)) return;
-  cJSON *ev = sim__trace_event("end", sim__srv_t(c->srv));
-  if (ev == NULL) return;
+  sim_jw *w = sim__trace_begin(c->srv->trace, "end", sim__srv_t(c->srv));
+  if (w == NULL) return;
   const char *how = c->how;
   /* A deliberate end wins, unless the peer left before it was reached. */
   if (how == NULL) how = how_from_toe(toe);
-  cJSON_AddNumberToObject(ev, "id", (double)c->id);
-  cJSON_AddStringToObject(ev, "step", c->step_name ? c->step_name : "none");
-  cJSON_AddNumberToObject(ev, "status", c->status);
-  cJSON_AddStringToObject(ev, "how", how);
-  if (unserved(c)) cJSON_AddBoolToObject(ev, "unserved", 1);
-  cJSON_AddNumberToObject(ev, "bytes", (double)c->bytes);
+  sim__jw_knum(w, "id", (double)c->id);
+  sim__jw_kstr(w, "step", c->step_name ? c->step_name : "none");
+  sim__jw_knum(w, "status", c->status);
+  sim__jw_kstr(w, "how", how);
+  if (unserved(c)) sim__jw_kbool(w, "unserved", 1);
+  sim__jw_knum(w, "bytes", (double)c->bytes);
   if (c->resp_headers) {
-    cJSON_AddItemToObject(ev, "headers", c->resp_headers);
-    c->resp_headers = NULL;
+    sim__jw_key(w, "headers");
+    sim__jw_cjson(w, c->resp_headers);
   }
-  if (c->has_ra) cJSON_AddNumberToObject(ev, "retry_after_ms", c->retry_after_ms);
+  if (c->has_ra) sim__jw_knum(w, "retry_after_ms", c->retry_after_ms);
   if (c->cur && c->cur->kind == SIM_STEP_FAIL) {
-    if (c->cur->code) cJSON_AddStringToObject(ev, "code", c->cur->code);
-    if (c->cur->type) cJSON_AddStringToObject(ev, "type", c->cur->type);
+    if (c->cur->code) sim__jw_kstr(w, "code", c->cur->code);
+    if (c->cur->type) sim__jw_kstr(w, "type", c->cur->type);
   }
-  cJSON_AddNumberToObject(ev, "tokens_in", c->tokens_in);
-  cJSON_AddNumberToObject(ev, "tokens_out", c->tokens_out);
-  cJSON_AddNumberToObject(ev, "chunks", c->chunks);
-  if (c->stalled) cJSON_AddBoolToObject(ev, "stalled", 1);
-  if (c->no_end_marker) cJSON_AddBoolToObject(ev, "end_marker", 0);
-  if (c->no_finish) cJSON_AddBoolToObject(ev, "finish", 0);
-  if (c->delay_ms > 0) cJSON_AddNumberToObject(ev, "delay_ms", c->delay_ms);
-  if (c->text) cJSON_AddStringToObject(ev, "text", c->text);
-  sim__trace_tools(c, ev);
-  sim__trace_emit(c->srv->trace, ev);
+  sim__jw_knum(w, "tokens_in", c->tokens_in);
+  sim__jw_knum(w, "tokens_out", c->tokens_out);
+  sim__jw_knum(w, "chunks", c->chunks);
+  if (c->stalled) sim__jw_kbool(w, "stalled", 1);
+  if (c->no_end_marker) sim__jw_kbool(w, "end_marker", 0);
+  if (c->no_finish) sim__jw_kbool(w, "finish", 0);
+  if (c->delay_ms > 0) sim__jw_knum(w, "delay_ms", c->delay_ms);
+  if (c->text) sim__jw_kstr(w, "text", c->text);
+  cJSON *tools = sim__trace_tools(c);
+  if (tools != NULL) {
+    sim__jw_key(w, "tool_calls");
+    sim__jw_cjson(w, tools);
+    cJSON_Delete(tools);
+  }
+  sim__trace_commit(c->srv->trace, w);
 }
 
 static void on_completed(void *cls, struct MHD_Connection *mc, void **con_cls,

@@ -147,6 +147,7 @@ enum MHD_Result sim__direct_answer(sim_conn *c, const char *method, const char *
 
 /* tools_trace.c: tool calls in the trace. */
 void sim__offered_tools(sim_conn *c, const cJSON *body);
-void sim__trace_tools(const sim_conn *c, cJSON *ev);
+/* The end event's tool_calls array, or NULL; owned by the caller. */
+cJSON *sim__trace_tools(const sim_conn *c);
 
 #endif

@@ -362,6 +362,16 @@ int sim__trace_tap_new(sim_trace *parent, const char *session, size_t max_bytes,
 int sim__trace_tap_copy(sim_trace *tr, char **out, size_t *len, int *full);
 /* A new event object {"ev": kind, "t": t_ms}. Owned by the caller. */
 cJSON *sim__trace_event(const char *kind, double t_ms);
+/*
+ * The hot events without a tree (issue 13): opens the line
+ * {"ev": kind, "t": t_ms in the calling thread's buffer and returns it for
+ * the caller to add fields with sim__jw_k* (sim/json_write_int.h), or NULL
+ * when tr writes nowhere or memory ran out. sim__trace_commit ends the line
+ * and writes it; no other trace line may be begun on the thread in between.
+ */
+struct sim_jw;
+struct sim_jw *sim__trace_begin(const sim_trace *tr, const char *kind, double t_ms);
+void sim__trace_commit(sim_trace *tr, struct sim_jw *w);
 
 /* dialect.c: bodies shaped as each provider shapes them. All returned
    strings are malloc'd and owned by the caller. */

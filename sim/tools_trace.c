@@ -60,9 +60,10 @@ static int arg_chunks(sim_dialect d, const sim_tool_call *tc) {
   return len ? (int)((len + 7) / 8) : 1;
 }
 
-/* Adds "tool_calls": [{id, name, args: "valid"|"invalid"|"cut", offered}]
-   to an end event when the step played answered with tool calls. */
-void sim__trace_tools(const sim_conn *c, cJSON *ev) {
+/* The end event's "tool_calls": [{id, name, args: "valid"|"invalid"|"cut",
+   offered}] when the step played answered with tool calls, else NULL.
+   Owned by the caller. */
+cJSON *sim__trace_tools(const sim_conn *c) {
   const sim_step *s = c->cur;
   int truncated = 0;
   if (s != NULL && s->kind == SIM_STEP_TRUNCATE) {
@@ -71,15 +72,15 @@ void sim__trace_tools(const sim_conn *c, cJSON *ev) {
   }
   if (s == NULL || (s->kind != SIM_STEP_CHAT && s->kind != SIM_STEP_STREAM) ||
       s->ntool_calls == 0 || c->status != 200 || !sim__dialect_streams(c->dialect))
-    return;
+    return NULL;
   int streamed = s->kind == SIM_STEP_STREAM || c->stream_req;
   int need = c->player_ntexts;
-  cJSON *arr = cJSON_AddArrayToObject(ev, "tool_calls");
+  cJSON *arr = cJSON_CreateArray();
   for (int i = 0; arr != NULL && i < s->ntool_calls; i++) {
     const sim_tool_call *tc = &s->tool_calls[i];
     need += arg_chunks(c->dialect, tc);
     cJSON *o = cJSON_CreateObject();
-    if (o == NULL) return;
+    if (o == NULL) return arr;
     cJSON_AddStringToObject(o, "id", tc->id);
     cJSON_AddStringToObject(o, "name", tc->name);
     const char *text = tc->arguments ? tc->arguments : "";
@@ -109,4 +110,5 @@ void sim__trace_tools(const sim_conn *c, cJSON *ev) {
     cJSON_AddBoolToObject(o, "offered", offered(c, tc->name));
     cJSON_AddItemToArray(arr, o);
   }
+  return arr;
 }

@@ -20,6 +20,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "sim/json_write_int.h"
 #include "sim/sim_int.h"
 
 #define SIM__TRACE_BATCH_MS 5.0
@@ -215,210 +216,67 @@ cJSON *sim__trace_event(const char *kind, double t_ms) {
   return ev;
 }
 
-/* Length of the valid UTF-8 sequence at s (0 if invalid), at most n bytes. */
-static size_t utf8_len(const unsigned char *s, size_t n) {
-  if (s[0] < 0x80) return 1;
-  /* C0, C1 (overlong) and F5-FF never start a sequence. */
-  size_t len = s[0] >= 0xF0 && s[0] <= 0xF4   ? 4
-               : s[0] >= 0xE0 && s[0] < 0xF0  ? 3
-               : s[0] >= 0xC2 && s[0] < 0xE0  ? 2
-                                              : 0;
-  if (len == 0 || len > n) return 0;
-  for (size_t i = 1; i < len; i++)
-    if ((s[i] & 0xC0) != 0x80) return 0;
-  if (len == 3 && s[0] == 0xE0 && s[1] < 0xA0) return 0; /* overlong */
-  if (len == 3 && s[0] == 0xED && s[1] >= 0xA0) return 0; /* surrogate */
-  if (len == 4 && s[0] == 0xF0 && s[1] < 0x90) return 0;  /* overlong */
-  if (len == 4 && s[0] == 0xF4 && s[1] >= 0x90) return 0; /* past U+10FFFF */
-  return len;
-}
+/* ---- the line writer (issue 13): each event goes from its fields to bytes
+   in one pass (sim/json_write.c: strings escaped and UTF-8-checked, an
+   invalid byte written as U+FFFD, numbers formatted directly), into a
+   buffer each thread reuses. The hot events (arrive, end) are written field
+   by field with sim__trace_begin/sim__trace_commit and never become a
+   tree; the rest come as cJSON trees through sim__trace_emit. */
 
-/* ---- the line writer (issue 13): one pass from the event's tree to bytes,
-   into a buffer reused by each thread; strings escaped and UTF-8-checked
-   (an invalid byte becomes U+FFFD) in the same pass, numbers formatted
-   directly. The output is what cJSON_PrintUnformatted would print after
-   the invalid bytes were replaced, without the copies. */
-
-typedef struct lbuf {
-  char *p;
-  size_t n, cap;
-  int oom;
-} lbuf;
+#define SIM__TRACE_LINE_MAX ((size_t)64 << 20) /* a longer line is lost, and told */
 
 static pthread_key_t lb_key;
 static pthread_once_t lb_once = PTHREAD_ONCE_INIT;
 static int lb_key_ok;
-static __thread lbuf *lb_self; /* also the root leak checkers see */
+static __thread sim_jw *lb_self; /* also the root leak checkers see */
 
 static void lb_free(void *p) {
-  lbuf *b = p;
-  if (b == NULL) return;
-  free(b->p);
-  free(b);
+  sim_jw *w = p;
+  if (w == NULL) return;
+  sim__jw_free(w);
+  free(w);
 }
 
 static void lb_make_key(void) { lb_key_ok = pthread_key_create(&lb_key, lb_free) == 0; }
 
 /* The calling thread's line buffer, emptied; NULL without memory. */
-static lbuf *lb_get(void) {
+static sim_jw *lb_get(void) {
   if (lb_self == NULL) {
     pthread_once(&lb_once, lb_make_key);
-    lbuf *b = calloc(1, sizeof *b);
-    if (b == NULL) return NULL;
-    if (lb_key_ok) pthread_setspecific(lb_key, b);
-    lb_self = b;
+    sim_jw *w = calloc(1, sizeof *w);
+    if (w == NULL) return NULL;
+    sim__jw_init(w, SIM__TRACE_LINE_MAX);
+    if (lb_key_ok) pthread_setspecific(lb_key, w);
+    lb_self = w;
   }
-  lb_self->n = 0;
-  lb_self->oom = 0;
+  sim__jw_reset(lb_self);
   return lb_self;
-}
-
-/* Room for more bytes; sets oom (and keeps the buffer) when there is none. */
-static int lb_room(lbuf *b, size_t more) {
-  if (b->oom) return 0;
-  if (b->n + more <= b->cap) return 1;
-  size_t cap = b->cap ? b->cap : 1024;
-  while (cap < b->n + more) cap *= 2;
-  char *p = realloc(b->p, cap);
-  if (p == NULL) {
-    b->oom = 1;
-    return 0;
-  }
-  b->p = p;
-  b->cap = cap;
-  return 1;
-}
-
-static void lb_put(lbuf *b, const char *s, size_t n) {
-  if (!lb_room(b, n)) return;
-  memcpy(b->p + b->n, s, n);
-  b->n += n;
-}
-
-static void lb_putc(lbuf *b, char c) {
-  if (!lb_room(b, 1)) return;
-  b->p[b->n++] = c;
-}
-
-/* A JSON string: escapes as cJSON does, invalid UTF-8 bytes as U+FFFD. */
-static void put_string(lbuf *b, const char *s) {
-  static const char hex[] = "0123456789abcdef";
-  if (s == NULL) s = "";
-  size_t n = strlen(s);
-  /* At most 6 bytes out per byte in (\u00XX), 3 per invalid byte. */
-  if (!lb_room(b, n * 6 + 2)) return;
-  char *o = b->p + b->n;
-  *o++ = '"';
-  for (size_t i = 0; i < n;) {
-    unsigned char c = (unsigned char)s[i];
-    if (c >= 0x80) {
-      size_t l = utf8_len((const unsigned char *)s + i, n - i);
-      if (l == 0) {
-        memcpy(o, "\xEF\xBF\xBD", 3);
-        o += 3;
-        i++;
-      } else {
-        memcpy(o, s + i, l);
-        o += l;
-        i += l;
-      }
-      continue;
-    }
-    i++;
-    if (c == '"' || c == '\\') {
-      *o++ = '\\';
-      *o++ = (char)c;
-    } else if (c >= 0x20) {
-      *o++ = (char)c;
-    } else {
-      *o++ = '\\';
-      switch (c) {
-      case '\b': *o++ = 'b'; break;
-      case '\f': *o++ = 'f'; break;
-      case '\n': *o++ = 'n'; break;
-      case '\r': *o++ = 'r'; break;
-      case '\t': *o++ = 't'; break;
-      default:
-        *o++ = 'u'; *o++ = '0'; *o++ = '0';
-        *o++ = hex[c >> 4]; *o++ = hex[c & 15];
-      }
-    }
-  }
-  *o++ = '"';
-  b->n = (size_t)(o - b->p);
-}
-
-/* A JSON number: integers as integers, others in the shortest of %.15g and
-   %.17g that reads back exactly; NaN and infinities as null (as cJSON). */
-static void put_number(lbuf *b, double d) {
-  char tmp[32];
-  int len;
-  if (d != d || d > DBL_MAX || d < -DBL_MAX) {
-    lb_put(b, "null", 4);
-    return;
-  }
-  if (d == 0 && signbit(d)) { /* as cJSON prints it */
-    lb_put(b, "-0", 2);
-    return;
-  }
-  if (d == (double)(long long)d && d < 1e15 && d > -1e15) {
-    long long v = (long long)d;
-    char *e = tmp + sizeof tmp, *q = e;
-    unsigned long long u = v < 0 ? 0ULL - (unsigned long long)v : (unsigned long long)v;
-    do *--q = (char)('0' + u % 10); while ((u /= 10) != 0);
-    if (v < 0) *--q = '-';
-    lb_put(b, q, (size_t)(e - q));
-    return;
-  }
-  len = snprintf(tmp, sizeof tmp, "%1.15g", d);
-  if (strtod(tmp, NULL) != d) len = snprintf(tmp, sizeof tmp, "%1.17g", d);
-  lb_put(b, tmp, (size_t)len);
-}
-
-static void put_value(lbuf *b, const cJSON *j, int depth) {
-  if (depth > 64) { /* the server's events are shallow; never recurse far */
-    lb_put(b, "null", 4);
-    return;
-  }
-  switch (j->type & 0xFF) {
-  case cJSON_False: lb_put(b, "false", 5); break;
-  case cJSON_True: lb_put(b, "true", 4); break;
-  case cJSON_Number: put_number(b, j->valuedouble); break;
-  case cJSON_String: put_string(b, j->valuestring); break;
-  case cJSON_Raw:
-    if (j->valuestring) lb_put(b, j->valuestring, strlen(j->valuestring));
-    else lb_put(b, "null", 4);
-    break;
-  case cJSON_Array:
-  case cJSON_Object: {
-    int obj = (j->type & 0xFF) == cJSON_Object;
-    lb_putc(b, obj ? '{' : '[');
-    for (const cJSON *c = j->child; c != NULL; c = c->next) {
-      if (c != j->child) lb_putc(b, ',');
-      if (obj) {
-        put_string(b, c->string);
-        lb_putc(b, ':');
-      }
-      put_value(b, c, depth + 1);
-    }
-    lb_putc(b, obj ? '}' : ']');
-    break;
-  }
-  default: lb_put(b, "null", 4); break;
-  }
 }
 
 /* ev as one JSON line ending in '\n' in the calling thread's buffer, or
    NULL without memory. A line never holds a raw '\n': control characters
    are escaped. */
 const char *sim__trace_line(const cJSON *ev, size_t *len) {
-  lbuf *b = lb_get();
-  if (b == NULL) return NULL;
-  put_value(b, ev, 0);
-  lb_putc(b, '\n');
-  if (b->oom) return NULL;
-  *len = b->n;
-  return b->p;
+  sim_jw *w = lb_get();
+  if (w == NULL) return NULL;
+  sim__jw_cjson(w, ev);
+  sim__jw_raw(w, "\n", 1);
+  if (w->oom) return NULL;
+  *len = w->n;
+  return w->p;
+}
+
+/* Opens a line {"ev": kind, "t": t_ms} in the calling thread's buffer; see
+   sim_int.h. */
+sim_jw *sim__trace_begin(const sim_trace *tr, const char *kind, double t_ms) {
+  if (!sim__trace_on(tr)) return NULL;
+  sim_jw *w = lb_get();
+  if (w == NULL) return NULL;
+  sim__jw_open(w, '{');
+  sim__jw_kstr(w, "ev", kind);
+  /* Microsecond resolution is plenty and keeps lines short. */
+  sim__jw_knum(w, "t", (double)(long long)(t_ms * 1000.0) / 1000.0);
+  return w;
 }
 
 /* Writes one serialised line to tr's file: at once when quiet, else
@@ -478,39 +336,56 @@ static void tap_line(sim_trace *tr, const char *line, size_t len) {
   pthread_mutex_unlock(&tr->lock);
 }
 
-/* Writes ev as one line and frees it. Thread-safe. */
+/* Out of memory: a line is lost, and the trace says so (the tap stops, the
+   file fails as a full disk would). */
+static void line_lost(sim_trace *tr) {
+  sim_trace *file = tr->tap_on ? tr->parent : tr;
+  if (tr->tap_on) {
+    pthread_mutex_lock(&tr->lock);
+    tr->tap_full = 1;
+    pthread_mutex_unlock(&tr->lock);
+  }
+  if (file != NULL && file->f != NULL) {
+    pthread_mutex_lock(&file->lock);
+    mark_failed(file, ENOMEM);
+    pthread_mutex_unlock(&file->lock);
+  }
+}
+
+/* Ends the line w holds (the session's name last, then '}' and a newline)
+   and hands it to the tap and the file; see sim_int.h. */
+void sim__trace_commit(sim_trace *tr, sim_jw *w) {
+  if (w == NULL || !sim__trace_on(tr)) return;
+  if (tr->session != NULL) sim__jw_kstr(w, "session", tr->session);
+  sim__jw_close(w, '}');
+  sim__jw_raw(w, "\n", 1);
+  sim_trace *file = tr->tap_on ? tr->parent : tr;
+  if (w->oom) {
+    line_lost(tr);
+    return;
+  }
+  if (tr->tap_on) tap_line(tr, w->p, w->n);
+  if (file != NULL && file->f != NULL) emit_line(file, w->p, w->n);
+}
+
+/* Writes ev as one line and frees it. Thread-safe. A tap's session name
+   replaces any "session" ev has, last on the line. */
 void sim__trace_emit(sim_trace *tr, cJSON *ev) {
   if (ev == NULL) return;
-  if (!sim__trace_on(tr)) {
-    cJSON_Delete(ev);
-    return;
-  }
-  if (tr->session != NULL) {
-    cJSON_DeleteItemFromObjectCaseSensitive(ev, "session");
-    if (cJSON_AddStringToObject(ev, "session", tr->session) == NULL) {
-      cJSON_Delete(ev);
-      ev = NULL;
+  sim_jw *w = sim__trace_on(tr) ? lb_get() : NULL;
+  if (w != NULL) {
+    sim__jw_open(w, '{');
+    for (const cJSON *c = ev->child; c != NULL; c = c->next) {
+      if (tr->session != NULL && c->string != NULL && strcmp(c->string, "session") == 0)
+        continue;
+      sim__jw_key(w, c->string);
+      sim__jw_cjson(w, c);
     }
+    sim__trace_commit(tr, w);
+  } else if (sim__trace_on(tr)) {
+    line_lost(tr);
   }
-  size_t len = 0;
-  const char *line = ev ? sim__trace_line(ev, &len) : NULL;
   cJSON_Delete(ev);
-  sim_trace *file = tr->tap_on ? tr->parent : tr;
-  if (line == NULL) { /* out of memory: the line is lost, and the trace says so */
-    if (tr->tap_on) {
-      pthread_mutex_lock(&tr->lock);
-      tr->tap_full = 1;
-      pthread_mutex_unlock(&tr->lock);
-    }
-    if (file != NULL && file->f != NULL) {
-      pthread_mutex_lock(&file->lock);
-      mark_failed(file, ENOMEM);
-      pthread_mutex_unlock(&file->lock);
-    }
-    return;
-  }
-  if (tr->tap_on) tap_line(tr, line, len);
-  if (file != NULL && file->f != NULL) emit_line(file, line, len);
 }
 
 /* A session's tap on parent; see sim_int.h. */

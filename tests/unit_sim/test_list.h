@@ -11,6 +11,7 @@
   X(lua_examples)      \
   X(keying)            \
   X(trace_write)       \
+  X(json_write)        \
   X(session_tap)       \
   X(wire_format)       \
   X(ledger)            \

@@ -180,7 +180,9 @@ static void test_line_matches_cjson(void) {
   cJSON_AddStringToObject(ev, "utf8", "caf\xc3\xa9 \xe2\x82\xac \xf0\x9f\x98\x80 / del \x7f");
   cJSON_AddStringToObject(ev, "", "empty key");
   double nums[] = {0, -0.0, 1, -1, 42, 2147483647.0, 2147483648.0, -2147483649.0, 1e14, 1e15, 1e16,
-                   0.1, 12.345, -3.25, 1.0 / 3, 1e300, -1e-300, 5e-324, 123456789.123};
+                   0.1, 12.345, -3.25, 1.0 / 3, 1e300, -1e-300, 5e-324, 123456789.123,
+                   51.73, 0.001, -0.5, 0.01, 0.25, 999999999.999, 123456789012.5, 1e-4,
+                   0.0005, 2.675, 1.005, -7.001};
   cJSON *arr = cJSON_AddArrayToObject(ev, "nums");
   for (size_t i = 0; i < sizeof nums / sizeof nums[0]; i++)
     cJSON_AddItemToArray(arr, cJSON_CreateNumber(nums[i]));

@@ -1,0 +1,310 @@
+/*
+ * json_write.c - JSON straight from fields to bytes; see json_write_int.h.
+ * The trace's line writer and the hot answer bodies use it, so a string is
+ * escaped and UTF-8-checked in one pass and no tree is built to be printed.
+ */
+#include <float.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "sim/json_write_int.h"
+
+/* Empty writer bounded by max; see json_write_int.h. */
+void sim__jw_init(sim_jw *w, size_t max) {
+  w->p = NULL;
+  w->n = w->cap = 0;
+  w->max = max;
+  w->oom = 0;
+}
+
+/* Empties the writer and keeps its buffer. */
+void sim__jw_reset(sim_jw *w) {
+  w->n = 0;
+  w->oom = 0;
+}
+
+/* Frees the buffer; the writer is empty after. */
+void sim__jw_free(sim_jw *w) {
+  free(w->p);
+  w->p = NULL;
+  w->n = w->cap = 0;
+}
+
+/* The bytes, NUL-terminated, owned by the caller; see json_write_int.h. */
+char *sim__jw_take(sim_jw *w) {
+  if (w->oom || w->n + 1 > w->max) {
+    sim__jw_free(w);
+    return NULL;
+  }
+  char *p = realloc(w->p, w->n + 1); /* also makes a buffer for "" */
+  if (p == NULL) {
+    sim__jw_free(w);
+    return NULL;
+  }
+  p[w->n] = '\0';
+  w->p = NULL;
+  w->n = w->cap = 0;
+  return p;
+}
+
+/* Room for more bytes; sets oom (keeping what is written) when there is
+   none within max. */
+static int room(sim_jw *w, size_t more) {
+  if (w->oom) return 0;
+  if (more > w->max || w->n > w->max - more) {
+    w->oom = 1;
+    return 0;
+  }
+  if (w->n + more <= w->cap) return 1;
+  size_t cap = w->cap ? w->cap : 512;
+  while (cap < w->n + more) cap *= 2;
+  if (cap > w->max) cap = w->max;
+  char *p = realloc(w->p, cap);
+  if (p == NULL) {
+    w->oom = 1;
+    return 0;
+  }
+  w->p = p;
+  w->cap = cap;
+  return 1;
+}
+
+/* Appends n raw bytes. */
+void sim__jw_raw(sim_jw *w, const char *s, size_t n) {
+  if (!room(w, n)) return;
+  memcpy(w->p + w->n, s, n);
+  w->n += n;
+}
+
+/* The comma before an element, unless it opens its container or follows
+   its key. */
+static void sep(sim_jw *w) {
+  if (w->n == 0 || w->oom) return;
+  char last = w->p[w->n - 1];
+  if (last != '{' && last != '[' && last != ':') sim__jw_raw(w, ",", 1);
+}
+
+void sim__jw_open(sim_jw *w, char c) {
+  sep(w);
+  sim__jw_raw(w, &c, 1);
+}
+
+void sim__jw_close(sim_jw *w, char c) { sim__jw_raw(w, &c, 1); }
+
+/* Length of a valid UTF-8 sequence at s, 0 when invalid. */
+size_t sim__utf8_len(const unsigned char *s, size_t n) {
+  if (s[0] < 0x80) return 1;
+  /* C0, C1 (overlong) and F5-FF never start a sequence. */
+  size_t len = s[0] >= 0xF0 && s[0] <= 0xF4   ? 4
+               : s[0] >= 0xE0 && s[0] < 0xF0  ? 3
+               : s[0] >= 0xC2 && s[0] < 0xE0  ? 2
+                                              : 0;
+  if (len == 0 || len > n) return 0;
+  for (size_t i = 1; i < len; i++)
+    if ((s[i] & 0xC0) != 0x80) return 0;
+  if (len == 3 && s[0] == 0xE0 && s[1] < 0xA0) return 0; /* overlong */
+  if (len == 3 && s[0] == 0xED && s[1] >= 0xA0) return 0; /* surrogate */
+  if (len == 4 && s[0] == 0xF0 && s[1] < 0x90) return 0;  /* overlong */
+  if (len == 4 && s[0] == 0xF4 && s[1] >= 0x90) return 0; /* past U+10FFFF */
+  return len;
+}
+
+/* The bytes put_string writes for the n bytes at s, quotes included. */
+static size_t escaped_len(const char *s, size_t n) {
+  size_t len = 2;
+  for (size_t i = 0; i < n;) {
+    unsigned char c = (unsigned char)s[i];
+    if (c >= 0x80) {
+      size_t l = sim__utf8_len((const unsigned char *)s + i, n - i);
+      len += l == 0 ? 3 : l;
+      i += l == 0 ? 1 : l;
+      continue;
+    }
+    i++;
+    if (c == '"' || c == '\\') len += 2;
+    else if (c >= 0x20) len += 1;
+    else if (c == '\b' || c == '\f' || c == '\n' || c == '\r' || c == '\t') len += 2;
+    else len += 6;
+  }
+  return len;
+}
+
+/* A JSON string of n bytes, no comma: escapes as cJSON does, invalid UTF-8
+   bytes as U+FFFD. */
+static void put_string(sim_jw *w, const char *s, size_t n) {
+  static const char hex[] = "0123456789abcdef";
+  /* At most 6 bytes out per byte in (\u00XX), 3 per invalid byte; a long
+     string is measured first, so room is what it needs, not 6 times. */
+  size_t need = n <= w->max / 6 ? n * 6 + 2 : (size_t)-1;
+  if (need > 65536) need = escaped_len(s, n);
+  if (!room(w, need)) return;
+  char *o = w->p + w->n;
+  *o++ = '"';
+  for (size_t i = 0; i < n;) {
+    unsigned char c = (unsigned char)s[i];
+    if (c >= 0x80) {
+      size_t l = sim__utf8_len((const unsigned char *)s + i, n - i);
+      if (l == 0) {
+        memcpy(o, "\xEF\xBF\xBD", 3);
+        o += 3;
+        i++;
+      } else {
+        memcpy(o, s + i, l);
+        o += l;
+        i += l;
+      }
+      continue;
+    }
+    i++;
+    if (c == '"' || c == '\\') {
+      *o++ = '\\';
+      *o++ = (char)c;
+    } else if (c >= 0x20) {
+      *o++ = (char)c;
+    } else {
+      *o++ = '\\';
+      switch (c) {
+      case '\b': *o++ = 'b'; break;
+      case '\f': *o++ = 'f'; break;
+      case '\n': *o++ = 'n'; break;
+      case '\r': *o++ = 'r'; break;
+      case '\t': *o++ = 't'; break;
+      default:
+        *o++ = 'u'; *o++ = '0'; *o++ = '0';
+        *o++ = hex[c >> 4]; *o++ = hex[c & 15];
+      }
+    }
+  }
+  *o++ = '"';
+  w->n = (size_t)(o - w->p);
+}
+
+void sim__jw_strn(sim_jw *w, const char *s, size_t n) {
+  sep(w);
+  put_string(w, s ? s : "", s ? n : 0);
+}
+
+void sim__jw_str(sim_jw *w, const char *s) {
+  if (s == NULL) s = "";
+  sim__jw_strn(w, s, strlen(s));
+}
+
+void sim__jw_key(sim_jw *w, const char *key) {
+  sep(w);
+  if (key == NULL) key = "";
+  put_string(w, key, strlen(key));
+  sim__jw_raw(w, ":", 1);
+}
+
+/* A number as cJSON prints it; NaN and infinities as null. */
+void sim__jw_num(sim_jw *w, double d) {
+  char tmp[32];
+  int len;
+  sep(w);
+  if (d != d || d > DBL_MAX || d < -DBL_MAX) {
+    sim__jw_raw(w, "null", 4);
+    return;
+  }
+  if (d == 0 && signbit(d)) { /* as cJSON prints it */
+    sim__jw_raw(w, "-0", 2);
+    return;
+  }
+  if (d == (double)(long long)d && d < 1e15 && d > -1e15) {
+    long long v = (long long)d;
+    char *e = tmp + sizeof tmp, *q = e;
+    unsigned long long u = v < 0 ? 0ULL - (unsigned long long)v : (unsigned long long)v;
+    do *--q = (char)('0' + u % 10); while ((u /= 10) != 0);
+    if (v < 0) *--q = '-';
+    sim__jw_raw(w, q, (size_t)(e - q));
+    return;
+  }
+  /* Milliseconds to the microsecond (every time in the trace): what %1.15g
+     prints for them, without printf's cost. d must be the double nearest
+     q/1000 (division is correctly rounded), so %1.15g reads back exactly. */
+  long long q = llround(d * 1000.0);
+  if (d > -1e12 && d < 1e12 && (double)q / 1000.0 == d) {
+    unsigned long long u = q < 0 ? 0ULL - (unsigned long long)q : (unsigned long long)q;
+    char *e = tmp + sizeof tmp, *o = e;
+    unsigned frac = (unsigned)(u % 1000);
+    int digits = frac % 10 ? 3 : frac % 100 ? 2 : 1; /* frac > 0: not an integer */
+    for (int i = 3; i > digits; i--) frac /= 10;
+    for (int i = 0; i < digits; i++, frac /= 10) *--o = (char)('0' + frac % 10);
+    *--o = '.';
+    u /= 1000;
+    do *--o = (char)('0' + u % 10); while ((u /= 10) != 0);
+    if (q < 0) *--o = '-';
+    sim__jw_raw(w, o, (size_t)(e - o));
+    return;
+  }
+  len = snprintf(tmp, sizeof tmp, "%1.15g", d);
+  if (strtod(tmp, NULL) != d) len = snprintf(tmp, sizeof tmp, "%1.17g", d);
+  sim__jw_raw(w, tmp, (size_t)len);
+}
+
+void sim__jw_bool(sim_jw *w, int v) {
+  sep(w);
+  if (v) sim__jw_raw(w, "true", 4);
+  else sim__jw_raw(w, "false", 5);
+}
+
+void sim__jw_null(sim_jw *w) {
+  sep(w);
+  sim__jw_raw(w, "null", 4);
+}
+
+static void put_value(sim_jw *w, const cJSON *j, int depth) {
+  if (depth > 64) { /* fusebox's trees are shallow; never recurse far */
+    sim__jw_null(w);
+    return;
+  }
+  switch (j->type & 0xFF) {
+  case cJSON_False: sim__jw_bool(w, 0); break;
+  case cJSON_True: sim__jw_bool(w, 1); break;
+  case cJSON_Number: sim__jw_num(w, j->valuedouble); break;
+  case cJSON_String: sim__jw_str(w, j->valuestring); break;
+  case cJSON_Raw:
+    sep(w);
+    if (j->valuestring) sim__jw_raw(w, j->valuestring, strlen(j->valuestring));
+    else sim__jw_raw(w, "null", 4);
+    break;
+  case cJSON_Array:
+  case cJSON_Object: {
+    int obj = (j->type & 0xFF) == cJSON_Object;
+    sim__jw_open(w, obj ? '{' : '[');
+    for (const cJSON *c = j->child; c != NULL; c = c->next) {
+      if (obj) sim__jw_key(w, c->string); /* elements get their commas from sep */
+      put_value(w, c, depth + 1);
+    }
+    sim__jw_close(w, obj ? '}' : ']');
+    break;
+  }
+  default: sim__jw_null(w); break;
+  }
+}
+
+void sim__jw_cjson(sim_jw *w, const cJSON *j) {
+  if (j == NULL) sim__jw_null(w);
+  else put_value(w, j, 0);
+}
+
+void sim__jw_kstr(sim_jw *w, const char *key, const char *s) {
+  sim__jw_key(w, key);
+  sim__jw_str(w, s);
+}
+
+void sim__jw_knum(sim_jw *w, const char *key, double d) {
+  sim__jw_key(w, key);
+  sim__jw_num(w, d);
+}
+
+void sim__jw_kbool(sim_jw *w, const char *key, int v) {
+  sim__jw_key(w, key);
+  sim__jw_bool(w, v);
+}
+
+void sim__jw_knull(sim_jw *w, const char *key) {
+  sim__jw_key(w, key);
+  sim__jw_null(w);
+}

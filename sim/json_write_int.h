@@ -1,0 +1,69 @@
+/*
+ * json_write_int.h - JSON written straight from fields to bytes (issue 13):
+ * the trace's lines and the answer bodies of the hot path, without
+ * building a cJSON tree and printing it. One escaping rule for both:
+ * strings escaped as cJSON_PrintUnformatted does, every invalid UTF-8 byte
+ * (F5-FF, overlong forms, surrogates) written as U+FFFD, numbers as cJSON
+ * prints them (integers digit by digit, others in the shortest of %.15g and
+ * %.17g that reads back exactly), so for valid UTF-8 the bytes are the ones
+ * cJSON would print for the same tree.
+ *
+ * Commas are the writer's: a key or an array element gets one unless it
+ * follows '{', '[' or ':'. A writer never grows past its maximum; past it,
+ * or out of memory, it stops writing and `oom` says so.
+ */
+#ifndef FUSEBOX_JSON_WRITE_INT_H
+#define FUSEBOX_JSON_WRITE_INT_H
+
+#include <stddef.h>
+
+#include <cjson/cJSON.h>
+
+typedef struct sim_jw {
+  char *p;       /* the bytes so far, not NUL-terminated until sim__jw_take */
+  size_t n, cap;
+  size_t max;    /* the most bytes this writer may hold */
+  int oom;       /* over max or out of memory: nothing more is written */
+} sim_jw;
+
+/* An empty writer that may grow to max bytes (its buffer is made on the
+   first write). */
+void sim__jw_init(sim_jw *w, size_t max);
+/* Forgets what was written, keeping the buffer for the next use. */
+void sim__jw_reset(sim_jw *w);
+/* Frees the buffer. */
+void sim__jw_free(sim_jw *w);
+/* The bytes as a NUL-terminated string, and the writer empty; NULL when
+   the writer ran out of room or memory (then it is freed). Owned by the
+   caller. */
+char *sim__jw_take(sim_jw *w);
+
+/* Raw bytes, as they are. */
+void sim__jw_raw(sim_jw *w, const char *s, size_t n);
+/* '{' or '[' (with the comma an element before it needs), and '}' or ']'. */
+void sim__jw_open(sim_jw *w, char c);
+void sim__jw_close(sim_jw *w, char c);
+/* An object's key and its ':' (with the comma before it). */
+void sim__jw_key(sim_jw *w, const char *key);
+
+/* Values (each with the comma an array element needs). NULL s is "". */
+void sim__jw_str(sim_jw *w, const char *s);
+void sim__jw_strn(sim_jw *w, const char *s, size_t n);
+void sim__jw_num(sim_jw *w, double d);
+void sim__jw_bool(sim_jw *w, int v);
+void sim__jw_null(sim_jw *w);
+/* A cJSON tree, written as cJSON_PrintUnformatted would (nesting past 64
+   levels is written as null). */
+void sim__jw_cjson(sim_jw *w, const cJSON *j);
+
+/* key: value in one call. */
+void sim__jw_kstr(sim_jw *w, const char *key, const char *s);
+void sim__jw_knum(sim_jw *w, const char *key, double d);
+void sim__jw_kbool(sim_jw *w, const char *key, int v);
+void sim__jw_knull(sim_jw *w, const char *key);
+
+/* Length of the valid UTF-8 sequence at s (0 if invalid), at most n bytes:
+   the rule every JSON fusebox writes follows. */
+size_t sim__utf8_len(const unsigned char *s, size_t n);
+
+#endif

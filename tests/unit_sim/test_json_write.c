@@ -1,0 +1,228 @@
+/* test_json_write.c - JSON written field by field (sim/json_write.c): the
+   bytes cJSON prints for the same tree, its commas, its bound, and the hot
+   bodies and trace lines built with it. */
+#include <CUnit/CUnit.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "sim/dialect_int.h"
+#include "sim/json_write_int.h"
+
+/* got (a writer's bytes) equals what cJSON prints for want; prints both
+   when not. */
+static void assert_same(const char *got, const cJSON *want_tree) {
+  char *want = cJSON_PrintUnformatted(want_tree);
+  CU_ASSERT_PTR_NOT_NULL_FATAL(want);
+  CU_ASSERT_PTR_NOT_NULL(got);
+  int same = got != NULL && strcmp(got, want) == 0;
+  CU_ASSERT(same);
+  if (!same) fprintf(stderr, "\n got  %s\n want %s\n", got ? got : "(null)", want);
+  free(want);
+}
+
+/* The same object written field by field and as a tree. */
+static void test_fields_match_cjson(void) {
+  cJSON *t = cJSON_CreateObject();
+  cJSON_AddStringToObject(t, "s", "quote \" slash \\ nl \n tab \t ctl \x01 caf\xc3\xa9");
+  cJSON_AddNumberToObject(t, "i", -42);
+  cJSON_AddNumberToObject(t, "f", 0.1);
+  cJSON_AddNumberToObject(t, "big", 1e300);
+  cJSON_AddNullToObject(t, "n");
+  cJSON_AddTrueToObject(t, "yes");
+  cJSON_AddFalseToObject(t, "no");
+  cJSON *a = cJSON_AddArrayToObject(t, "a");
+  cJSON_AddItemToArray(a, cJSON_CreateNumber(1));
+  cJSON_AddItemToArray(a, cJSON_CreateString("two"));
+  cJSON_AddItemToArray(a, cJSON_CreateObject());
+  cJSON_AddItemToArray(a, cJSON_CreateArray());
+  cJSON_AddItemToArray(a, cJSON_CreateNull());
+  cJSON_AddObjectToObject(t, "empty");
+
+  sim_jw w;
+  sim__jw_init(&w, 4096);
+  sim__jw_open(&w, '{');
+  sim__jw_kstr(&w, "s", "quote \" slash \\ nl \n tab \t ctl \x01 caf\xc3\xa9");
+  sim__jw_knum(&w, "i", -42);
+  sim__jw_knum(&w, "f", 0.1);
+  sim__jw_knum(&w, "big", 1e300);
+  sim__jw_knull(&w, "n");
+  sim__jw_kbool(&w, "yes", 1);
+  sim__jw_kbool(&w, "no", 0);
+  sim__jw_key(&w, "a");
+  sim__jw_open(&w, '[');
+  sim__jw_num(&w, 1);
+  sim__jw_str(&w, "two");
+  sim__jw_open(&w, '{');
+  sim__jw_close(&w, '}');
+  sim__jw_open(&w, '[');
+  sim__jw_close(&w, ']');
+  sim__jw_null(&w);
+  sim__jw_close(&w, ']');
+  sim__jw_key(&w, "empty");
+  sim__jw_open(&w, '{');
+  sim__jw_close(&w, '}');
+  sim__jw_close(&w, '}');
+  char *got = sim__jw_take(&w);
+  assert_same(got, t);
+  free(got);
+
+  /* The tree itself through the writer. */
+  sim__jw_init(&w, 4096);
+  sim__jw_cjson(&w, t);
+  got = sim__jw_take(&w);
+  assert_same(got, t);
+  free(got);
+  cJSON_Delete(t);
+}
+
+/* A writer never holds more than its maximum: past it nothing more is
+   written and take gives NULL, for short and long strings alike. */
+static void test_bounded(void) {
+  sim_jw w;
+  sim__jw_init(&w, 16);
+  sim__jw_open(&w, '{');
+  sim__jw_kstr(&w, "k", "0123456789abcdef");
+  CU_ASSERT(w.oom);
+  CU_ASSERT(w.cap <= 16);
+  CU_ASSERT_PTR_NULL(sim__jw_take(&w));
+
+  size_t n = 200000;
+  char *big = malloc(n + 1);
+  CU_ASSERT_PTR_NOT_NULL_FATAL(big);
+  memset(big, 'x', n);
+  big[n] = '\0';
+  sim__jw_init(&w, n + 1); /* one byte short of the quotes */
+  sim__jw_str(&w, big);
+  CU_ASSERT(w.oom);
+  CU_ASSERT_PTR_NULL(sim__jw_take(&w));
+  /* A long string takes the room it needs, not 6 times its length. */
+  sim__jw_init(&w, n + 3);
+  sim__jw_str(&w, big);
+  CU_ASSERT_FALSE(w.oom);
+  CU_ASSERT(w.cap <= n + 3);
+  char *got = sim__jw_take(&w);
+  CU_ASSERT(got != NULL && strlen(got) == n + 2);
+  free(got);
+  free(big);
+}
+
+/* Invalid UTF-8 is written as U+FFFD, one per bad byte. */
+static void test_invalid_utf8(void) {
+  sim_jw w;
+  sim__jw_init(&w, 256);
+  sim__jw_str(&w, "a\xff\xc3(\xed\xa0\x80z");
+  char *got = sim__jw_take(&w);
+  CU_ASSERT_STRING_EQUAL(got, "\"a\xef\xbf\xbd\xef\xbf\xbd(\xef\xbf\xbd\xef\xbf\xbd\xef\xbf\xbdz\"");
+  free(got);
+}
+
+/* The chat.completion body as the cJSON tree it was built as before
+   (issue 13 made it field by field): the same bytes, tool calls included. */
+static cJSON *chat_tree(const sim_step *s, const char *id, const char *model, const char *text,
+                        int tin, int tout, double created) {
+  cJSON *o = cJSON_CreateObject();
+  cJSON_AddStringToObject(o, "id", id);
+  cJSON_AddStringToObject(o, "object", "chat.completion");
+  cJSON_AddNumberToObject(o, "created", created);
+  cJSON_AddStringToObject(o, "model", model);
+  cJSON *choices = cJSON_AddArrayToObject(o, "choices");
+  cJSON *choice = cJSON_CreateObject();
+  cJSON_AddNumberToObject(choice, "index", 0);
+  cJSON *msg = cJSON_AddObjectToObject(choice, "message");
+  cJSON_AddStringToObject(msg, "role", "assistant");
+  if (text) cJSON_AddStringToObject(msg, "content", text);
+  else cJSON_AddNullToObject(msg, "content");
+  cJSON_AddNullToObject(msg, "refusal");
+  if (s->ntool_calls > 0) {
+    cJSON *tcs = cJSON_AddArrayToObject(msg, "tool_calls");
+    for (int i = 0; i < s->ntool_calls; i++) {
+      cJSON *t = cJSON_CreateObject();
+      cJSON_AddStringToObject(t, "id", s->tool_calls[i].id);
+      cJSON_AddStringToObject(t, "type", "function");
+      cJSON *fn = cJSON_AddObjectToObject(t, "function");
+      cJSON_AddStringToObject(fn, "name", s->tool_calls[i].name);
+      cJSON_AddStringToObject(fn, "arguments", s->tool_calls[i].arguments);
+      cJSON_AddItemToArray(tcs, t);
+    }
+  }
+  cJSON_AddNullToObject(choice, "logprobs");
+  cJSON_AddStringToObject(choice, "finish_reason", s->ntool_calls ? "tool_calls" : "stop");
+  cJSON_AddItemToArray(choices, choice);
+  cJSON *u = cJSON_AddObjectToObject(o, "usage");
+  cJSON_AddNumberToObject(u, "prompt_tokens", tin);
+  cJSON_AddNumberToObject(u, "completion_tokens", tout);
+  cJSON_AddNumberToObject(u, "total_tokens", tin + tout);
+  cJSON_AddNullToObject(o, "system_fingerprint");
+  return o;
+}
+
+static void test_chat_body_bytes(void) {
+  sim_tool_call tcs[2] = {{.id = "call_1", .name = "get_weather", .arguments = "{\"city\":\"Paris\"}"},
+                          {.id = "call_2", .name = "send\"mail", .arguments = "not json"}};
+  sim_step s = {.kind = SIM_STEP_CHAT};
+  const char *texts[] = {"hello", "line\nbreak \"quoted\" caf\xc3\xa9", "", NULL};
+  for (int with_tools = 0; with_tools < 2; with_tools++) {
+    s.ntool_calls = with_tools ? 2 : 0;
+    s.tool_calls = with_tools ? tcs : NULL;
+    for (size_t i = 0; i < sizeof texts / sizeof texts[0]; i++) {
+      char *got = sim__openai_chat_body(&s, "chatcmpl-1", "gpt-4o-mini", texts[i], 12, 3);
+      CU_ASSERT_PTR_NOT_NULL_FATAL(got);
+      /* created is the clock's: take the body's own for the reference. */
+      cJSON *back = cJSON_Parse(got);
+      CU_ASSERT_PTR_NOT_NULL_FATAL(back);
+      double created = cJSON_GetObjectItem(back, "created")->valuedouble;
+      cJSON_Delete(back);
+      cJSON *want = chat_tree(&s, "chatcmpl-1", "gpt-4o-mini", texts[i], 12, 3, created);
+      assert_same(got, want);
+      cJSON_Delete(want);
+      free(got);
+    }
+  }
+}
+
+/* A line begun and committed field by field is one JSON line, with a
+   tap's session name last. */
+static void test_trace_fields_line(void) {
+  char path[] = "/tmp/fbx-jw-XXXXXX";
+  int fd = mkstemp(path);
+  close(fd);
+  sim_trace *file = NULL, *tap = NULL;
+  char err[SIM_ERRLEN];
+  CU_ASSERT_EQUAL_FATAL(sim__trace_open(path, NULL, &file, err), 0);
+  CU_ASSERT_EQUAL_FATAL(sim__trace_tap_new(file, "s1", 1 << 16, &tap), 0);
+  sim_jw *w = sim__trace_begin(tap, "end", 1.5);
+  CU_ASSERT_PTR_NOT_NULL_FATAL(w);
+  sim__jw_knum(w, "id", 7);
+  sim__jw_kstr(w, "how", "complete");
+  sim__trace_commit(tap, w);
+  char *lines = NULL;
+  size_t len = 0;
+  int full = 0;
+  CU_ASSERT_EQUAL(sim__trace_tap_copy(tap, &lines, &len, &full), 0);
+  CU_ASSERT_STRING_EQUAL(lines, "{\"ev\":\"end\",\"t\":1.5,\"id\":7,\"how\":\"complete\",\"session\":\"s1\"}\n");
+  free(lines);
+  sim__trace_close(tap);
+  CU_ASSERT_EQUAL(sim__trace_finish(file, err), 0);
+  /* No trace: nothing is begun. */
+  CU_ASSERT_PTR_NULL(sim__trace_begin(NULL, "end", 0));
+  FILE *f = fopen(path, "r");
+  char buf[256] = "";
+  CU_ASSERT_PTR_NOT_NULL_FATAL(f);
+  CU_ASSERT_PTR_NOT_NULL(fgets(buf, sizeof buf, f));
+  fclose(f);
+  CU_ASSERT_STRING_EQUAL(buf, "{\"ev\":\"end\",\"t\":1.5,\"id\":7,\"how\":\"complete\",\"session\":\"s1\"}\n");
+  unlink(path);
+}
+
+int suite_json_write(void) {
+  CU_pSuite s = CU_add_suite("json_write", NULL, NULL);
+  if (s == NULL) return CU_get_error();
+  CU_add_test(s, "fields and trees print what cJSON prints", test_fields_match_cjson);
+  CU_add_test(s, "a writer is bounded", test_bounded);
+  CU_add_test(s, "invalid UTF-8 becomes U+FFFD", test_invalid_utf8);
+  CU_add_test(s, "chat.completion body: cJSON's bytes", test_chat_body_bytes);
+  CU_add_test(s, "a trace line field by field", test_trace_fields_line);
+  return CU_get_error();
+}
