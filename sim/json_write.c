@@ -17,6 +17,7 @@ void sim__jw_init(sim_jw *w, size_t max) {
   w->n = w->cap = 0;
   w->max = max;
   w->oom = 0;
+  w->fix_utf8 = 0;
 }
 
 /* Empties the writer and keeps its buffer. */
@@ -112,11 +113,11 @@ size_t sim__utf8_len(const unsigned char *s, size_t n) {
 }
 
 /* The bytes put_string writes for the n bytes at s, quotes included. */
-static size_t escaped_len(const char *s, size_t n) {
+static size_t escaped_len(const char *s, size_t n, int fix) {
   size_t len = 2;
   for (size_t i = 0; i < n;) {
     unsigned char c = (unsigned char)s[i];
-    if (c >= 0x80) {
+    if (c >= 0x80 && fix) {
       size_t l = sim__utf8_len((const unsigned char *)s + i, n - i);
       len += l == 0 ? 3 : l;
       i += l == 0 ? 1 : l;
@@ -131,21 +132,21 @@ static size_t escaped_len(const char *s, size_t n) {
   return len;
 }
 
-/* A JSON string of n bytes, no comma: escapes as cJSON does, invalid UTF-8
-   bytes as U+FFFD. */
+/* A JSON string of n bytes, no comma: escapes as cJSON does (invalid UTF-8
+   bytes as U+FFFD when the writer fixes UTF-8). */
 static void put_string(sim_jw *w, const char *s, size_t n) {
   static const char hex[] = "0123456789abcdef";
   /* At most 6 bytes out per byte in (\u00XX), 3 per invalid byte; a long
      string is measured first, so room is what it needs, not 6 times. */
   size_t need = n <= w->max / 6 ? n * 6 + 2 : (size_t)-1;
-  if (need > 65536) need = escaped_len(s, n);
+  if (need > 65536) need = escaped_len(s, n, w->fix_utf8);
   if (!room(w, need)) return;
   char *o = w->p + w->n;
   *o++ = '"';
   for (size_t i = 0; i < n;) {
     unsigned char c = (unsigned char)s[i];
     if (c >= 0x80) {
-      size_t l = sim__utf8_len((const unsigned char *)s + i, n - i);
+      size_t l = w->fix_utf8 ? sim__utf8_len((const unsigned char *)s + i, n - i) : 1;
       if (l == 0) {
         memcpy(o, "\xEF\xBF\xBD", 3);
         o += 3;

@@ -2,11 +2,14 @@
  * json_write_int.h - JSON written straight from fields to bytes (issue 13):
  * the trace's lines and the answer bodies of the hot path, without
  * building a cJSON tree and printing it. One escaping rule for both:
- * strings escaped as cJSON_PrintUnformatted does, every invalid UTF-8 byte
- * (F5-FF, overlong forms, surrogates) written as U+FFFD, numbers as cJSON
+ * strings escaped as cJSON_PrintUnformatted does, numbers as cJSON
  * prints them (integers digit by digit, others in the shortest of %.15g and
- * %.17g that reads back exactly), so for valid UTF-8 the bytes are the ones
- * cJSON would print for the same tree.
+ * %.17g that reads back exactly), so the bytes are the ones cJSON would
+ * print for the same tree.
+ *
+ * The trace sets `fix_utf8` (a trace line is always valid UTF-8); answer
+ * bodies leave it 0 and pass a scenario's bytes on as cJSON and the shared
+ * large-body writer (sim__json_escape_some) do.
  *
  * Commas are the writer's: a key or an array element gets one unless it
  * follows '{', '[' or ':'. A writer never grows past its maximum; past it,
@@ -24,10 +27,12 @@ typedef struct sim_jw {
   size_t n, cap;
   size_t max;    /* the most bytes this writer may hold */
   int oom;       /* over max or out of memory: nothing more is written */
+  int fix_utf8;  /* 1: every invalid UTF-8 byte (F5-FF, overlong, surrogate)
+                    is written as U+FFFD */
 } sim_jw;
 
 /* An empty writer that may grow to max bytes (its buffer is made on the
-   first write). */
+   first write), fix_utf8 0. */
 void sim__jw_init(sim_jw *w, size_t max);
 /* Forgets what was written, keeping the buffer for the next use. */
 void sim__jw_reset(sim_jw *w);

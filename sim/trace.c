@@ -246,6 +246,7 @@ static sim_jw *lb_get(void) {
     sim_jw *w = calloc(1, sizeof *w);
     if (w == NULL) return NULL;
     sim__jw_init(w, SIM__TRACE_LINE_MAX);
+    w->fix_utf8 = 1; /* a trace line is valid UTF-8 whatever a client sent */
     if (lb_key_ok) pthread_setspecific(lb_key, w);
     lb_self = w;
   }
