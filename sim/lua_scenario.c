@@ -943,6 +943,7 @@ typedef struct decide_ctx {
   int provider; /* index, or -1 for effects */
   const sim_req *req;
   int body_read; /* 1: req.body was asked for (made, or nil) */
+  int headers_read; /* 1: req.headers was made */
   sim_step *out;
 } decide_ctx;
 
@@ -951,21 +952,31 @@ typedef struct decide_ctx {
 static const char REQ_CURRENT = 'r';
 static const char REQ_CTX = 'c';
 
+/* The decide_ctx of req at idx when it is the request being decided, else
+   NULL (a req kept past its decision). */
+static decide_ctx *current_ctx(lua_State *L, int idx) {
+  lua_rawgetp(L, LUA_REGISTRYINDEX, &REQ_CURRENT);
+  int current = lua_rawequal(L, idx, -1);
+  lua_pop(L, 1);
+  if (!current) return NULL;
+  lua_rawgetp(L, LUA_REGISTRYINDEX, &REQ_CTX);
+  decide_ctx *ctx = lua_touserdata(L, -1);
+  lua_pop(L, 1);
+  return ctx;
+}
+
 /*
  * Makes req's body (req at idx) if it is the request being decided and its
  * body has not been asked for: parses it into a table (nil when it is not
  * JSON) and keeps it in req, so later reads are plain field reads.
  */
 static void make_body(lua_State *L, int idx) {
-  lua_rawgetp(L, LUA_REGISTRYINDEX, &REQ_CURRENT);
-  int current = lua_rawequal(L, idx, -1);
-  lua_pop(L, 1);
-  if (!current) return;
-  lua_rawgetp(L, LUA_REGISTRYINDEX, &REQ_CTX);
-  decide_ctx *ctx = lua_touserdata(L, -1);
-  lua_pop(L, 1);
+  decide_ctx *ctx = current_ctx(L, idx);
   if (ctx == NULL || ctx->body_read) return;
   ctx->body_read = 1;
+  if (ctx->req->body == NULL || ctx->req->body_len == 0 ||
+      ctx->req->body_len > FUSEBOX_LUA_BODY_MAX)
+    return; /* none, or too large to convert: nil */
   atomic_fetch_add_explicit(&ctx->sc->body_conversions, 1, memory_order_relaxed);
   sim__lua_push_json_value(L, ctx->req->body, ctx->req->body_len,
                            FUSEBOX_LUA_BODY_DEPTH);
@@ -973,21 +984,59 @@ static void make_body(lua_State *L, int idx) {
 }
 
 /*
- * __index of req: `body` is made on its first read, during the decision
- * that received it. A req kept past its decision (in an upvalue) has no
- * body unless it was read then: the bytes were the server's, and are gone.
+ * Makes req.headers (req at idx) on its first read, as make_body: names in
+ * lower case, a repeated header's values joined with ", ". Most provider
+ * functions never read them (issue 13: building them cost every request).
+ */
+static void make_headers(lua_State *L, int idx) {
+  decide_ctx *ctx = current_ctx(L, idx);
+  if (ctx == NULL || ctx->headers_read) return;
+  ctx->headers_read = 1;
+  const sim_req *r = ctx->req;
+  lua_createtable(L, 0, r->nheaders);
+  for (int i = 0; i < r->nheaders; i++) {
+    const sim_header *h = &r->headers[i];
+    if (h->name == NULL || h->value == NULL) continue;
+    luaL_Buffer b;
+    luaL_buffinit(L, &b);
+    for (const char *c = h->name; *c != '\0'; c++)
+      luaL_addchar(&b, (char)tolower((unsigned char)*c));
+    luaL_pushresult(&b);
+    lua_pushvalue(L, -1);
+    if (lua_rawget(L, -3) == LUA_TSTRING) { /* a repeated header: join */
+      lua_pushfstring(L, "%s, %s", lua_tostring(L, -1), h->value);
+      lua_remove(L, -2);
+    } else {
+      lua_pop(L, 1);
+      lua_pushstring(L, h->value);
+    }
+    lua_rawset(L, -3);
+  }
+  lua_setfield(L, idx, "headers");
+}
+
+/*
+ * __index of req: `body` and `headers` are made on their first read,
+ * during the decision that received them. A req kept past its decision (in
+ * an upvalue) has neither unless it was read then: the bytes were the
+ * server's, and are gone.
  */
 static int req_index(lua_State *L) {
-  if (lua_type(L, 2) != LUA_TSTRING || strcmp(lua_tostring(L, 2), "body") != 0)
-    return 0;
-  make_body(L, 1);
+  if (lua_type(L, 2) != LUA_TSTRING) return 0;
+  const char *k = lua_tostring(L, 2);
+  if (strcmp(k, "body") == 0) make_body(L, 1);
+  else if (strcmp(k, "headers") == 0) make_headers(L, 1);
+  else return 0;
+  lua_pushvalue(L, 2);
   lua_rawget(L, 1);
   return 1;
 }
 
-/* __pairs of req: makes the body first, so that pairs() sees it. */
+/* __pairs of req: makes the body and headers first, so that pairs() sees
+   them. */
 static int req_pairs(lua_State *L) {
   make_body(L, 1);
+  make_headers(L, 1);
   lua_pushvalue(L, lua_upvalueindex(1)); /* the base library's next */
   lua_pushvalue(L, 1);
   lua_pushnil(L);
@@ -1019,36 +1068,12 @@ static int push_req(lua_State *L) {
   lua_pushnumber(L, r->t);
   lua_setfield(L, -2, "t");
 
-  lua_createtable(L, 0, r->nheaders);
-  for (int i = 0; i < r->nheaders; i++) {
-    const sim_header *h = &r->headers[i];
-    if (h->name == NULL || h->value == NULL) continue;
-    luaL_Buffer b;
-    luaL_buffinit(L, &b);
-    for (const char *c = h->name; *c != '\0'; c++)
-      luaL_addchar(&b, (char)tolower((unsigned char)*c));
-    luaL_pushresult(&b);
-    lua_pushvalue(L, -1);
-    if (lua_rawget(L, -3) == LUA_TSTRING) { /* a repeated header: join */
-      lua_pushfstring(L, "%s, %s", lua_tostring(L, -1), h->value);
-      lua_remove(L, -2);
-    } else {
-      lua_pop(L, 1);
-      lua_pushstring(L, h->value);
-    }
-    lua_rawset(L, -3);
-  }
-  lua_setfield(L, -2, "headers");
-
-  /* The body waits for its first read (req_index); a body too large to
-     convert, or none, is nil without a metatable. */
-  if (r->body != NULL && r->body_len > 0 && r->body_len <= FUSEBOX_LUA_BODY_MAX) {
-    luaL_setmetatable(L, SIM_LUA_REQ_MT);
-    lua_pushvalue(L, -1);
-    lua_rawsetp(L, LUA_REGISTRYINDEX, &REQ_CURRENT);
-    lua_pushlightuserdata(L, ctx);
-    lua_rawsetp(L, LUA_REGISTRYINDEX, &REQ_CTX);
-  }
+  /* The body and headers wait for their first read (req_index). */
+  luaL_setmetatable(L, SIM_LUA_REQ_MT);
+  lua_pushvalue(L, -1);
+  lua_rawsetp(L, LUA_REGISTRYINDEX, &REQ_CURRENT);
+  lua_pushlightuserdata(L, ctx);
+  lua_rawsetp(L, LUA_REGISTRYINDEX, &REQ_CTX);
   return 1;
 }
 
@@ -1155,7 +1180,7 @@ int sim__scenario_decide(sim_scenario *sc, int provider, const sim_req *req,
   }
 
   sim_lua_loop *loop = loop_of_thread(sc);
-  decide_ctx ctx = {sc, loop, p, provider, req, 0, NULL};
+  decide_ctx ctx = {.sc = sc, .loop = loop, .p = p, .provider = provider, .req = req};
   if (pthread_mutex_trylock(&loop->mu) != 0) {
     atomic_fetch_add_explicit(&sc->waits, 1, memory_order_relaxed);
     pthread_mutex_lock(&loop->mu);

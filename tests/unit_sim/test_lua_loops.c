@@ -148,6 +148,52 @@ static void test_body_edges(void) {
   tl_remove(path);
 }
 
+/* req.headers is made when read (issue 13): not there to rawget before,
+   then a table with lower-case names and repeated headers joined; pairs()
+   sees it; a req kept past its call without reading them has none. */
+static void test_headers_when_read(void) {
+  char *path;
+  sim_scenario *sc = load_ok(
+      "local kept\n"
+      "return scenario { name = 'h', provider = function(req)\n"
+      "  if req.attempt == 1 then\n"
+      "    local before = rawget(req, 'headers') == nil\n"
+      "    return chat { content = tostring(before) .. ' ' .. req.headers['x-a'] ..\n"
+      "                  ' ' .. tostring(rawget(req, 'headers') ~= nil) }\n"
+      "  elseif req.attempt == 2 then\n"
+      "    local n = 0 for k in pairs(req) do if k == 'headers' then n = n + 1 end end\n"
+      "    kept = req\n"
+      "    return chat { content = tostring(n) }\n"
+      "  elseif req.attempt == 3 then\n"
+      "    kept = req\n"
+      "    return chat { content = 'kept' }\n"
+      "  end\n"
+      "  return chat { content = tostring(kept.headers) }\n"
+      "end }",
+      &path);
+  CU_ASSERT_PTR_NOT_NULL_FATAL(sc);
+  sim_header hs[3] = {{"X-A", "one"}, {"x-a", "two"}, {"content-type", "application/json"}};
+  sim_req r = tl_req(1);
+  r.headers = hs;
+  r.nheaders = 3;
+  char *s = decide_text(sc, &r);
+  TL_ASSERT_STR(s, "true one, two true");
+  free(s);
+  r.attempt = 2;
+  s = decide_text(sc, &r);
+  TL_ASSERT_STR(s, "1");
+  free(s);
+  r.attempt = 3;
+  s = decide_text(sc, &r);
+  free(s);
+  r.attempt = 4;
+  s = decide_text(sc, &r);
+  TL_ASSERT_STR(s, "nil");
+  free(s);
+  sim__scenario_free(sc);
+  tl_remove(path);
+}
+
 /* A body read counts against the call's memory limit as before. */
 static void test_body_in_limits(void) {
   char *path;
@@ -536,6 +582,7 @@ int suite_lua_loops(void) {
   if (!CU_add_test(s, "body_only_when_read", test_body_only_when_read) ||
       !CU_add_test(s, "body_edges", test_body_edges) ||
       !CU_add_test(s, "body_in_limits", test_body_in_limits) ||
+      !CU_add_test(s, "headers_when_read", test_headers_when_read) ||
       !CU_add_test(s, "slow_loop_does_not_block", test_slow_loop_does_not_block) ||
       !CU_add_test(s, "runaway_on_one_loop", test_runaway_on_one_loop) ||
       !CU_add_test(s, "variables_per_loop", test_variables_per_loop) ||
