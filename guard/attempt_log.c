@@ -6,6 +6,7 @@
 
 #include <stdarg.h>
 #include <stdio.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -13,8 +14,10 @@
 int guard__call_begin(guard__call *c, guard *g) {
   memset(c, 0, sizeof *c);
   c->g = g;
-  c->r = calloc(1, sizeof *c->r);
+  /* tool_calls (17 KB, last) is set only up to ntool_calls: not zeroed. */
+  c->r = malloc(sizeof *c->r);
   if (c->r == NULL) return GUARD_ENOMEM;
+  memset(c->r, 0, offsetof(guard_result, tool_calls));
   c->r->text = calloc(1, 1);
   if (c->r->text == NULL) {
     free(c->r);

@@ -214,7 +214,7 @@ static int run_chain(guard__call *c, const guard_chat_request *req,
       }
       if (o.kind == GUARD_KIND_OK) {
         *answered = pi + 1;
-        *win = ans; /* handed over: the caller frees it */
+        guard__answer_move(win, &ans); /* handed over: the caller frees it */
         break;
       }
       *last_real = c->r->nattempts - 1;

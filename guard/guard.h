@@ -349,7 +349,8 @@ typedef struct guard_result {
   guard_attempt *attempts;
   int ntool_calls;         /* tool calls of the answer (and, for a client that
                               trusts partial streams, of failed attempts) */
-  guard_tool_call tool_calls[GUARD_MAX_TOOL_CALLS];
+  guard_tool_call tool_calls[GUARD_MAX_TOOL_CALLS]; /* set up to ntool_calls;
+                              the entries past it are unset (kept last) */
 } guard_result;
 
 /* Releases a result. NULL is a no-op. */

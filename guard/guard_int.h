@@ -112,12 +112,14 @@ typedef struct guard__answer {
   char err_type[64];
   char err_code[64];
   char retry_delay[32];  /* Google RetryInfo retryDelay in seconds ("2"), or "" */
-  guard_tool_call tc[GUARD_MAX_TOOL_CALLS]; /* tool calls, whole or streaming in */
-  int tc_slot[GUARD_MAX_TOOL_CALLS];        /* the stream's index of each call */
   int ntc;
   guard__body bad;       /* first problem found in a stream event, or OK */
   int oom;               /* reading it ran out of memory: not the provider's
                             fault, the call fails GUARD_ENOMEM */
+  /* Last, and set only up to ntc (each entry zeroed when it is created):
+     17 KB that an answer without tool calls never touches (issue 13). */
+  int tc_slot[GUARD_MAX_TOOL_CALLS];        /* the stream's index of each call */
+  guard_tool_call tc[GUARD_MAX_TOOL_CALLS]; /* tool calls, whole or streaming in */
 } guard__answer;
 
 /* cJSON_ParseWithLength that tells a text that is not JSON from cJSON running
@@ -127,6 +129,9 @@ struct cJSON *guard__json_parse(const char *text, size_t len, int *oom);
 
 /* Prepares an empty answer for a dialect. */
 void guard__answer_init(guard__answer *a, guard_dialect d, size_t max_text);
+/* Hands src's answer (its text buffer included) to dst, copying only the
+   tool calls it holds; src must not be freed after. */
+void guard__answer_move(guard__answer *dst, const guard__answer *src);
 /* Releases an answer's memory. */
 void guard__answer_free(guard__answer *a);
 

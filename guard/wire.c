@@ -9,6 +9,7 @@
 #include <cjson/cJSON.h>
 #include <errno.h>
 #include <stdlib.h>
+#include <stddef.h>
 #include <string.h>
 
 /* Parses JSON text; *oom when cJSON ran out of memory (see guard_int.h). */
@@ -24,12 +25,19 @@ cJSON *guard__json_parse(const char *text, size_t len, int *oom) {
 
 /* Prepares an empty answer for a dialect. */
 void guard__answer_init(guard__answer *a, guard_dialect d, size_t max_text) {
-  memset(a, 0, sizeof *a);
+  memset(a, 0, offsetof(guard__answer, tc_slot)); /* tool calls: zeroed as made */
   a->dialect = d;
   guard__buf_init(&a->text, max_text);
   a->tokens_in = -1;
   a->tokens_out = -1;
   a->bad = GUARD__BODY_OK;
+}
+
+/* Moves an answer, copying only the tool calls it holds; see guard_int.h. */
+void guard__answer_move(guard__answer *dst, const guard__answer *src) {
+  memcpy(dst, src, offsetof(guard__answer, tc_slot));
+  memcpy(dst->tc_slot, src->tc_slot, (size_t)src->ntc * sizeof src->tc_slot[0]);
+  memcpy(dst->tc, src->tc, (size_t)src->ntc * sizeof src->tc[0]);
 }
 
 /* Releases an answer's memory. */
