@@ -66,10 +66,7 @@ char *sim__error_body_retry(sim_dialect d, int status, const char *code, const c
                             const char *message, double retry_s) {
   if (d == SIM_DIALECT_ANTHROPIC) return sim__anthropic_error_body(status, type, message);
   if (d == SIM_DIALECT_GEMINI) return sim__gemini_error_body(status, code, message, retry_s);
-  cJSON *o = cJSON_CreateObject();
-  if (o == NULL) return NULL;
-  cJSON_AddItemToObject(o, "error", sim__openai_error_object(status, code, type, message));
-  return sim__print_free(o);
+  return sim__openai_error_body(status, code, type, message);
 }
 
 /* An error body: {"error":{...}} (OpenAI) or {"type":"error","error":{...}}. */

@@ -17,162 +17,202 @@ static const char *stop_reason(const sim_step *s) {
   return s->ntool_calls > 0 ? "tool_use" : "end_turn";
 }
 
+/* The fields id to model of a message, in an object w has open. */
+static void message_head(sim_jw *w, const char *id, const char *model) {
+  sim__jw_kstr(w, "id", id);
+  sim__jw_kstr(w, "type", "message");
+  sim__jw_kstr(w, "role", "assistant");
+  sim__jw_kstr(w, "model", model);
+}
+
 /* {"type":"message", content: text and tool_use blocks, stop_reason, usage}. */
 char *sim__anthropic_body(const sim_step *s, const char *id, const char *model,
                           const char *text, int tokens_in, int tokens_out) {
-  cJSON *o = cJSON_CreateObject();
-  if (o == NULL) return NULL;
-  cJSON_AddStringToObject(o, "id", id);
-  cJSON_AddStringToObject(o, "type", "message");
-  cJSON_AddStringToObject(o, "role", "assistant");
-  cJSON_AddStringToObject(o, "model", model);
-  cJSON *content = cJSON_AddArrayToObject(o, "content");
+  sim_jw w;
+  sim__jw_init(&w, SIM__BODY_MAX);
+  sim__jw_open(&w, '{');
+  message_head(&w, id, model);
+  sim__jw_key(&w, "content");
+  sim__jw_open(&w, '[');
   if (text != NULL) {
-    cJSON *block = cJSON_CreateObject();
-    cJSON_AddStringToObject(block, "type", "text");
-    cJSON_AddStringToObject(block, "text", text);
-    cJSON_AddItemToArray(content, block);
+    sim__jw_open(&w, '{');
+    sim__jw_kstr(&w, "type", "text");
+    sim__jw_kstr(&w, "text", text);
+    sim__jw_close(&w, '}');
   }
   for (int i = 0; s != NULL && i < s->ntool_calls; i++) {
-    cJSON *b = cJSON_CreateObject();
-    cJSON_AddStringToObject(b, "type", "tool_use");
-    cJSON_AddStringToObject(b, "id", s->tool_calls[i].id);
-    cJSON_AddStringToObject(b, "name", s->tool_calls[i].name);
-    cJSON_AddItemToObject(b, "input", sim__tool_args_json(&s->tool_calls[i]));
-    cJSON_AddItemToArray(content, b);
+    sim__jw_open(&w, '{');
+    sim__jw_kstr(&w, "type", "tool_use");
+    sim__jw_kstr(&w, "id", s->tool_calls[i].id);
+    sim__jw_kstr(&w, "name", s->tool_calls[i].name);
+    sim__put_args(&w, "input", &s->tool_calls[i]);
+    sim__jw_close(&w, '}');
   }
-  cJSON_AddStringToObject(o, "stop_reason", stop_reason(s));
-  cJSON_AddNullToObject(o, "stop_sequence");
-  cJSON *usage = cJSON_AddObjectToObject(o, "usage");
-  cJSON_AddNumberToObject(usage, "input_tokens", tokens_in);
-  cJSON_AddNumberToObject(usage, "output_tokens", tokens_out);
-  return sim__print_free(o);
+  sim__jw_close(&w, ']');
+  sim__jw_kstr(&w, "stop_reason", stop_reason(s));
+  sim__jw_knull(&w, "stop_sequence");
+  sim__jw_key(&w, "usage");
+  sim__jw_open(&w, '{');
+  sim__jw_knum(&w, "input_tokens", tokens_in);
+  sim__jw_knum(&w, "output_tokens", tokens_out);
+  sim__jw_close(&w, '}');
+  sim__jw_close(&w, '}');
+  return sim__jw_take(&w);
 }
 
-static cJSON *error_object(int status, const char *type, const char *message) {
+/* "type":"error","error":{"type":..., "message":...}, the fields of the
+   error body and of the stream's error event, in an object w has open. */
+static void error_fields(sim_jw *w, int status, const char *type, const char *message) {
   const sim__err_default *def = sim__err_default_for(status);
-  cJSON *o = cJSON_CreateObject();
-  if (o == NULL) return NULL;
   const char *t = type ? type : def ? def->an_type
                                     : status >= 500 ? "api_error" : "invalid_request_error";
-  cJSON_AddStringToObject(o, "type", t);
-  cJSON_AddStringToObject(o, "message", sim__err_message(status, message));
-  return o;
+  sim__jw_kstr(w, "type", "error");
+  sim__jw_key(w, "error");
+  sim__jw_open(w, '{');
+  sim__jw_kstr(w, "type", t);
+  sim__jw_kstr(w, "message", sim__err_message(status, message));
+  sim__jw_close(w, '}');
 }
 
 /* {"type":"error","error":{"type":..., "message":...}}. */
 char *sim__anthropic_error_body(int status, const char *type, const char *message) {
-  cJSON *o = cJSON_CreateObject();
-  if (o == NULL) return NULL;
-  cJSON_AddStringToObject(o, "type", "error");
-  cJSON_AddItemToObject(o, "error", error_object(status, type, message));
-  return sim__print_free(o);
+  sim_jw w;
+  sim__jw_init(&w, SIM__BODY_MAX);
+  sim__jw_open(&w, '{');
+  error_fields(&w, status, type, message);
+  sim__jw_close(&w, '}');
+  return sim__jw_take(&w);
 }
 
-static char *block_start(int index, cJSON *block) {
-  cJSON *o = cJSON_CreateObject();
-  cJSON_AddStringToObject(o, "type", "content_block_start");
-  cJSON_AddNumberToObject(o, "index", index);
-  cJSON_AddItemToObject(o, "content_block", block);
-  return sim__frame("content_block_start", o);
+/* Opens event NAME in w: every event's data says its name as "type". */
+static void event_open(sim_jw *w, const char *name) {
+  sim__sse_open(w, name);
+  sim__jw_kstr(w, "type", name);
 }
 
-static char *block_stop(int index) {
-  cJSON *o = cJSON_CreateObject();
-  cJSON_AddStringToObject(o, "type", "content_block_stop");
-  cJSON_AddNumberToObject(o, "index", index);
-  return sim__frame("content_block_stop", o);
+/* An event with no field but its type (ping, message_stop). */
+static void event_bare(sim_jw *w, const char *name) {
+  event_open(w, name);
+  sim__sse_close(w);
 }
 
-static char *block_delta(int index, const char *dtype, const char *field, const char *v) {
-  cJSON *d = cJSON_CreateObject();
-  cJSON_AddStringToObject(d, "type", "content_block_delta");
-  cJSON_AddNumberToObject(d, "index", index);
-  cJSON *delta = cJSON_AddObjectToObject(d, "delta");
-  cJSON_AddStringToObject(delta, "type", dtype);
-  cJSON_AddStringToObject(delta, field, v);
-  return sim__frame("content_block_delta", d);
+static void block_stop(sim_jw *w, int index) {
+  event_open(w, "content_block_stop");
+  sim__jw_knum(w, "index", index);
+  sim__sse_close(w);
+}
+
+/* content_block_start of the text block, or (tc not NULL) a tool_use
+   block whose input streams after it. */
+static void block_start(sim_jw *w, int index, const sim_tool_call *tc) {
+  event_open(w, "content_block_start");
+  sim__jw_knum(w, "index", index);
+  sim__jw_key(w, "content_block");
+  sim__jw_open(w, '{');
+  if (tc == NULL) {
+    sim__jw_kstr(w, "type", "text");
+    sim__jw_kstr(w, "text", "");
+  } else {
+    sim__jw_kstr(w, "type", "tool_use");
+    sim__jw_kstr(w, "id", tc->id);
+    sim__jw_kstr(w, "name", tc->name);
+    sim__jw_key(w, "input");
+    sim__jw_open(w, '{');
+    sim__jw_close(w, '}');
+  }
+  sim__jw_close(w, '}');
+  sim__sse_close(w);
+}
+
+static void block_delta(sim_jw *w, int index, const char *dtype, const char *field,
+                        const char *v) {
+  event_open(w, "content_block_delta");
+  sim__jw_knum(w, "index", index);
+  sim__jw_key(w, "delta");
+  sim__jw_open(w, '{');
+  sim__jw_kstr(w, "type", dtype);
+  sim__jw_kstr(w, field, v);
+  sim__jw_close(w, '}');
+  sim__sse_close(w);
 }
 
 /* The message stream. A text block (when there is text, or nothing else),
    then one tool_use block per call whose input streams as input_json_delta;
    each block's stop rides at the head of the next block's first chunk, so
-   a stream cut inside a block never closes it. */
+   a stream cut inside a block never closes it. Each chunk is one writer's
+   frames, written field by field. */
 int sim__anthropic_sse(const sim_step *s, const char *id, const char *model,
                        int tokens_in, int tokens_out, char **texts, int ntexts,
                        sim_sse *out) {
-  cJSON *start = cJSON_CreateObject();
-  cJSON_AddStringToObject(start, "type", "message_start");
-  cJSON *msg = cJSON_AddObjectToObject(start, "message");
-  cJSON_AddStringToObject(msg, "id", id);
-  cJSON_AddStringToObject(msg, "type", "message");
-  cJSON_AddStringToObject(msg, "role", "assistant");
-  cJSON_AddStringToObject(msg, "model", model);
-  cJSON_AddArrayToObject(msg, "content");
-  cJSON_AddNullToObject(msg, "stop_reason");
-  cJSON_AddNullToObject(msg, "stop_sequence");
-  cJSON *usage = cJSON_AddObjectToObject(msg, "usage");
-  cJSON_AddNumberToObject(usage, "input_tokens", tokens_in);
-  cJSON_AddNumberToObject(usage, "output_tokens", 1);
-  cJSON *ping = cJSON_CreateObject();
-  cJSON_AddStringToObject(ping, "type", "ping");
-
+  sim_jw w;
+  sim__jw_init(&w, SIM__BODY_MAX);
+  event_open(&w, "message_start");
+  sim__jw_key(&w, "message");
+  sim__jw_open(&w, '{');
+  message_head(&w, id, model);
+  sim__jw_key(&w, "content");
+  sim__jw_open(&w, '[');
+  sim__jw_close(&w, ']');
+  sim__jw_knull(&w, "stop_reason");
+  sim__jw_knull(&w, "stop_sequence");
+  sim__jw_key(&w, "usage");
+  sim__jw_open(&w, '{');
+  sim__jw_knum(&w, "input_tokens", tokens_in);
+  sim__jw_knum(&w, "output_tokens", 1);
+  sim__jw_close(&w, '}');
+  sim__jw_close(&w, '}');
+  sim__sse_close(&w);
   int text_block = ntexts > 0 || s->ntool_calls == 0;
-  out->pre = sim__frame("message_start", start);
-  if (text_block) {
-    cJSON *block = cJSON_CreateObject();
-    cJSON_AddStringToObject(block, "type", "text");
-    cJSON_AddStringToObject(block, "text", "");
-    out->pre = sim__concat2(out->pre, block_start(0, block));
-  }
-  out->pre = sim__concat2(out->pre, sim__frame("ping", ping));
+  if (text_block) block_start(&w, 0, NULL);
+  event_bare(&w, "ping");
+  out->pre = sim__jw_take(&w);
   int rc = SIM_OK;
-  for (int i = 0; rc == SIM_OK && i < ntexts; i++)
-    rc = sim__sse_push(out, block_delta(0, "text_delta", "text", texts[i]));
+  for (int i = 0; rc == SIM_OK && i < ntexts; i++) {
+    sim__jw_init(&w, SIM__BODY_MAX);
+    block_delta(&w, 0, "text_delta", "text", texts[i]);
+    rc = sim__sse_push(out, sim__jw_take(&w));
+  }
   int index = text_block ? 1 : 0;
-  char *carry = text_block ? block_stop(0) : strdup("");
+  int carry = text_block ? 0 : -1; /* the block whose stop the next chunk carries */
   for (int t = 0; rc == SIM_OK && t < s->ntool_calls; t++, index++) {
     const sim_tool_call *tc = &s->tool_calls[t];
-    cJSON *b = cJSON_CreateObject();
-    cJSON_AddStringToObject(b, "type", "tool_use");
-    cJSON_AddStringToObject(b, "id", tc->id);
-    cJSON_AddStringToObject(b, "name", tc->name);
-    cJSON_AddObjectToObject(b, "input");
     char **pieces = NULL;
     int np = 0;
     rc = sim__split_args(tc->arguments, &pieces, &np);
     for (int i = 0; rc == SIM_OK && i < np; i++) {
-      char *f = block_delta(index, "input_json_delta", "partial_json", pieces[i]);
+      sim__jw_init(&w, SIM__BODY_MAX);
       if (i == 0) {
-        f = sim__concat2(sim__concat2(carry, block_start(index, b)), f);
-        b = NULL;
-        carry = NULL;
+        if (carry >= 0) block_stop(&w, carry);
+        block_start(&w, index, tc);
       }
-      rc = sim__sse_push(out, f);
+      block_delta(&w, index, "input_json_delta", "partial_json", pieces[i]);
+      rc = sim__sse_push(out, sim__jw_take(&w));
     }
-    cJSON_Delete(b);
     sim__free_strv(pieces, np);
-    if (rc == SIM_OK) carry = block_stop(index);
+    carry = index;
   }
-  if (rc != SIM_OK) {
-    free(carry);
-    return rc;
-  }
-  cJSON *mdelta = cJSON_CreateObject();
-  cJSON_AddStringToObject(mdelta, "type", "message_delta");
-  cJSON *dd = cJSON_AddObjectToObject(mdelta, "delta");
-  cJSON_AddStringToObject(dd, "stop_reason", stop_reason(s));
-  cJSON_AddNullToObject(dd, "stop_sequence");
-  cJSON *u = cJSON_AddObjectToObject(mdelta, "usage");
-  cJSON_AddNumberToObject(u, "output_tokens", tokens_out);
-  out->tail = sim__concat2(carry, sim__frame("message_delta", mdelta));
-  cJSON *stop = cJSON_CreateObject();
-  cJSON_AddStringToObject(stop, "type", "message_stop");
-  out->marker = sim__frame("message_stop", stop);
-  cJSON *err = cJSON_CreateObject();
-  cJSON_AddStringToObject(err, "type", "error");
-  cJSON_AddItemToObject(err, "error", error_object(s->status ? s->status : 529, s->type,
-                                                   s->message));
-  out->error = sim__frame("error", err);
+  if (rc != SIM_OK) return rc;
+  sim__jw_init(&w, SIM__BODY_MAX);
+  if (carry >= 0) block_stop(&w, carry);
+  event_open(&w, "message_delta");
+  sim__jw_key(&w, "delta");
+  sim__jw_open(&w, '{');
+  sim__jw_kstr(&w, "stop_reason", stop_reason(s));
+  sim__jw_knull(&w, "stop_sequence");
+  sim__jw_close(&w, '}');
+  sim__jw_key(&w, "usage");
+  sim__jw_open(&w, '{');
+  sim__jw_knum(&w, "output_tokens", tokens_out);
+  sim__jw_close(&w, '}');
+  sim__sse_close(&w);
+  out->tail = sim__jw_take(&w);
+  sim__jw_init(&w, SIM__BODY_MAX);
+  event_bare(&w, "message_stop");
+  out->marker = sim__jw_take(&w);
+  sim__jw_init(&w, SIM__BODY_MAX);
+  sim__sse_open(&w, "error");
+  error_fields(&w, s->status ? s->status : 529, s->type, s->message);
+  sim__sse_close(&w);
+  out->error = sim__jw_take(&w);
   return SIM_OK;
 }

@@ -33,83 +33,121 @@ static const char *finish_reason(const sim_step *s) {
   return "STOP";
 }
 
-static cJSON *usage(int tokens_in, int tokens_out) {
-  cJSON *u = cJSON_CreateObject();
-  cJSON_AddNumberToObject(u, "promptTokenCount", tokens_in);
-  cJSON_AddNumberToObject(u, "candidatesTokenCount", tokens_out);
-  cJSON_AddNumberToObject(u, "totalTokenCount", tokens_in + tokens_out);
-  return u;
+/* A functionCall part: the call whole, its args as JSON. */
+static void put_call_part(sim_jw *w, const sim_tool_call *tc) {
+  sim__jw_open(w, '{');
+  sim__jw_key(w, "functionCall");
+  sim__jw_open(w, '{');
+  sim__jw_kstr(w, "id", tc->id);
+  sim__jw_kstr(w, "name", tc->name);
+  sim__put_args(w, "args", tc);
+  sim__jw_close(w, '}');
+  sim__jw_close(w, '}');
 }
 
-static cJSON *call_part(const sim_tool_call *tc) {
-  cJSON *p = cJSON_CreateObject();
-  cJSON *fc = cJSON_AddObjectToObject(p, "functionCall");
-  cJSON_AddStringToObject(fc, "id", tc->id);
-  cJSON_AddStringToObject(fc, "name", tc->name);
-  cJSON_AddItemToObject(fc, "args", sim__tool_args_json(tc));
-  return p;
+static void put_text_part(sim_jw *w, const char *text) {
+  sim__jw_open(w, '{');
+  sim__jw_kstr(w, "text", text);
+  sim__jw_close(w, '}');
 }
 
-/* A response with one candidate; parts may be empty; finish NULL while a
-   stream goes on; tokens_out < 0 = no usage. */
-static cJSON *response(cJSON *parts, const char *finish, const char *model, int tokens_in,
-                       int tokens_out) {
-  cJSON *o = cJSON_CreateObject();
-  cJSON *cands = cJSON_AddArrayToObject(o, "candidates");
-  cJSON *c = cJSON_CreateObject();
-  cJSON *content = cJSON_AddObjectToObject(c, "content");
-  cJSON_AddItemToObject(content, "parts", parts);
-  cJSON_AddStringToObject(content, "role", "model");
-  if (finish) cJSON_AddStringToObject(c, "finishReason", finish);
-  cJSON_AddNumberToObject(c, "index", 0);
-  cJSON_AddItemToArray(cands, c);
-  if (tokens_out >= 0) cJSON_AddItemToObject(o, "usageMetadata", usage(tokens_in, tokens_out));
-  cJSON_AddStringToObject(o, "modelVersion", model);
-  return o;
+/* Opens a response with one candidate, in an object w has open, up to the
+   inside of its parts list; response_close ends it. */
+static void response_open(sim_jw *w) {
+  sim__jw_key(w, "candidates");
+  sim__jw_open(w, '[');
+  sim__jw_open(w, '{');
+  sim__jw_key(w, "content");
+  sim__jw_open(w, '{');
+  sim__jw_key(w, "parts");
+  sim__jw_open(w, '[');
+}
+
+/* Ends what response_open began: finish NULL while a stream goes on;
+   tokens_out < 0 = no usage. */
+static void response_close(sim_jw *w, const char *finish, const char *model, int tokens_in,
+                           int tokens_out) {
+  sim__jw_close(w, ']');
+  sim__jw_kstr(w, "role", "model");
+  sim__jw_close(w, '}');
+  if (finish) sim__jw_kstr(w, "finishReason", finish);
+  sim__jw_knum(w, "index", 0);
+  sim__jw_close(w, '}');
+  sim__jw_close(w, ']');
+  if (tokens_out >= 0) {
+    sim__jw_key(w, "usageMetadata");
+    sim__jw_open(w, '{');
+    sim__jw_knum(w, "promptTokenCount", tokens_in);
+    sim__jw_knum(w, "candidatesTokenCount", tokens_out);
+    sim__jw_knum(w, "totalTokenCount", (double)tokens_in + tokens_out);
+    sim__jw_close(w, '}');
+  }
+  sim__jw_kstr(w, "modelVersion", model);
 }
 
 /* generateContent's answer: text part, then one functionCall part per call. */
 char *sim__gemini_body(const sim_step *s, const char *model, const char *text,
                        int tokens_in, int tokens_out) {
-  cJSON *parts = cJSON_CreateArray();
-  if (parts == NULL) return NULL;
+  sim_jw w;
+  sim__jw_init(&w, SIM__BODY_MAX);
   int ntools = s ? s->ntool_calls : 0;
-  if (text != NULL || ntools == 0) {
-    cJSON *p = cJSON_CreateObject();
-    cJSON_AddStringToObject(p, "text", text ? text : "");
-    cJSON_AddItemToArray(parts, p);
-  }
-  for (int i = 0; i < ntools; i++) cJSON_AddItemToArray(parts, call_part(&s->tool_calls[i]));
-  return sim__print_free(response(parts, finish_reason(s), model, tokens_in, tokens_out));
+  sim__jw_open(&w, '{');
+  response_open(&w);
+  if (text != NULL || ntools == 0) put_text_part(&w, text ? text : "");
+  for (int i = 0; i < ntools; i++) put_call_part(&w, &s->tool_calls[i]);
+  response_close(&w, finish_reason(s), model, tokens_in, tokens_out);
+  sim__jw_close(&w, '}');
+  return sim__jw_take(&w);
 }
 
-static cJSON *error_object(int status, const char *code, const char *message, double retry_s) {
-  cJSON *e = cJSON_CreateObject();
-  if (e == NULL) return NULL;
-  cJSON_AddNumberToObject(e, "code", status);
-  cJSON_AddStringToObject(e, "message", sim__err_message(status, message));
-  cJSON_AddStringToObject(e, "status", code ? code : rpc_status(status));
+/* "error":{code, message, status, details?}, in an object w has open. */
+static void error_field(sim_jw *w, int status, const char *code, const char *message,
+                        double retry_s) {
+  sim__jw_key(w, "error");
+  sim__jw_open(w, '{');
+  sim__jw_knum(w, "code", status);
+  sim__jw_kstr(w, "message", sim__err_message(status, message));
+  sim__jw_kstr(w, "status", code ? code : rpc_status(status));
   if (retry_s >= 0) {
-    cJSON *details = cJSON_AddArrayToObject(e, "details");
-    cJSON *ri = cJSON_CreateObject();
-    cJSON_AddStringToObject(ri, "@type", "type.googleapis.com/google.rpc.RetryInfo");
     char d[40], secs[32];
     sim__format_seconds(retry_s, secs);
     snprintf(d, sizeof d, "%ss", secs);
-    cJSON_AddStringToObject(ri, "retryDelay", d);
-    cJSON_AddItemToArray(details, ri);
+    sim__jw_key(w, "details");
+    sim__jw_open(w, '[');
+    sim__jw_open(w, '{');
+    sim__jw_kstr(w, "@type", "type.googleapis.com/google.rpc.RetryInfo");
+    sim__jw_kstr(w, "retryDelay", d);
+    sim__jw_close(w, '}');
+    sim__jw_close(w, ']');
   }
-  return e;
+  sim__jw_close(w, '}');
 }
 
 /* {"error":{"code":429,"message":...,"status":"RESOURCE_EXHAUSTED",
    "details":[RetryInfo]}}; code overrides the status name. */
 char *sim__gemini_error_body(int status, const char *code, const char *message,
                              double retry_s) {
-  cJSON *o = cJSON_CreateObject();
-  if (o == NULL) return NULL;
-  cJSON_AddItemToObject(o, "error", error_object(status, code, message, retry_s));
-  return sim__print_free(o);
+  sim_jw w;
+  sim__jw_init(&w, SIM__BODY_MAX);
+  sim__jw_open(&w, '{');
+  error_field(&w, status, code, message, retry_s);
+  sim__jw_close(&w, '}');
+  return sim__jw_take(&w);
+}
+
+/* One stream chunk: a text part (tc NULL) or a whole function call; finish
+   and tokens_out as response_close takes them. */
+static char *chunk(const char *model, int tokens_in, int tokens_out, const char *finish,
+                   const char *text, const sim_tool_call *tc) {
+  sim_jw w;
+  sim__jw_init(&w, SIM__BODY_MAX);
+  sim__sse_open(&w, NULL);
+  response_open(&w);
+  if (tc) put_call_part(&w, tc);
+  else put_text_part(&w, text);
+  response_close(&w, finish, model, tokens_in, tokens_out);
+  sim__sse_close(&w);
+  return sim__jw_take(&w);
 }
 
 /* Server-sent GenerateContentResponse chunks: one per text piece, one per
@@ -120,28 +158,18 @@ int sim__gemini_sse(const sim_step *s, const char *model, int tokens_in,
                     int tokens_out, char **texts, int ntexts, sim_sse *out) {
   out->pre = strdup("");
   int rc = SIM_OK;
-  for (int i = 0; rc == SIM_OK && i < ntexts; i++) {
-    cJSON *parts = cJSON_CreateArray();
-    cJSON *p = cJSON_CreateObject();
-    cJSON_AddStringToObject(p, "text", texts[i]);
-    cJSON_AddItemToArray(parts, p);
-    rc = sim__sse_push(out, sim__frame(NULL, response(parts, NULL, model, tokens_in, -1)));
-  }
-  for (int t = 0; rc == SIM_OK && t < s->ntool_calls; t++) {
-    cJSON *parts = cJSON_CreateArray();
-    cJSON_AddItemToArray(parts, call_part(&s->tool_calls[t]));
-    rc = sim__sse_push(out, sim__frame(NULL, response(parts, NULL, model, tokens_in, -1)));
-  }
+  for (int i = 0; rc == SIM_OK && i < ntexts; i++)
+    rc = sim__sse_push(out, chunk(model, tokens_in, -1, NULL, texts[i], NULL));
+  for (int t = 0; rc == SIM_OK && t < s->ntool_calls; t++)
+    rc = sim__sse_push(out, chunk(model, tokens_in, -1, NULL, NULL, &s->tool_calls[t]));
   if (rc != SIM_OK) return rc;
   out->tail = strdup("");
-  cJSON *last = cJSON_CreateArray();
-  cJSON *p = cJSON_CreateObject();
-  cJSON_AddStringToObject(p, "text", "");
-  cJSON_AddItemToArray(last, p);
-  out->marker = sim__frame(NULL, response(last, finish_reason(s), model, tokens_in, tokens_out));
-  cJSON *err = cJSON_CreateObject();
-  cJSON_AddItemToObject(err, "error", error_object(s->status ? s->status : 500, s->code,
-                                                   s->message, -1));
-  out->error = sim__frame(NULL, err);
+  out->marker = chunk(model, tokens_in, tokens_out, finish_reason(s), "", NULL);
+  sim_jw w;
+  sim__jw_init(&w, SIM__BODY_MAX);
+  sim__sse_open(&w, NULL);
+  error_field(&w, s->status ? s->status : 500, s->code, s->message, -1);
+  sim__sse_close(&w);
+  out->error = sim__jw_take(&w);
   return SIM_OK;
 }

@@ -1,8 +1,9 @@
 /*
  * dialect_int.h - what the per-API body writers (sim/dialect_*.c) share:
- * default error fields per status, SSE framing and cJSON helpers. Only
- * sim/dialect*.c include it; the rest of sim/ calls the dispatchers in
- * sim_int.h.
+ * default error fields per status, SSE framing and tool arguments, all
+ * written with the JSON writer (sim/json_write_int.h), so no answer builds a
+ * cJSON tree to print it. Only sim/dialect*.c include it; the rest of
+ * sim/ calls the dispatchers in sim_int.h.
  */
 #ifndef FUSEBOX_DIALECT_INT_H
 #define FUSEBOX_DIALECT_INT_H
@@ -29,25 +30,29 @@ const sim__err_default *sim__err_default_for(int status);
 /* The message a step gives, else the status's default. Borrowed. */
 const char *sim__err_message(int status, const char *message);
 
-/* Prints o unformatted and deletes it; NULL in, NULL out. Owned by the
-   caller. */
-char *sim__print_free(cJSON *o);
-/* "event: NAME\ndata: JSON\n\n" (event NULL: the data line only); takes
-   data. Owned by the caller; NULL when out of memory. */
-char *sim__frame(const char *event, cJSON *data);
-/* a then b in a new string; frees both; NULL if either is NULL. */
-char *sim__concat2(char *a, char *b);
-/* The tool call's arguments parsed as JSON, or an empty object when they
-   are not valid JSON (the raw text is what streams carry). Owned by the
-   caller. */
-cJSON *sim__tool_args_json(const sim_tool_call *tc);
+/* Starts an SSE frame in w: "event: NAME\n" (none when event is NULL), then
+   "data: {" with the object's fields to follow (sim__jw_k*). Frames written
+   one after another in one writer are one string of frames. */
+void sim__sse_open(sim_jw *w, const char *event);
+/* Ends the frame sim__sse_open began: "}\n\n". */
+void sim__sse_close(sim_jw *w);
+/* key: the tool call's arguments as the JSON cJSON prints once it parses
+   them, or {} when they are not valid JSON (the raw text is what streams
+   carry). */
+void sim__put_args(sim_jw *w, const char *key, const sim_tool_call *tc);
 
 /* Per-API writers: each fills the answer body, the error object or body,
-   and the frames of a stream in its provider's shape. */
+   and the frames of a stream in its provider's shape. Bodies and frames are
+   owned by the caller (NULL when out of memory or past SIM__BODY_MAX). */
 char *sim__openai_chat_body(const sim_step *s, const char *id, const char *model,
                             const char *text, int tokens_in, int tokens_out);
-cJSON *sim__openai_error_object(int status, const char *code, const char *type,
-                                const char *message);
+/* OpenAI's error object {message, type, param, code} as the value of w's
+   current key or element. */
+void sim__openai_error_write(sim_jw *w, int status, const char *code, const char *type,
+                             const char *message);
+/* {"error":{...}}, the body of every OpenAI API's error. */
+char *sim__openai_error_body(int status, const char *code, const char *type,
+                             const char *message);
 int sim__openai_chat_sse(const sim_step *s, const char *id, const char *model,
                          char **texts, int ntexts, sim_sse *out);
 char *sim__completions_body(const sim_step *s, const char *id, const char *model,

@@ -18,30 +18,55 @@ static const char *finish_reason(const sim_step *s) {
   return s->ntool_calls > 0 ? "tool_calls" : "stop";
 }
 
-/* OpenAI's error object {message, type, param, code}. Owned by the caller. */
-cJSON *sim__openai_error_object(int status, const char *code, const char *type,
-                                const char *message) {
+/* OpenAI's error object; see dialect_int.h. */
+void sim__openai_error_write(sim_jw *w, int status, const char *code, const char *type,
+                             const char *message) {
   const sim__err_default *def = sim__err_default_for(status);
-  cJSON *o = cJSON_CreateObject();
-  if (o == NULL) return NULL;
   const char *t = type;
   if (t == NULL && code != NULL && strcmp(code, "insufficient_quota") == 0)
     t = "insufficient_quota";
   if (t == NULL) t = def ? def->oa_type : status >= 500 ? "server_error" : "invalid_request_error";
   const char *c = code ? code : def ? def->oa_code : NULL;
-  cJSON_AddStringToObject(o, "message", sim__err_message(status, message));
-  cJSON_AddStringToObject(o, "type", t);
-  cJSON_AddNullToObject(o, "param");
-  if (c) cJSON_AddStringToObject(o, "code", c);
-  else cJSON_AddNullToObject(o, "code");
-  return o;
+  sim__jw_open(w, '{');
+  sim__jw_kstr(w, "message", sim__err_message(status, message));
+  sim__jw_kstr(w, "type", t);
+  sim__jw_knull(w, "param");
+  if (c) sim__jw_kstr(w, "code", c);
+  else sim__jw_knull(w, "code");
+  sim__jw_close(w, '}');
 }
 
-static void add_usage(cJSON *o, int tokens_in, int tokens_out) {
-  cJSON *usage = cJSON_AddObjectToObject(o, "usage");
-  cJSON_AddNumberToObject(usage, "prompt_tokens", tokens_in);
-  cJSON_AddNumberToObject(usage, "completion_tokens", tokens_out);
-  cJSON_AddNumberToObject(usage, "total_tokens", tokens_in + tokens_out);
+/* {"error":{...}}; see dialect_int.h. */
+char *sim__openai_error_body(int status, const char *code, const char *type,
+                             const char *message) {
+  sim_jw w;
+  sim__jw_init(&w, SIM__BODY_MAX);
+  sim__jw_open(&w, '{');
+  sim__jw_key(&w, "error");
+  sim__openai_error_write(&w, status, code, type, message);
+  sim__jw_close(&w, '}');
+  return sim__jw_take(&w);
+}
+
+/* The error frame of a stream that fails (chat and legacy completions):
+   data: {"error":{...}}, 500 unless the step says. */
+static char *error_frame(const sim_step *s) {
+  sim_jw w;
+  sim__jw_init(&w, SIM__BODY_MAX);
+  sim__sse_open(&w, NULL);
+  sim__jw_key(&w, "error");
+  sim__openai_error_write(&w, s->status ? s->status : 500, s->code, s->type, s->message);
+  sim__sse_close(&w);
+  return sim__jw_take(&w);
+}
+
+static void put_usage(sim_jw *w, int tokens_in, int tokens_out) {
+  sim__jw_key(w, "usage");
+  sim__jw_open(w, '{');
+  sim__jw_knum(w, "prompt_tokens", tokens_in);
+  sim__jw_knum(w, "completion_tokens", tokens_out);
+  sim__jw_knum(w, "total_tokens", (double)tokens_in + tokens_out);
+  sim__jw_close(w, '}');
 }
 
 /*
@@ -91,126 +116,147 @@ char *sim__openai_chat_body(const sim_step *s, const char *id, const char *model
   sim__jw_kstr(&w, "finish_reason", finish_reason(s));
   sim__jw_close(&w, '}');
   sim__jw_close(&w, ']');
-  sim__jw_key(&w, "usage");
-  sim__jw_open(&w, '{');
-  sim__jw_knum(&w, "prompt_tokens", tokens_in);
-  sim__jw_knum(&w, "completion_tokens", tokens_out);
-  sim__jw_knum(&w, "total_tokens", (double)tokens_in + tokens_out);
-  sim__jw_close(&w, '}');
+  put_usage(&w, tokens_in, tokens_out);
   sim__jw_knull(&w, "system_fingerprint");
   sim__jw_close(&w, '}');
   return sim__jw_take(&w);
 }
 
-static cJSON *chat_chunk(const char *id, const char *model, cJSON *delta, const char *finish) {
-  cJSON *o = cJSON_CreateObject();
-  cJSON_AddStringToObject(o, "id", id);
-  cJSON_AddStringToObject(o, "object", "chat.completion.chunk");
-  cJSON_AddNumberToObject(o, "created", (double)time(NULL));
-  cJSON_AddStringToObject(o, "model", model);
-  cJSON_AddNullToObject(o, "system_fingerprint");
-  cJSON *choices = cJSON_AddArrayToObject(o, "choices");
-  cJSON *c = cJSON_CreateObject();
-  cJSON_AddNumberToObject(c, "index", 0);
-  cJSON_AddItemToObject(c, "delta", delta);
-  cJSON_AddNullToObject(c, "logprobs");
-  if (finish) cJSON_AddStringToObject(c, "finish_reason", finish);
-  else cJSON_AddNullToObject(c, "finish_reason");
-  cJSON_AddItemToArray(choices, c);
-  return o;
+/* Opens a chat.completion.chunk frame in w up to the inside of its delta,
+   whose fields the caller writes before chunk_close. */
+static void chunk_open(sim_jw *w, const char *id, const char *model) {
+  sim__jw_init(w, SIM__BODY_MAX);
+  sim__sse_open(w, NULL);
+  sim__jw_kstr(w, "id", id);
+  sim__jw_kstr(w, "object", "chat.completion.chunk");
+  sim__jw_knum(w, "created", (double)time(NULL));
+  sim__jw_kstr(w, "model", model);
+  sim__jw_knull(w, "system_fingerprint");
+  sim__jw_key(w, "choices");
+  sim__jw_open(w, '[');
+  sim__jw_open(w, '{');
+  sim__jw_knum(w, "index", 0);
+  sim__jw_key(w, "delta");
+  sim__jw_open(w, '{');
 }
 
-/* A delta carrying one tool call's start (id, name) or an argument piece. */
-static cJSON *tool_delta(int index, const sim_tool_call *tc, const char *piece, int first) {
-  cJSON *d = cJSON_CreateObject();
-  cJSON *tcs = cJSON_AddArrayToObject(d, "tool_calls");
-  cJSON *t = cJSON_CreateObject();
-  cJSON_AddNumberToObject(t, "index", index);
+/* Closes the delta and the chunk chunk_open began, with its finish reason
+   (NULL: null). The frame, owned by the caller; NULL when out of memory. */
+static char *chunk_close(sim_jw *w, const char *finish) {
+  sim__jw_close(w, '}');
+  sim__jw_knull(w, "logprobs");
+  if (finish) sim__jw_kstr(w, "finish_reason", finish);
+  else sim__jw_knull(w, "finish_reason");
+  sim__jw_close(w, '}');
+  sim__jw_close(w, ']');
+  sim__sse_close(w);
+  return sim__jw_take(w);
+}
+
+/* A chunk whose delta carries one tool call's start (id, name) or an
+   argument piece. */
+static char *tool_chunk(const char *id, const char *model, int index, const sim_tool_call *tc,
+                        const char *piece, int first) {
+  sim_jw w;
+  chunk_open(&w, id, model);
+  sim__jw_key(&w, "tool_calls");
+  sim__jw_open(&w, '[');
+  sim__jw_open(&w, '{');
+  sim__jw_knum(&w, "index", index);
   if (first) {
-    cJSON_AddStringToObject(t, "id", tc->id);
-    cJSON_AddStringToObject(t, "type", "function");
+    sim__jw_kstr(&w, "id", tc->id);
+    sim__jw_kstr(&w, "type", "function");
   }
-  cJSON *fn = cJSON_AddObjectToObject(t, "function");
-  if (first) cJSON_AddStringToObject(fn, "name", tc->name);
-  cJSON_AddStringToObject(fn, "arguments", piece);
-  cJSON_AddItemToArray(tcs, t);
-  return d;
+  sim__jw_key(&w, "function");
+  sim__jw_open(&w, '{');
+  if (first) sim__jw_kstr(&w, "name", tc->name);
+  sim__jw_kstr(&w, "arguments", piece);
+  sim__jw_close(&w, '}');
+  sim__jw_close(&w, '}');
+  sim__jw_close(&w, ']');
+  return chunk_close(&w, NULL);
 }
 
 /* chat.completion.chunk frames: role, text deltas, tool-call deltas (the
-   first carries id and name), the finish chunk, [DONE]. */
+   first carries id and name), the finish chunk, [DONE]. Each frame is
+   written field by field: a stream makes one per piece. */
 int sim__openai_chat_sse(const sim_step *s, const char *id, const char *model,
                          char **texts, int ntexts, sim_sse *out) {
-  cJSON *delta = cJSON_CreateObject();
-  cJSON_AddStringToObject(delta, "role", "assistant");
-  cJSON_AddStringToObject(delta, "content", "");
-  out->pre = sim__frame(NULL, chat_chunk(id, model, delta, NULL));
+  sim_jw w;
+  chunk_open(&w, id, model);
+  sim__jw_kstr(&w, "role", "assistant");
+  sim__jw_kstr(&w, "content", "");
+  out->pre = chunk_close(&w, NULL);
   int rc = SIM_OK;
   for (int i = 0; rc == SIM_OK && i < ntexts; i++) {
-    cJSON *d = cJSON_CreateObject();
-    cJSON_AddStringToObject(d, "content", texts[i]);
-    rc = sim__sse_push(out, sim__frame(NULL, chat_chunk(id, model, d, NULL)));
+    chunk_open(&w, id, model);
+    sim__jw_kstr(&w, "content", texts[i]);
+    rc = sim__sse_push(out, chunk_close(&w, NULL));
   }
   for (int t = 0; rc == SIM_OK && t < s->ntool_calls; t++) {
     char **pieces = NULL;
     int np = 0;
     rc = sim__split_args(s->tool_calls[t].arguments, &pieces, &np);
     for (int i = 0; rc == SIM_OK && i < np; i++)
-      rc = sim__sse_push(out, sim__frame(NULL, chat_chunk(id, model,
-                                                          tool_delta(t, &s->tool_calls[t],
-                                                                     pieces[i], i == 0),
-                                                          NULL)));
+      rc = sim__sse_push(out, tool_chunk(id, model, t, &s->tool_calls[t], pieces[i], i == 0));
     sim__free_strv(pieces, np);
   }
   if (rc != SIM_OK) return rc;
-  out->tail = sim__frame(NULL, chat_chunk(id, model, cJSON_CreateObject(), finish_reason(s)));
+  chunk_open(&w, id, model);
+  out->tail = chunk_close(&w, finish_reason(s));
   out->marker = strdup("data: [DONE]\n\n");
-  cJSON *err = cJSON_CreateObject();
-  cJSON_AddItemToObject(err, "error", sim__openai_error_object(s->status ? s->status : 500,
-                                                               s->code, s->type, s->message));
-  out->error = sim__frame(NULL, err);
+  out->error = error_frame(s);
   return SIM_OK;
+}
+
+/* The legacy completion's finish reason: a tool call is no reason here. */
+static const char *completion_finish(const sim_step *s) {
+  return s && s->finish == SIM_FINISH_LENGTH   ? "length"
+         : s && s->finish == SIM_FINISH_FILTER ? "content_filter"
+                                               : "stop";
+}
+
+/* The fields a text_completion body and chunk share, id to choices, in an
+   object w has open; finish NULL = null. */
+static void completion_fields(sim_jw *w, const char *id, const char *model, const char *text,
+                              const char *finish) {
+  sim__jw_kstr(w, "id", id);
+  sim__jw_kstr(w, "object", "text_completion");
+  sim__jw_knum(w, "created", (double)time(NULL));
+  sim__jw_kstr(w, "model", model);
+  sim__jw_key(w, "choices");
+  sim__jw_open(w, '[');
+  sim__jw_open(w, '{');
+  sim__jw_kstr(w, "text", text);
+  sim__jw_knum(w, "index", 0);
+  sim__jw_knull(w, "logprobs");
+  if (finish) sim__jw_kstr(w, "finish_reason", finish);
+  else sim__jw_knull(w, "finish_reason");
+  sim__jw_close(w, '}');
+  sim__jw_close(w, ']');
 }
 
 /* text_completion (legacy POST /v1/completions). */
 char *sim__completions_body(const sim_step *s, const char *id, const char *model,
                             const char *text, int tokens_in, int tokens_out) {
-  cJSON *o = cJSON_CreateObject();
-  if (o == NULL) return NULL;
-  cJSON_AddStringToObject(o, "id", id);
-  cJSON_AddStringToObject(o, "object", "text_completion");
-  cJSON_AddNumberToObject(o, "created", (double)time(NULL));
-  cJSON_AddStringToObject(o, "model", model);
-  cJSON *choices = cJSON_AddArrayToObject(o, "choices");
-  cJSON *c = cJSON_CreateObject();
-  cJSON_AddStringToObject(c, "text", text ? text : "");
-  cJSON_AddNumberToObject(c, "index", 0);
-  cJSON_AddNullToObject(c, "logprobs");
-  cJSON_AddStringToObject(c, "finish_reason",
-                          s && s->finish == SIM_FINISH_LENGTH ? "length"
-                          : s && s->finish == SIM_FINISH_FILTER ? "content_filter"
-                                                                : "stop");
-  cJSON_AddItemToArray(choices, c);
-  add_usage(o, tokens_in, tokens_out);
-  return sim__print_free(o);
+  sim_jw w;
+  sim__jw_init(&w, SIM__BODY_MAX);
+  sim__jw_open(&w, '{');
+  completion_fields(&w, id, model, text ? text : "", completion_finish(s));
+  put_usage(&w, tokens_in, tokens_out);
+  sim__jw_close(&w, '}');
+  return sim__jw_take(&w);
 }
 
-static cJSON *completion_chunk(const char *id, const char *model, const char *text,
-                               const char *finish) {
-  cJSON *o = cJSON_CreateObject();
-  cJSON_AddStringToObject(o, "id", id);
-  cJSON_AddStringToObject(o, "object", "text_completion");
-  cJSON_AddNumberToObject(o, "created", (double)time(NULL));
-  cJSON_AddStringToObject(o, "model", model);
-  cJSON *choices = cJSON_AddArrayToObject(o, "choices");
-  cJSON *c = cJSON_CreateObject();
-  cJSON_AddStringToObject(c, "text", text);
-  cJSON_AddNumberToObject(c, "index", 0);
-  cJSON_AddNullToObject(c, "logprobs");
-  if (finish) cJSON_AddStringToObject(c, "finish_reason", finish);
-  else cJSON_AddNullToObject(c, "finish_reason");
-  cJSON_AddItemToArray(choices, c);
-  return o;
+/* One legacy completion chunk: a text piece, or the finish. */
+static char *completion_chunk(const char *id, const char *model, const char *text,
+                              const char *finish) {
+  sim_jw w;
+  sim__jw_init(&w, SIM__BODY_MAX);
+  sim__sse_open(&w, NULL);
+  completion_fields(&w, id, model, text, finish);
+  sim__sse_close(&w);
+  return sim__jw_take(&w);
 }
 
 /* Legacy completion chunks: one per text piece, a finish chunk, [DONE]. */
@@ -219,23 +265,17 @@ int sim__completions_sse(const sim_step *s, const char *id, const char *model,
   out->pre = strdup("");
   int rc = SIM_OK;
   for (int i = 0; rc == SIM_OK && i < ntexts; i++)
-    rc = sim__sse_push(out, sim__frame(NULL, completion_chunk(id, model, texts[i], NULL)));
+    rc = sim__sse_push(out, completion_chunk(id, model, texts[i], NULL));
   if (rc != SIM_OK) return rc;
-  const char *fin = s->finish == SIM_FINISH_LENGTH   ? "length"
-                    : s->finish == SIM_FINISH_FILTER ? "content_filter"
-                                                     : "stop";
-  out->tail = sim__frame(NULL, completion_chunk(id, model, "", fin));
+  out->tail = completion_chunk(id, model, "", completion_finish(s));
   out->marker = strdup("data: [DONE]\n\n");
-  cJSON *err = cJSON_CreateObject();
-  cJSON_AddItemToObject(err, "error", sim__openai_error_object(s->status ? s->status : 500,
-                                                               s->code, s->type, s->message));
-  out->error = sim__frame(NULL, err);
+  out->error = error_frame(s);
   return SIM_OK;
 }
 
 /* A deterministic unit vector derived from text, so equal inputs embed
-   equally and different ones differ. */
-static cJSON *vector_of(const char *text) {
+   equally and different ones differ, written as w's next value. */
+static void put_vector(sim_jw *w, const char *text) {
   enum { DIM = 8 };
   double v[DIM];
   uint64_t h = 1469598103934665603ULL;
@@ -247,53 +287,63 @@ static cJSON *vector_of(const char *text) {
     norm += v[i] * v[i];
   }
   norm = norm > 0 ? sqrt(norm) : 1;
-  cJSON *a = cJSON_CreateArray();
-  for (int i = 0; i < DIM; i++)
-    cJSON_AddItemToArray(a, cJSON_CreateNumber(round(v[i] / norm * 1e6) / 1e6));
-  return a;
+  sim__jw_open(w, '[');
+  for (int i = 0; i < DIM; i++) sim__jw_num(w, round(v[i] / norm * 1e6) / 1e6);
+  sim__jw_close(w, ']');
 }
 
 /* The embeddings list: ninputs vectors derived from text and their index. */
 char *sim__embeddings_body(const char *model, const char *text, int ninputs, int tokens_in) {
-  cJSON *o = cJSON_CreateObject();
-  if (o == NULL) return NULL;
-  cJSON_AddStringToObject(o, "object", "list");
-  cJSON *data = cJSON_AddArrayToObject(o, "data");
+  sim_jw w;
+  sim__jw_init(&w, SIM__BODY_MAX);
+  sim__jw_open(&w, '{');
+  sim__jw_kstr(&w, "object", "list");
+  sim__jw_key(&w, "data");
+  sim__jw_open(&w, '[');
   for (int i = 0; i < (ninputs > 0 ? ninputs : 1); i++) {
     char seed[32];
     snprintf(seed, sizeof seed, "%d:", i);
     char *t = malloc(strlen(seed) + strlen(text ? text : "") + 1);
     if (t == NULL) {
-      cJSON_Delete(o);
+      sim__jw_free(&w);
       return NULL;
     }
     strcpy(t, seed);
     strcat(t, text ? text : "");
-    cJSON *e = cJSON_CreateObject();
-    cJSON_AddStringToObject(e, "object", "embedding");
-    cJSON_AddNumberToObject(e, "index", i);
-    cJSON_AddItemToObject(e, "embedding", vector_of(t));
-    cJSON_AddItemToArray(data, e);
+    sim__jw_open(&w, '{');
+    sim__jw_kstr(&w, "object", "embedding");
+    sim__jw_knum(&w, "index", i);
+    sim__jw_key(&w, "embedding");
+    put_vector(&w, t);
+    sim__jw_close(&w, '}');
     free(t);
   }
-  cJSON_AddStringToObject(o, "model", model);
-  cJSON *usage = cJSON_AddObjectToObject(o, "usage");
-  cJSON_AddNumberToObject(usage, "prompt_tokens", tokens_in);
-  cJSON_AddNumberToObject(usage, "total_tokens", tokens_in);
-  return sim__print_free(o);
+  sim__jw_close(&w, ']');
+  sim__jw_kstr(&w, "model", model);
+  sim__jw_key(&w, "usage");
+  sim__jw_open(&w, '{');
+  sim__jw_knum(&w, "prompt_tokens", tokens_in);
+  sim__jw_knum(&w, "total_tokens", tokens_in);
+  sim__jw_close(&w, '}');
+  sim__jw_close(&w, '}');
+  return sim__jw_take(&w);
 }
 
 /* GET /v1/models: the one model the step names (or the default). */
 char *sim__models_body(const char *model) {
-  cJSON *o = cJSON_CreateObject();
-  if (o == NULL) return NULL;
-  cJSON_AddStringToObject(o, "object", "list");
-  cJSON *data = cJSON_AddArrayToObject(o, "data");
-  cJSON *m = cJSON_CreateObject();
-  cJSON_AddStringToObject(m, "id", model);
-  cJSON_AddStringToObject(m, "object", "model");
-  cJSON_AddNumberToObject(m, "created", 1700000000);
-  cJSON_AddStringToObject(m, "owned_by", "fusebox");
-  cJSON_AddItemToArray(data, m);
-  return sim__print_free(o);
+  sim_jw w;
+  sim__jw_init(&w, SIM__BODY_MAX);
+  sim__jw_open(&w, '{');
+  sim__jw_kstr(&w, "object", "list");
+  sim__jw_key(&w, "data");
+  sim__jw_open(&w, '[');
+  sim__jw_open(&w, '{');
+  sim__jw_kstr(&w, "id", model);
+  sim__jw_kstr(&w, "object", "model");
+  sim__jw_knum(&w, "created", 1700000000);
+  sim__jw_kstr(&w, "owned_by", "fusebox");
+  sim__jw_close(&w, '}');
+  sim__jw_close(&w, ']');
+  sim__jw_close(&w, '}');
+  return sim__jw_take(&w);
 }

@@ -1,10 +1,10 @@
 /*
  * dialect_parts.c - the pieces every API's body writer builds from: default
- * error fields per status, error messages, JSON printing, SSE framing, tool
- * arguments, argument splitting and delta-seconds. The API files
- * (dialect_openai.c, dialect_anthropic.c, dialect_responses.c,
- * dialect_gemini.c) and the dispatchers in dialect.c call these; nothing here
- * calls back into them.
+ * error fields per status, error messages, SSE framing on the JSON writer
+ * (sim/json_write.c), tool arguments as JSON, argument splitting and
+ * delta-seconds. The API files (dialect_openai.c, dialect_anthropic.c,
+ * dialect_responses.c, dialect_gemini.c) and the dispatchers in dialect.c
+ * call these; nothing here calls back into them.
  */
 #include <math.h>
 #include <stdio.h>
@@ -42,24 +42,6 @@ static const sim__err_default ERR_DEFAULTS[] = {
     {529, "server_error", "overloaded", "overloaded_error", "Overloaded"},
 };
 
-/* a then b; see dialect_int.h. */
-char *sim__concat2(char *a, char *b) {
-  if (a == NULL || b == NULL) {
-    free(a);
-    free(b);
-    return NULL;
-  }
-  size_t la = strlen(a), lb = strlen(b);
-  char *r = malloc(la + lb + 1);
-  if (r != NULL) {
-    memcpy(r, a, la);
-    memcpy(r + la, b, lb + 1);
-  }
-  free(a);
-  free(b);
-  return r;
-}
-
 /* The defaults for status, or NULL; see dialect_int.h. */
 const sim__err_default *sim__err_default_for(int status) {
   for (size_t i = 0; i < sizeof ERR_DEFAULTS / sizeof ERR_DEFAULTS[0]; i++)
@@ -80,32 +62,25 @@ void sim__format_seconds(double seconds, char out[32]) {
   else
     snprintf(out, 32, "%g", seconds);
 }
-/* One SSE frame; see dialect_int.h. */
-char *sim__frame(const char *event, cJSON *data) {
-  char *json = sim__print_free(data);
-  if (json == NULL) return NULL;
-  size_t len = strlen(json) + (event ? strlen(event) : 0) + 32;
-  char *f = malloc(len);
-  if (f != NULL) {
-    if (event) snprintf(f, len, "event: %s\ndata: %s\n\n", event, json);
-    else snprintf(f, len, "data: %s\n\n", json);
+/* "event: NAME\n" and "data: {"; see dialect_int.h. The '{' is raw: the
+   writer's comma rule then sees an object just opened, even after an
+   earlier frame in the same writer. */
+void sim__sse_open(sim_jw *w, const char *event) {
+  if (event != NULL) {
+    sim__jw_raw(w, "event: ", 7);
+    sim__jw_raw(w, event, strlen(event));
+    sim__jw_raw(w, "\n", 1);
   }
-  free(json);
-  return f;
+  sim__jw_raw(w, "data: {", 7);
 }
+
+/* "}\n\n": the end of the frame sim__sse_open began. */
+void sim__sse_close(sim_jw *w) { sim__jw_raw(w, "}\n\n", 3); }
 
 /* Frees what sim__split_args returned. */
 void sim__free_strv(char **v, int n) {
   for (int i = 0; v != NULL && i < n; i++) free(v[i]);
   free(v);
-}
-
-/* Prints and deletes o; see dialect_int.h. */
-char *sim__print_free(cJSON *o) {
-  if (o == NULL) return NULL;
-  char *s = cJSON_PrintUnformatted(o);
-  cJSON_Delete(o);
-  return s;
 }
 
 /* Splits a tool call's argument text into the pieces a stream carries
@@ -151,9 +126,16 @@ int sim__sse_push(sim_sse *out, char *frame) {
   return SIM_OK;
 }
 
-/* The arguments as JSON, or {} when they are not valid JSON. */
-cJSON *sim__tool_args_json(const sim_tool_call *tc) {
+/* key: the arguments as cJSON prints them parsed, or {} when they are not
+   JSON; see dialect_int.h. Tool calls are rare: a tree is parsed, but it is
+   written by the writer, not printed and copied. */
+void sim__put_args(sim_jw *w, const char *key, const sim_tool_call *tc) {
   cJSON *j = tc->arguments ? cJSON_Parse(tc->arguments) : NULL;
-  if (j == NULL) j = cJSON_CreateObject();
-  return j;
+  sim__jw_key(w, key);
+  if (j == NULL) { /* not JSON: an empty object (the raw text is the stream's) */
+    sim__jw_raw(w, "{}", 2);
+    return;
+  }
+  sim__jw_cjson(w, j);
+  cJSON_Delete(j);
 }

@@ -23,147 +23,224 @@ static void item_id(char *out, size_t cap, const char *kind, const char *id, int
   snprintf(out, cap, "%s_%s_%d", kind, id, i);
 }
 
-static cJSON *message_item(const char *id, const char *text, int done) {
+/* The output_text part of a message: {"type":"output_text","text":...}. */
+static void put_text_part(sim_jw *w, const char *text) {
+  sim__jw_open(w, '{');
+  sim__jw_kstr(w, "type", "output_text");
+  sim__jw_kstr(w, "text", text);
+  sim__jw_key(w, "annotations");
+  sim__jw_open(w, '[');
+  sim__jw_close(w, ']');
+  sim__jw_key(w, "logprobs");
+  sim__jw_open(w, '[');
+  sim__jw_close(w, ']');
+  sim__jw_close(w, '}');
+}
+
+/* The message output item; done: completed, with its text part. */
+static void put_message_item(sim_jw *w, const char *id, const char *text, int done) {
   char mid[96];
   item_id(mid, sizeof mid, "msg", id, 0);
-  cJSON *m = cJSON_CreateObject();
-  cJSON_AddStringToObject(m, "id", mid);
-  cJSON_AddStringToObject(m, "type", "message");
-  cJSON_AddStringToObject(m, "status", done ? "completed" : "in_progress");
-  cJSON_AddStringToObject(m, "role", "assistant");
-  cJSON *content = cJSON_AddArrayToObject(m, "content");
-  if (done) {
-    cJSON *part = cJSON_CreateObject();
-    cJSON_AddStringToObject(part, "type", "output_text");
-    cJSON_AddStringToObject(part, "text", text ? text : "");
-    cJSON_AddArrayToObject(part, "annotations");
-    cJSON_AddArrayToObject(part, "logprobs");
-    cJSON_AddItemToArray(content, part);
-  }
-  return m;
+  sim__jw_open(w, '{');
+  sim__jw_kstr(w, "id", mid);
+  sim__jw_kstr(w, "type", "message");
+  sim__jw_kstr(w, "status", done ? "completed" : "in_progress");
+  sim__jw_kstr(w, "role", "assistant");
+  sim__jw_key(w, "content");
+  sim__jw_open(w, '[');
+  if (done) put_text_part(w, text ? text : "");
+  sim__jw_close(w, ']');
+  sim__jw_close(w, '}');
 }
 
-static cJSON *call_item(const char *id, int i, const sim_tool_call *tc, int done) {
+/* Tool call i's function_call item; its arguments only once done. */
+static void put_call_item(sim_jw *w, const char *id, int i, const sim_tool_call *tc, int done) {
   char fid[96];
   item_id(fid, sizeof fid, "fc", id, i);
-  cJSON *f = cJSON_CreateObject();
-  cJSON_AddStringToObject(f, "id", fid);
-  cJSON_AddStringToObject(f, "type", "function_call");
-  cJSON_AddStringToObject(f, "status", done ? "completed" : "in_progress");
-  cJSON_AddStringToObject(f, "call_id", tc->id);
-  cJSON_AddStringToObject(f, "name", tc->name);
-  cJSON_AddStringToObject(f, "arguments", done && tc->arguments ? tc->arguments : "");
-  return f;
+  sim__jw_open(w, '{');
+  sim__jw_kstr(w, "id", fid);
+  sim__jw_kstr(w, "type", "function_call");
+  sim__jw_kstr(w, "status", done ? "completed" : "in_progress");
+  sim__jw_kstr(w, "call_id", tc->id);
+  sim__jw_kstr(w, "name", tc->name);
+  sim__jw_kstr(w, "arguments", done && tc->arguments ? tc->arguments : "");
+  sim__jw_close(w, '}');
 }
 
-/* The response object; status "completed", "in_progress", "incomplete" or
-   "failed"; output NULL = empty; usage only once it is known. */
-static cJSON *response_obj(const char *id, const char *model, const char *status,
-                           const char *reason, cJSON *output, int tokens_in,
-                           int tokens_out, int with_usage, cJSON *error) {
-  cJSON *r = cJSON_CreateObject();
+/* What a response object says (put_response). */
+typedef struct resp_view {
+  const char *status;   /* "completed", "in_progress", "incomplete" or "failed" */
+  const char *reason;   /* incomplete_details.reason; NULL = null */
+  int full;             /* 1: output is the answer (s, text); 0: [] */
+  const sim_step *s;    /* its tool calls (may be NULL) */
+  const char *text;     /* its text; NULL = none unless no tool call either */
+  int usage;            /* 1: usage of tokens_in and tokens_out; 0: null */
+  int tokens_in, tokens_out;
+  const char *err_code; /* error {code, message}; NULL = null */
+  const char *err_message;
+} resp_view;
+
+/* The response object as w's next value. */
+static void put_response(sim_jw *w, const char *id, const char *model, const resp_view *v) {
   char rid[64];
   snprintf(rid, sizeof rid, "resp_%s", id);
-  cJSON_AddStringToObject(r, "id", rid);
-  cJSON_AddStringToObject(r, "object", "response");
-  cJSON_AddNumberToObject(r, "created_at", (double)time(NULL));
-  cJSON_AddStringToObject(r, "status", status);
-  if (error) cJSON_AddItemToObject(r, "error", error);
-  else cJSON_AddNullToObject(r, "error");
-  if (reason) {
-    cJSON *d = cJSON_AddObjectToObject(r, "incomplete_details");
-    cJSON_AddStringToObject(d, "reason", reason);
+  sim__jw_open(w, '{');
+  sim__jw_kstr(w, "id", rid);
+  sim__jw_kstr(w, "object", "response");
+  sim__jw_knum(w, "created_at", (double)time(NULL));
+  sim__jw_kstr(w, "status", v->status);
+  if (v->err_code) {
+    sim__jw_key(w, "error");
+    sim__jw_open(w, '{');
+    sim__jw_kstr(w, "code", v->err_code);
+    sim__jw_kstr(w, "message", v->err_message);
+    sim__jw_close(w, '}');
   } else {
-    cJSON_AddNullToObject(r, "incomplete_details");
+    sim__jw_knull(w, "error");
   }
-  cJSON_AddNullToObject(r, "instructions");
-  cJSON_AddNullToObject(r, "max_output_tokens");
-  cJSON_AddStringToObject(r, "model", model);
-  cJSON_AddItemToObject(r, "output", output ? output : cJSON_CreateArray());
-  cJSON_AddBoolToObject(r, "parallel_tool_calls", 1);
-  cJSON_AddNullToObject(r, "previous_response_id");
-  cJSON_AddStringToObject(r, "service_tier", "default");
-  cJSON_AddBoolToObject(r, "store", 1);
-  cJSON_AddNumberToObject(r, "temperature", 1);
-  cJSON_AddStringToObject(r, "tool_choice", "auto");
-  cJSON_AddArrayToObject(r, "tools");
-  cJSON_AddNumberToObject(r, "top_p", 1);
-  cJSON_AddStringToObject(r, "truncation", "disabled");
-  if (with_usage) {
-    cJSON *u = cJSON_AddObjectToObject(r, "usage");
-    cJSON_AddNumberToObject(u, "input_tokens", tokens_in);
-    cJSON_AddItemToObject(u, "input_tokens_details", cJSON_CreateObject());
-    cJSON_AddNumberToObject(cJSON_GetObjectItem(u, "input_tokens_details"), "cached_tokens", 0);
-    cJSON_AddNumberToObject(u, "output_tokens", tokens_out);
-    cJSON_AddItemToObject(u, "output_tokens_details", cJSON_CreateObject());
-    cJSON_AddNumberToObject(cJSON_GetObjectItem(u, "output_tokens_details"), "reasoning_tokens",
-                            0);
-    cJSON_AddNumberToObject(u, "total_tokens", tokens_in + tokens_out);
+  if (v->reason) {
+    sim__jw_key(w, "incomplete_details");
+    sim__jw_open(w, '{');
+    sim__jw_kstr(w, "reason", v->reason);
+    sim__jw_close(w, '}');
   } else {
-    cJSON_AddNullToObject(r, "usage");
+    sim__jw_knull(w, "incomplete_details");
   }
-  cJSON_AddNullToObject(r, "user");
-  cJSON_AddObjectToObject(r, "metadata");
-  return r;
+  sim__jw_knull(w, "instructions");
+  sim__jw_knull(w, "max_output_tokens");
+  sim__jw_kstr(w, "model", model);
+  sim__jw_key(w, "output");
+  sim__jw_open(w, '[');
+  int ntools = v->full && v->s ? v->s->ntool_calls : 0;
+  if (v->full && (v->text != NULL || ntools == 0)) put_message_item(w, id, v->text, 1);
+  for (int i = 0; i < ntools; i++) put_call_item(w, id, i, &v->s->tool_calls[i], 1);
+  sim__jw_close(w, ']');
+  sim__jw_kbool(w, "parallel_tool_calls", 1);
+  sim__jw_knull(w, "previous_response_id");
+  sim__jw_kstr(w, "service_tier", "default");
+  sim__jw_kbool(w, "store", 1);
+  sim__jw_knum(w, "temperature", 1);
+  sim__jw_kstr(w, "tool_choice", "auto");
+  sim__jw_key(w, "tools");
+  sim__jw_open(w, '[');
+  sim__jw_close(w, ']');
+  sim__jw_knum(w, "top_p", 1);
+  sim__jw_kstr(w, "truncation", "disabled");
+  if (v->usage) {
+    sim__jw_key(w, "usage");
+    sim__jw_open(w, '{');
+    sim__jw_knum(w, "input_tokens", v->tokens_in);
+    sim__jw_key(w, "input_tokens_details");
+    sim__jw_open(w, '{');
+    sim__jw_knum(w, "cached_tokens", 0);
+    sim__jw_close(w, '}');
+    sim__jw_knum(w, "output_tokens", v->tokens_out);
+    sim__jw_key(w, "output_tokens_details");
+    sim__jw_open(w, '{');
+    sim__jw_knum(w, "reasoning_tokens", 0);
+    sim__jw_close(w, '}');
+    sim__jw_knum(w, "total_tokens", (double)v->tokens_in + v->tokens_out);
+    sim__jw_close(w, '}');
+  } else {
+    sim__jw_knull(w, "usage");
+  }
+  sim__jw_knull(w, "user");
+  sim__jw_key(w, "metadata");
+  sim__jw_open(w, '{');
+  sim__jw_close(w, '}');
+  sim__jw_close(w, '}');
 }
 
-static cJSON *full_output(const sim_step *s, const char *id, const char *text) {
-  cJSON *out = cJSON_CreateArray();
-  int ntools = s ? s->ntool_calls : 0;
-  if (text != NULL || ntools == 0) cJSON_AddItemToArray(out, message_item(id, text, 1));
-  for (int i = 0; i < ntools; i++) cJSON_AddItemToArray(out, call_item(id, i, &s->tool_calls[i], 1));
-  return out;
+/* The response of a finished (or incomplete) answer: s, text. */
+static resp_view finished(const sim_step *s, const char *text, int tokens_in, int tokens_out) {
+  const char *reason = incomplete_reason(s);
+  resp_view v = {.status = reason ? "incomplete" : "completed", .reason = reason, .full = 1,
+                 .s = s, .text = text, .usage = 1, .tokens_in = tokens_in,
+                 .tokens_out = tokens_out};
+  return v;
 }
 
 /* The response object of a finished (or incomplete) answer. */
 char *sim__responses_body(const sim_step *s, const char *id, const char *model,
                           const char *text, int tokens_in, int tokens_out) {
-  const char *reason = incomplete_reason(s);
-  return sim__print_free(response_obj(id, model, reason ? "incomplete" : "completed", reason,
-                                      full_output(s, id, text), tokens_in, tokens_out, 1,
-                                      NULL));
+  sim_jw w;
+  sim__jw_init(&w, SIM__BODY_MAX);
+  resp_view v = finished(s, text, tokens_in, tokens_out);
+  put_response(&w, id, model, &v);
+  return sim__jw_take(&w);
 }
 
-/* Numbers events in the order they are built, which is the wire order. */
+/* Numbers events in the order they are written, which is the wire order. */
 typedef struct seqb {
   int seq;
 } seqb;
 
-static char *ev(seqb *b, const char *type, cJSON *data) {
-  cJSON_AddStringToObject(data, "type", type);
-  cJSON_AddNumberToObject(data, "sequence_number", b->seq++);
-  return sim__frame(type, data);
+/* An event's frame ends with its type and the next sequence number. */
+static void ev_close(sim_jw *w, seqb *b, const char *type) {
+  sim__jw_kstr(w, "type", type);
+  sim__jw_knum(w, "sequence_number", b->seq++);
+  sim__sse_close(w);
 }
 
-static char *ev_response(seqb *b, const char *type, cJSON *resp) {
-  cJSON *d = cJSON_CreateObject();
-  cJSON_AddItemToObject(d, "response", resp);
-  return ev(b, type, d);
+/* {"response":{...}} events: created, in_progress, completed, failed. */
+static void ev_response(sim_jw *w, seqb *b, const char *type, const char *id,
+                        const char *model, const resp_view *v) {
+  sim__sse_open(w, type);
+  sim__jw_key(w, "response");
+  put_response(w, id, model, v);
+  ev_close(w, b, type);
 }
 
-static char *ev_item(seqb *b, const char *type, int index, cJSON *item) {
-  cJSON *d = cJSON_CreateObject();
-  cJSON_AddNumberToObject(d, "output_index", index);
-  cJSON_AddItemToObject(d, "item", item);
-  return ev(b, type, d);
+/* The response while it streams: in progress, nothing out yet. */
+static const resp_view IN_PROGRESS = {.status = "in_progress"};
+
+/* output_item.added and .done of output index: the message item (tc
+   NULL) or tool call t's item. */
+static void ev_item(sim_jw *w, seqb *b, const char *type, int index, const char *id,
+                    const char *text, int t, const sim_tool_call *tc, int done) {
+  sim__sse_open(w, type);
+  sim__jw_knum(w, "output_index", index);
+  sim__jw_key(w, "item");
+  if (tc == NULL) put_message_item(w, id, text, done);
+  else put_call_item(w, id, t, tc, done);
+  ev_close(w, b, type);
 }
 
-static cJSON *text_part(const char *text) {
-  cJSON *p = cJSON_CreateObject();
-  cJSON_AddStringToObject(p, "type", "output_text");
-  cJSON_AddStringToObject(p, "text", text);
-  cJSON_AddArrayToObject(p, "annotations");
-  cJSON_AddArrayToObject(p, "logprobs");
-  return p;
+/* Opens an event about the text part of message mid. */
+static void part_open(sim_jw *w, const char *type, const char *mid) {
+  sim__sse_open(w, type);
+  sim__jw_kstr(w, "item_id", mid);
+  sim__jw_knum(w, "output_index", 0);
+  sim__jw_knum(w, "content_index", 0);
 }
 
-static cJSON *part_ev(const char *mid, const char *text, int with_part) {
-  cJSON *d = cJSON_CreateObject();
-  cJSON_AddStringToObject(d, "item_id", mid);
-  cJSON_AddNumberToObject(d, "output_index", 0);
-  cJSON_AddNumberToObject(d, "content_index", 0);
-  if (with_part) cJSON_AddItemToObject(d, "part", text_part(text));
-  return d;
+/* content_part.added and .done: the event carries the part. */
+static void ev_part(sim_jw *w, seqb *b, const char *type, const char *mid, const char *text) {
+  part_open(w, type, mid);
+  sim__jw_key(w, "part");
+  put_text_part(w, text);
+  ev_close(w, b, type);
+}
+
+/* output_text.delta and .done: field ("delta" or "text") and its logprobs. */
+static void ev_text(sim_jw *w, seqb *b, const char *type, const char *mid, const char *field,
+                    const char *text) {
+  part_open(w, type, mid);
+  sim__jw_kstr(w, field, text);
+  sim__jw_key(w, "logprobs");
+  sim__jw_open(w, '[');
+  sim__jw_close(w, ']');
+  ev_close(w, b, type);
+}
+
+/* function_call_arguments.delta and .done: field ("delta" or "arguments"). */
+static void ev_args(sim_jw *w, seqb *b, const char *type, const char *fid, int index,
+                   const char *field, const char *v) {
+  sim__sse_open(w, type);
+  sim__jw_kstr(w, "item_id", fid);
+  sim__jw_knum(w, "output_index", index);
+  sim__jw_kstr(w, field, v);
+  ev_close(w, b, type);
 }
 
 static char *join_texts(char **texts, int ntexts) {
@@ -183,22 +260,22 @@ static char *error_frames(const sim_step *s, const char *id, const char *model, 
   const sim__err_default *def = sim__err_default_for(status);
   const char *code = s->code ? s->code : def && def->oa_code ? def->oa_code : "server_error";
   const char *msg = sim__err_message(status, s->message);
-  cJSON *e = cJSON_CreateObject();
-  cJSON_AddStringToObject(e, "code", code);
-  cJSON_AddStringToObject(e, "message", msg);
-  cJSON_AddNullToObject(e, "param");
-  char *f = ev(&b, "error", e);
-  cJSON *err = cJSON_CreateObject();
-  cJSON_AddStringToObject(err, "code", code);
-  cJSON_AddStringToObject(err, "message", msg);
-  return sim__concat2(f, ev_response(&b, "response.failed",
-                                     response_obj(id, model, "failed", NULL, NULL, 0, 0, 0,
-                                                  err)));
+  sim_jw w;
+  sim__jw_init(&w, SIM__BODY_MAX);
+  sim__sse_open(&w, "error");
+  sim__jw_kstr(&w, "code", code);
+  sim__jw_kstr(&w, "message", msg);
+  sim__jw_knull(&w, "param");
+  ev_close(&w, &b, "error");
+  resp_view v = {.status = "failed", .err_code = code, .err_message = msg};
+  ev_response(&w, &b, "response.failed", id, model, &v);
+  return sim__jw_take(&w);
 }
 
 /* The event stream; see the file comment. Each item's closing events ride
    at the head of the next item's first chunk (or the tail), so a stream cut
-   inside an item never closes it. */
+   inside an item never closes it: they are written into the writer `carry`,
+   which the next item's first chunk goes on in. */
 int sim__responses_sse(const sim_step *s, const char *id, const char *model,
                        int tokens_in, int tokens_out, char **texts, int ntexts,
                        sim_sse *out) {
@@ -207,37 +284,31 @@ int sim__responses_sse(const sim_step *s, const char *id, const char *model,
   int text_item = ntexts > 0 || s->ntool_calls == 0;
   char mid[96];
   item_id(mid, sizeof mid, "msg", id, 0);
-  out->pre = sim__concat2(
-      ev_response(&b, "response.created",
-                  response_obj(id, model, "in_progress", NULL, NULL, 0, 0, 0, NULL)),
-      ev_response(&b, "response.in_progress",
-                  response_obj(id, model, "in_progress", NULL, NULL, 0, 0, 0, NULL)));
+  sim_jw w, carry;
+  sim__jw_init(&w, SIM__BODY_MAX);
+  ev_response(&w, &b, "response.created", id, model, &IN_PROGRESS);
+  ev_response(&w, &b, "response.in_progress", id, model, &IN_PROGRESS);
   if (text_item) {
-    out->pre = sim__concat2(out->pre, ev_item(&b, "response.output_item.added", 0,
-                                              message_item(id, NULL, 0)));
-    out->pre = sim__concat2(out->pre, ev(&b, "response.content_part.added",
-                                         part_ev(mid, "", 1)));
+    ev_item(&w, &b, "response.output_item.added", 0, id, NULL, 0, NULL, 0);
+    ev_part(&w, &b, "response.content_part.added", mid, "");
   }
+  out->pre = sim__jw_take(&w);
   int rc = SIM_OK, pushed = 0;
   for (int i = 0; rc == SIM_OK && i < ntexts; i++, pushed++) {
     if (pushed == s->error_after) err_seq = b.seq;
-    cJSON *d = part_ev(mid, NULL, 0);
-    cJSON_AddStringToObject(d, "delta", texts[i]);
-    cJSON_AddArrayToObject(d, "logprobs");
-    rc = sim__sse_push(out, ev(&b, "response.output_text.delta", d));
+    sim__jw_init(&w, SIM__BODY_MAX);
+    ev_text(&w, &b, "response.output_text.delta", mid, "delta", texts[i]);
+    rc = sim__sse_push(out, sim__jw_take(&w));
   }
+  if (rc != SIM_OK) return rc;
   char *text = join_texts(texts, ntexts);
   if (text == NULL) return SIM_ENOMEM;
-  char *carry = strdup("");
+  sim__jw_init(&carry, SIM__BODY_MAX);
   int carry_seq = b.seq; /* the first number of the carried events */
   if (text_item) {
-    cJSON *done = part_ev(mid, NULL, 0);
-    cJSON_AddStringToObject(done, "text", text);
-    cJSON_AddArrayToObject(done, "logprobs");
-    carry = sim__concat2(carry, ev(&b, "response.output_text.done", done));
-    carry = sim__concat2(carry, ev(&b, "response.content_part.done", part_ev(mid, text, 1)));
-    carry = sim__concat2(carry, ev_item(&b, "response.output_item.done", 0,
-                                        message_item(id, text, 1)));
+    ev_text(&carry, &b, "response.output_text.done", mid, "text", text);
+    ev_part(&carry, &b, "response.content_part.done", mid, text);
+    ev_item(&carry, &b, "response.output_item.done", 0, id, text, 0, NULL, 1);
   }
   int index = text_item ? 1 : 0;
   for (int t = 0; rc == SIM_OK && t < s->ntool_calls; t++, index++) {
@@ -249,44 +320,34 @@ int sim__responses_sse(const sim_step *s, const char *id, const char *model,
     rc = sim__split_args(tc->arguments, &pieces, &np);
     for (int i = 0; rc == SIM_OK && i < np; i++, pushed++) {
       if (pushed == s->error_after) err_seq = i == 0 ? carry_seq : b.seq;
-      char *f = NULL;
       if (i == 0) {
-        f = sim__concat2(carry, ev_item(&b, "response.output_item.added", index,
-                                        call_item(id, t, tc, 0)));
-        carry = NULL;
+        w = carry; /* the chunk goes on after the carried events */
+        sim__jw_init(&carry, SIM__BODY_MAX);
+        ev_item(&w, &b, "response.output_item.added", index, id, NULL, t, tc, 0);
       } else {
-        f = strdup("");
+        sim__jw_init(&w, SIM__BODY_MAX);
       }
-      cJSON *d = cJSON_CreateObject();
-      cJSON_AddStringToObject(d, "item_id", fid);
-      cJSON_AddNumberToObject(d, "output_index", index);
-      cJSON_AddStringToObject(d, "delta", pieces[i]);
-      f = sim__concat2(f, ev(&b, "response.function_call_arguments.delta", d));
-      rc = sim__sse_push(out, f);
+      ev_args(&w, &b, "response.function_call_arguments.delta", fid, index, "delta", pieces[i]);
+      rc = sim__sse_push(out, sim__jw_take(&w));
     }
     sim__free_strv(pieces, np);
     if (rc != SIM_OK) break;
     carry_seq = b.seq;
-    cJSON *d = cJSON_CreateObject();
-    cJSON_AddStringToObject(d, "item_id", fid);
-    cJSON_AddNumberToObject(d, "output_index", index);
-    cJSON_AddStringToObject(d, "arguments", tc->arguments ? tc->arguments : "");
-    carry = sim__concat2(ev(&b, "response.function_call_arguments.done", d),
-                         ev_item(&b, "response.output_item.done", index,
-                                 call_item(id, t, tc, 1)));
+    ev_args(&carry, &b, "response.function_call_arguments.done", fid, index, "arguments",
+            tc->arguments ? tc->arguments : "");
+    ev_item(&carry, &b, "response.output_item.done", index, id, NULL, t, tc, 1);
   }
   if (rc != SIM_OK) {
-    free(carry);
+    sim__jw_free(&carry);
     free(text);
     return rc;
   }
   if (err_seq < 0) err_seq = carry_seq; /* after every chunk: the tail was not sent */
-  out->tail = carry;
-  const char *reason = incomplete_reason(s);
-  out->marker = ev_response(&b, reason ? "response.incomplete" : "response.completed",
-                            response_obj(id, model, reason ? "incomplete" : "completed", reason,
-                                         full_output(s, id, ntexts ? text : NULL), tokens_in,
-                                         tokens_out, 1, NULL));
+  out->tail = sim__jw_take(&carry);
+  resp_view v = finished(s, ntexts ? text : NULL, tokens_in, tokens_out);
+  sim__jw_init(&w, SIM__BODY_MAX);
+  ev_response(&w, &b, v.reason ? "response.incomplete" : "response.completed", id, model, &v);
+  out->marker = sim__jw_take(&w);
   out->error = error_frames(s, id, model, err_seq);
   free(text);
   return SIM_OK;

@@ -239,8 +239,12 @@ void sim__jw_num(sim_jw *w, double d) {
     sim__jw_raw(w, o, (size_t)(e - o));
     return;
   }
+  /* cJSON's rule (print_number, 1.7.15): %1.15g when it reads back as
+     nearly equal (within DBL_EPSILON, relative), else %1.17g. */
   len = snprintf(tmp, sizeof tmp, "%1.15g", d);
-  if (strtod(tmp, NULL) != d) len = snprintf(tmp, sizeof tmp, "%1.17g", d);
+  double back = strtod(tmp, NULL);
+  if (!(fabs(back - d) <= fmax(fabs(back), fabs(d)) * DBL_EPSILON))
+    len = snprintf(tmp, sizeof tmp, "%1.17g", d);
   sim__jw_raw(w, tmp, (size_t)len);
 }
 
@@ -256,7 +260,7 @@ void sim__jw_null(sim_jw *w) {
 }
 
 static void put_value(sim_jw *w, const cJSON *j, int depth) {
-  if (depth > 64) { /* fusebox's trees are shallow; never recurse far */
+  if (depth > CJSON_NESTING_LIMIT) { /* deeper than cJSON parses: never recurse far */
     sim__jw_null(w);
     return;
   }

@@ -3,8 +3,8 @@
  * the trace's lines and the answer bodies of the hot path, without
  * building a cJSON tree and printing it. One escaping rule for both:
  * strings escaped as cJSON_PrintUnformatted does, numbers as cJSON
- * prints them (integers digit by digit, others in the shortest of %.15g and
- * %.17g that reads back exactly), so the bytes are the ones cJSON would
+ * prints them (integers digit by digit, others %.15g unless only %.17g
+ * reads back within DBL_EPSILON), so the bytes are the ones cJSON would
  * print for the same tree.
  *
  * The trace sets `fix_utf8` (a trace line is always valid UTF-8); answer
@@ -57,8 +57,8 @@ void sim__jw_strn(sim_jw *w, const char *s, size_t n);
 void sim__jw_num(sim_jw *w, double d);
 void sim__jw_bool(sim_jw *w, int v);
 void sim__jw_null(sim_jw *w);
-/* A cJSON tree, written as cJSON_PrintUnformatted would (nesting past 64
-   levels is written as null). */
+/* A cJSON tree, written as cJSON_PrintUnformatted would (nesting deeper
+   than cJSON parses, CJSON_NESTING_LIMIT, is written as null). */
 void sim__jw_cjson(sim_jw *w, const cJSON *j);
 
 /* key: value in one call. */

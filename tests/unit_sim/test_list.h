@@ -12,6 +12,7 @@
   X(keying)            \
   X(trace_write)       \
   X(json_write)        \
+  X(dialect_bytes)     \
   X(session_tap)       \
   X(wire_format)       \
   X(ledger)            \
