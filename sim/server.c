@@ -367,6 +367,7 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *mc, const ch
     c->mc = mc;
     c->provider = -2;
     *con_cls = c;
+    __atomic_add_fetch(&srv->root->in_flight, 1, __ATOMIC_RELAXED);
     if (srv->sessions != NULL) sim__session_route(c, url); /* may pick another view */
     return MHD_YES;
   }
@@ -461,6 +462,7 @@ static void on_completed(void *cls, struct MHD_Connection *mc, void **con_cls,
   if (c == NULL) return;
   if (c->phase >= 1 && !c->direct) trace_end(c, toe);
   SIM_STAGES_DONE(c);
+  __atomic_sub_fetch(&c->srv->root->in_flight, 1, __ATOMIC_RELAXED);
   if (c->srv != c->srv->root) sim__session_unref(c->srv);
   free(c->refuse_msg);
   sim__player_free(c->player);
@@ -694,12 +696,30 @@ int sim_server_note(sim_server *srv, const char *json) {
 /* Stops serving with the trace complete; see sim.h. */
 void sim_server_free(sim_server *srv) { (void)sim_server_stop(srv, NULL); }
 
+/*
+ * Waits, at most SIM_DRAIN_MS of real time, until no request is in flight.
+ * A resumed connection's answer is written a loop turn after it is made and
+ * completed after that: under load a client can read its whole answer (and
+ * exit, and `exec` stop the server) before libmicrohttpd reports the request
+ * complete, and stopping at once traced a delivered answer as `shutdown`.
+ * Requests the waiter just woke end here too, each with its own `how`.
+ */
+static void drain(sim_server *srv) {
+  struct timespec step = {0, 1000000}; /* 1 ms */
+  for (int i = 0; i < SIM_DRAIN_MS; i++) {
+    if (__atomic_load_n(&srv->in_flight, __ATOMIC_RELAXED) <= 0) return;
+    nanosleep(&step, NULL);
+  }
+}
+
 /* Stops and releases the server; see sim.h. */
 int sim_server_stop(sim_server *srv, char err[SIM_ERRLEN]) {
   if (srv == NULL) return SIM_OK;
-  /* Wake every hung, delayed or stalled connection, then stop the daemon,
-     which ends them and writes their `end` lines. */
+  /* Wake every hung, delayed or stalled connection, let what is in flight
+     finish (bounded), then stop the daemon, which ends the rest and writes
+     their `end` lines. */
   if (srv->waiter) sim__waiter_shutdown(srv->waiter);
+  if (srv->daemon) drain(srv);
   if (srv->daemon) MHD_stop_daemon(srv->daemon);
   if (srv->trace && srv->daemon) {
     cJSON *ev = sim__trace_event("done", sim__srv_t(srv));

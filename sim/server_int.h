@@ -15,6 +15,7 @@
 #define SIM_MAX_BODY (1024 * 1024)  /* larger request bodies get a 413 */
 #define SIM_MAX_REQ_HEADERS 100     /* headers kept for the trace and Lua */
 #define SIM_MAX_TEXT 4096           /* answer text kept for the trace */
+#define SIM_DRAIN_MS 250            /* at stop: the most a request in flight is waited for */
 
 struct sim_server {
   sim_scenario *sc;
@@ -40,6 +41,7 @@ struct sim_server {
   sim_trace *trace_file;     /* root with sessions: the --trace file (trace is its tap) */
   int refs;                  /* views: connections + the table (under the table's lock) */
   long all_arrivals;         /* root: arrivals of every session (atomic) */
+  long in_flight;            /* root: requests begun and not yet completed (atomic) */
   sim_control_fn control;    /* root: the control hook; NULL = no control API */
   void *control_arg;
 };

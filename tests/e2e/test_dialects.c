@@ -223,8 +223,11 @@ static void test_transport_steps_every_api(void) {
     call(s, a, 0, 300, &r); /* hang */
     EXPECT(r.rc == CURLE_OPERATION_TIMEDOUT);
     e2e_resp_clear(&r);
-    call(s, a, 0, 3000, &r); /* delay */
-    EXPECT(r.status == 200 && r.elapsed_ms >= 150);
+    call(s, a, 0, 3000, &r); /* delay: the whole answer, late */
+    if (!(r.rc == CURLE_OK && r.status == 200 && r.elapsed_ms >= 150))
+      fprintf(stderr, "\n  delay: rc %d status %ld after %.0f ms, %zu body bytes\n", (int)r.rc,
+              r.status, r.elapsed_ms, r.body_len);
+    EXPECT(r.rc == CURLE_OK && r.status == 200 && r.elapsed_ms >= 150);
     e2e_resp_clear(&r);
     call(s, a, 0, 2000, &r); /* drop */
     EXPECT(r.rc != CURLE_OK);
