@@ -15,6 +15,7 @@
 #define SIM_MAX_BODY (1024 * 1024)  /* larger request bodies get a 413 */
 #define SIM_MAX_REQ_HEADERS 100     /* headers kept for the trace and Lua */
 #define SIM_MAX_TEXT 4096           /* answer text kept for the trace */
+#define SIM_CONN_POOL (16 * 1024)   /* libmicrohttpd's memory per connection (headers) */
 #define SIM_DRAIN_MS 250            /* at stop: the most a request in flight is waited for */
 
 struct sim_server {
