@@ -112,6 +112,12 @@ size_t sim__utf8_len(const unsigned char *s, size_t n) {
   return len;
 }
 
+/* Per byte: 1 escaped (control, '"', '\\'), 2 the start or part of a
+   multi-byte sequence (checked when the writer fixes UTF-8), 0 as it is. */
+static const unsigned char byte_class[256] = {
+    [0x00 ... 0x1f] = 1, ['"'] = 1, ['\\'] = 1, [0x80 ... 0xff] = 2,
+};
+
 /* The bytes put_string writes for the n bytes at s, quotes included. */
 static size_t escaped_len(const char *s, size_t n, int fix) {
   size_t len = 2;
@@ -143,7 +149,15 @@ static void put_string(sim_jw *w, const char *s, size_t n) {
   if (!room(w, need)) return;
   char *o = w->p + w->n;
   *o++ = '"';
+  const unsigned char stop = w->fix_utf8 ? 3 : 1; /* which classes end a run */
   for (size_t i = 0; i < n;) {
+    /* A run of bytes written as they are, copied at once. */
+    size_t j = i;
+    while (j < n && (byte_class[(unsigned char)s[j]] & stop) == 0) j++;
+    memcpy(o, s + i, j - i);
+    o += j - i;
+    i = j;
+    if (i >= n) break;
     unsigned char c = (unsigned char)s[i];
     if (c >= 0x80) {
       size_t l = w->fix_utf8 ? sim__utf8_len((const unsigned char *)s + i, n - i) : 1;
