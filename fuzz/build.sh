@@ -52,7 +52,8 @@ SIM_LUA=("$root"/sim/lua_*.c "$root"/sim/step.c "$root"/sim/dialect*.c
          "$root"/sim/keying.c "$root"/sim/errors.c "$root"/sim/ratelimit.c
          "$root"/sim/trace.c "$root"/sim/redact.c "$root"/sim/term_safe.c
          "$root"/sim/env.c "$root"/sim/srcmap.c "$root"/sim/http_date.c
-         "$root"/sim/provider_name.c "$root"/sim/blob.c "$root"/sim/sse_text.c)
+         "$root"/sim/provider_name.c "$root"/sim/blob.c "$root"/sim/sse_text.c
+         "$root"/sim/json_write.c)
 declare -A SRC
 SRC[scenario]="${SIM_LUA[*]} ${REPORTS[*]}"
 SRC[request]="${SIM_LUA[*]}"
