@@ -993,9 +993,12 @@ static void make_headers(lua_State *L, int idx) {
   if (ctx == NULL || ctx->headers_read) return;
   ctx->headers_read = 1;
   const sim_req *r = ctx->req;
-  lua_createtable(L, 0, r->nheaders);
-  for (int i = 0; i < r->nheaders; i++) {
-    const sim_header *h = &r->headers[i];
+  const sim_header *hs = r->headers;
+  int nh = r->nheaders;
+  if (r->load_headers != NULL) r->load_headers(r->headers_arg, &hs, &nh);
+  lua_createtable(L, 0, nh);
+  for (int i = 0; i < nh; i++) {
+    const sim_header *h = &hs[i];
     if (h->name == NULL || h->value == NULL) continue;
     luaL_Buffer b;
     luaL_buffinit(L, &b);

@@ -120,9 +120,13 @@ static void route(sim_conn *c, const char *method, const char *url) {
 
 /* ------------------------------------------------------------- headers */
 
+/* The request's headers, collected (and redacted) on first need: for the
+   trace, or when a provider function reads req.headers. */
 typedef struct hdr_list {
   sim_header h[SIM_MAX_REQ_HEADERS];
   int n;
+  int loaded;
+  struct MHD_Connection *mc;
 } hdr_list;
 
 static enum MHD_Result collect_header(void *cls, enum MHD_ValueKind kind,
@@ -137,6 +141,20 @@ static enum MHD_Result collect_header(void *cls, enum MHD_ValueKind kind,
   l->h[l->n].value = sim_redact_header(name, value);
   l->n++;
   return MHD_YES;
+}
+
+static void hdr_list_load(hdr_list *l) {
+  if (l->loaded) return;
+  l->loaded = 1;
+  MHD_get_connection_values(l->mc, MHD_HEADER_KIND, collect_header, l);
+}
+
+/* sim_req.load_headers */
+static void load_req_headers(void *arg, const sim_header **h, int *n) {
+  hdr_list *l = arg;
+  hdr_list_load(l);
+  *h = l->h;
+  *n = l->n;
 }
 
 static void hdr_list_clear(hdr_list *l) {
@@ -171,9 +189,10 @@ static int unserved(const sim_conn *c) { return c->provider == -2 && !c->too_big
 
 /* The arrive line, written field by field (no tree: issue 13). */
 static void trace_arrive(sim_conn *c, const char *method, const char *url,
-                         const hdr_list *hl) {
+                         hdr_list *hl) {
   sim_jw *w = sim__trace_begin(c->srv->trace, "arrive", c->t_arrive);
   if (w == NULL) return;
+  hdr_list_load(hl);
   sim__jw_knum(w, "id", (double)c->id);
   sim__jw_kstr(w, "key", c->key);
   sim__jw_knum(w, "attempt", c->attempt);
@@ -283,8 +302,10 @@ static enum MHD_Result arrive(sim_conn *c, const char *method, const char *url) 
   c->id = st_rc == SIM_OK ? n : -local_n; /* the fleet's arrival number */
   snprintf(c->rid, sizeof c->rid, "req_fbx%08x%08lx", srv->rid_salt, c->id);
 
-  hdr_list hl = {.n = 0};
-  MHD_get_connection_values(c->mc, MHD_HEADER_KIND, collect_header, &hl);
+  hdr_list hl; /* not zero-filled: only n entries are ever read */
+  hl.n = 0;
+  hl.loaded = 0;
+  hl.mc = c->mc;
   trace_arrive(c, method, url, &hl);
 
   enum MHD_Result r;
@@ -323,7 +344,7 @@ static enum MHD_Result arrive(sim_conn *c, const char *method, const char *url) 
                    .provider = c->provider >= 0
                                    ? sim__scenario_provider_name(srv->sc, c->provider)
                                    : "effects",
-                   .dialect = c->dialect, .headers = hl.h, .nheaders = hl.n,
+                   .dialect = c->dialect, .load_headers = load_req_headers, .headers_arg = &hl,
                    .body = c->body, .body_len = c->body_len, .stream = c->stream_req,
                    .t = c->t_arrive / 1000.0 / srv->scale, .key = c->key};
     char err[SIM_ERRLEN] = "";

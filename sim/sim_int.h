@@ -183,6 +183,10 @@ typedef struct sim_req {
   sim_dialect dialect;
   const sim_header *headers; /* lower-case names; secrets already redacted */
   int nheaders;
+  /* When set, headers and nheaders are unset and this collects them on
+     first need (most provider functions never read them). */
+  void (*load_headers)(void *arg, const sim_header **h, int *n);
+  void *headers_arg;         /* for load_headers */
   const char *body;          /* raw body bytes (not NUL-terminated) */
   size_t body_len;
   int stream;                /* 1: the body asked for "stream": true */
