@@ -59,7 +59,6 @@ struct lua_State;
 
 /* Registry names of the engine's private userdata types. */
 #define SIM_LUA_STEP_MT "fusebox.step"
-#define SIM_LUA_STEPBOX_MT "fusebox.stepbox"
 #define SIM_LUA_SCENARIO_MT "fusebox.scenario"
 #define SIM_LUA_REQ_MT "fusebox.req"
 
@@ -140,13 +139,12 @@ sim_step_kind sim__lua_step_kind(struct lua_State *L, int idx);
 /* 1 if the step at idx is or wraps an effect{} step. */
 int sim__lua_step_has_effect(struct lua_State *L, int idx);
 /*
- * Converts the step at idx into a heap sim_step. Raises a Lua error on
- * failure, so call it inside a protected call; the step is kept in a
- * collectable box until the caller takes it, so an error never leaks.
- * Pushes the box and returns a pointer to the slot that holds the step:
- * the caller takes the step and sets the slot to NULL.
+ * Converts the step at idx into a heap sim_step at *slot (NULL before).
+ * Raises a Lua error on failure, so call it inside a protected call; *slot
+ * holds the step from its allocation on, and the caller frees it whether
+ * the call raised or not, so an error never leaks (and no box is made).
  */
-sim_step **sim__lua_step_convert(struct lua_State *L, int idx);
+void sim__lua_step_convert(struct lua_State *L, int idx, sim_step **slot);
 
 /* The name in the NULL-terminated `known` closest to `key` when `key` looks
    like a typo of it (edit distance 1 or 2), else NULL. */

@@ -1052,9 +1052,8 @@ static void set_str(lua_State *L, const char *key, const char *v) {
   lua_setfield(L, -2, key);
 }
 
-/* Builds the `req` table (protected). */
-static int push_req(lua_State *L) {
-  decide_ctx *ctx = lua_touserdata(L, 1);
+/* Pushes the `req` table. */
+static void push_req(lua_State *L, decide_ctx *ctx) {
   const sim_req *r = ctx->req;
   lua_createtable(L, 0, 12);
   lua_pushinteger(L, r->attempt);
@@ -1077,7 +1076,6 @@ static int push_req(lua_State *L) {
   lua_rawsetp(L, LUA_REGISTRYINDEX, &REQ_CURRENT);
   lua_pushlightuserdata(L, ctx);
   lua_rawsetp(L, LUA_REGISTRYINDEX, &REQ_CTX);
-  return 1;
 }
 
 /* Turns the decision into a sim_step (protected): argument 1 is the step
@@ -1106,10 +1104,23 @@ static int take_step(lua_State *L) {
                ctx->loop->sb.short_src, ar.linedefined, who,
                lua_isnone(L, 1) ? "nothing" : luaL_typename(L, 1));
   }
-  sim_step **box = sim__lua_step_convert(L, idx);
-  ctx->out = *box;
-  *box = NULL;
+  sim__lua_step_convert(L, idx, &ctx->out); /* decide frees it on an error */
   return 0;
+}
+
+/* One decision (protected): argument 1 is the provider's step list or
+   function, argument 2 the context. A function is called with `req` and
+   what it returns is taken as the step, all in one protected call (each
+   call arms the limits afresh and costs its own set-up). */
+static int decide_call(lua_State *L) {
+  decide_ctx *ctx = lua_touserdata(L, 2);
+  if (ctx->p->is_fn) {
+    lua_pushvalue(L, 1);
+    push_req(L, ctx);
+    lua_call(L, 1, 1);
+    lua_replace(L, 1);
+  }
+  return take_step(L);
 }
 
 /* A small hash of a thread id, to spread threads over shared states. */
@@ -1191,25 +1202,17 @@ int sim__scenario_decide(sim_scenario *sc, int provider, const sim_req *req,
   if (sc->hook != NULL) sc->hook(sc->hook_arg, (int)(loop - sc->loops));
   lua_State *L = loop->sb.L;
   int top = lua_gettop(L);
-  int rc = 0;
-  lua_pushcfunction(L, take_step);
+  lua_pushcfunction(L, decide_call);
   lua_rawgeti(L, LUA_REGISTRYINDEX, loop->refs[p->slot]);
+  lua_pushlightuserdata(L, &ctx);
+  int rc = sim__lua_call(&loop->sb, 2, 0, SIM_ELUA, err);
   if (p->is_fn) {
-    lua_pushcfunction(L, push_req);
-    lua_pushlightuserdata(L, &ctx);
-    rc = sim__lua_call(&loop->sb, 1, 1, SIM_ELUA, err); /* [take fn req] */
-    if (rc == 0)
-      rc = sim__lua_call(&loop->sb, 1, 1, SIM_ELUA, err); /* [take result] */
     /* The request is over: its req keeps no way to its bytes. (Setting an
        existing registry key to nil allocates nothing.) */
     lua_pushnil(L);
     lua_rawsetp(L, LUA_REGISTRYINDEX, &REQ_CURRENT);
     lua_pushnil(L);
     lua_rawsetp(L, LUA_REGISTRYINDEX, &REQ_CTX);
-  }
-  if (rc == 0) {
-    lua_pushlightuserdata(L, &ctx);
-    rc = sim__lua_call(&loop->sb, 2, 0, SIM_ELUA, err);
   }
   lua_settop(L, top);
   pthread_mutex_unlock(&loop->mu);

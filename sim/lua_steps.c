@@ -128,7 +128,7 @@ static void args_begin(args *a, lua_State *L, const char *step,
   if (lua_gettop(L) > 1)
     luaL_error(L, "%s: takes one table, as in %s{...}", step, step);
   check_keys(L, 1, step, "field", known, npos);
-  lua_newtable(L);
+  lua_createtable(L, 0, 4); /* sized for a typical step: no rehash per field */
   a->t = 1;
   a->d = 2;
 }
@@ -438,7 +438,8 @@ static int make_step(lua_State *L, int d, sim_step_kind kind, int next) {
   lua_Integer depth = 1, fx = kind == SIM_STEP_EFFECT;
   if (next != 0) {
     next = lua_absindex(L, next);
-    depth += step_int(L, next, "depth");
+    lua_Integer nd = step_int(L, next, "depth");
+    depth += nd > 0 ? nd : 1;
     fx |= step_int(L, next, "fx");
     if (depth > MAX_NEST)
       luaL_error(L, "%s: steps nest deeper than %d", sim__step_kind_name(kind),
@@ -448,10 +449,14 @@ static int make_step(lua_State *L, int d, sim_step_kind kind, int next) {
   }
   lua_pushinteger(L, kind);
   lua_setfield(L, d, "kind");
-  lua_pushinteger(L, depth);
-  lua_setfield(L, d, "depth");
-  lua_pushinteger(L, fx);
-  lua_setfield(L, d, "fx");
+  if (depth > 1) { /* absent: 1, and fx absent: 0 (most steps are plain) */
+    lua_pushinteger(L, depth);
+    lua_setfield(L, d, "depth");
+  }
+  if (fx) {
+    lua_pushinteger(L, fx);
+    lua_setfield(L, d, "fx");
+  }
   lua_newuserdatauv(L, 1, 1);
   lua_pushvalue(L, d);
   lua_setiuservalue(L, -2, 1);
@@ -827,15 +832,6 @@ static int step_tostring(lua_State *L) {
   return 1;
 }
 
-static int stepbox_gc(lua_State *L) {
-  sim_step **box = lua_touserdata(L, 1);
-  if (box != NULL) {
-    sim__step_free(*box);
-    *box = NULL;
-  }
-  return 0;
-}
-
 static const luaL_Reg step_ctors[] = {
   {"chat", l_chat},         {"stream", l_stream},   {"fail", l_fail},
   {"hang", l_hang},         {"delay", l_delay},     {"drop", l_drop},
@@ -856,11 +852,6 @@ void sim__lua_open_steps(lua_State *L) {
   luaL_setfuncs(L, step_meta, 0);
   lua_pushliteral(L, "step");
   lua_setfield(L, -2, "__metatable"); /* getmetatable(step) == "step" */
-  lua_pop(L, 1);
-
-  luaL_newmetatable(L, SIM_LUA_STEPBOX_MT);
-  lua_pushcfunction(L, stepbox_gc);
-  lua_setfield(L, -2, "__gc");
   lua_pop(L, 1);
 
   luaL_newmetatable(L, BLOB_MT);
@@ -1041,41 +1032,41 @@ static sim_blob *chunks_blob(lua_State *L, int idx, int n) {
   return b;
 }
 
-/* A text field (content, body, message): shared as a blob when large, else copied;
-   both stay NULL when absent. */
-static void field_text(lua_State *L, int d, const char *key, char **text,
-                       sim_blob **blob) {
-  if (lua_getfield(L, d, key) == LUA_TSTRING) {
-    if (lua_rawlen(L, -1) >= SIM_BLOB_MIN) {
-      *blob = cached_blob(L, -1, blob_of_string);
-      *text = (char *)sim__blob_data(*blob);
-    } else {
-      *text = dup_lua(L, -1);
-    }
+/* A text value (content, body, message) at v: shared as a blob when large,
+   else copied. */
+static void text_at(lua_State *L, int v, char **text, sim_blob **blob) {
+  if (lua_type(L, v) != LUA_TSTRING) return;
+  if (lua_rawlen(L, v) >= SIM_BLOB_MIN) {
+    *blob = cached_blob(L, v, blob_of_string);
+    *text = (char *)sim__blob_data(*blob);
+  } else {
+    *text = dup_lua(L, v);
   }
-  lua_pop(L, 1);
 }
 
-/* A string field of the field table at d, copied, or NULL. */
-static char *field_str(lua_State *L, int d, const char *key) {
-  char *v = NULL;
-  if (lua_getfield(L, d, key) == LUA_TSTRING) v = dup_lua(L, -1);
+/* A string value at v, copied, or NULL. */
+static char *str_at(lua_State *L, int v) {
+  return lua_type(L, v) == LUA_TSTRING ? dup_lua(L, v) : NULL;
+}
+
+static int int_at(lua_State *L, int v, int *out) {
+  int has = lua_type(L, v) == LUA_TNUMBER;
+  if (has) *out = (int)lua_tointeger(L, v);
+  return has;
+}
+
+static int num_at(lua_State *L, int v, double *out) {
+  int has = lua_type(L, v) == LUA_TNUMBER;
+  if (has) *out = (double)lua_tonumber(L, v);
+  return has;
+}
+
+/* A string field of the table at t, copied, or NULL. */
+static char *field_str(lua_State *L, int t, const char *key) {
+  lua_getfield(L, t, key);
+  char *v = str_at(L, -1);
   lua_pop(L, 1);
   return v;
-}
-
-static int field_int(lua_State *L, int d, const char *key, int *out) {
-  int has = lua_getfield(L, d, key) == LUA_TNUMBER;
-  if (has) *out = (int)lua_tointeger(L, -1);
-  lua_pop(L, 1);
-  return has;
-}
-
-static int field_num(lua_State *L, int d, const char *key, double *out) {
-  int has = lua_getfield(L, d, key) == LUA_TNUMBER;
-  if (has) *out = (double)lua_tonumber(L, -1);
-  lua_pop(L, 1);
-  return has;
 }
 
 static int cmp_header(const void *a, const void *b) {
@@ -1083,123 +1074,146 @@ static int cmp_header(const void *a, const void *b) {
   return strcmp(x->name, y->name);
 }
 
-/* Copies the field table at d into *slot, which owns the step from its
-   allocation on, so a Lua error at any point leaks nothing. */
+static void convert(lua_State *L, int idx, sim_step **slot);
+
+/* tool_calls: the list at v. */
+static void tool_calls_at(lua_State *L, sim_step *s, int v) {
+  if (lua_type(L, v) != LUA_TTABLE) return;
+  int n = (int)lua_rawlen(L, v);
+  s->tool_calls = calloc(n > 0 ? (size_t)n : 1, sizeof *s->tool_calls);
+  if (s->tool_calls == NULL) oom(L);
+  for (int i = 1; i <= n; i++) {
+    lua_rawgeti(L, v, i);
+    int t = lua_gettop(L);
+    sim_tool_call *tc = &s->tool_calls[s->ntool_calls++];
+    tc->id = field_str(L, t, "id");
+    tc->name = field_str(L, t, "name");
+    tc->arguments = field_str(L, t, "arguments");
+    if (tc->id == NULL || tc->name == NULL || tc->arguments == NULL) oom(L);
+    lua_pop(L, 1);
+  }
+}
+
+/* chunks: the list at v, one shared copy when large. */
+static void chunks_at(lua_State *L, sim_step *s, int v) {
+  if (lua_type(L, v) != LUA_TTABLE) return;
+  int n = (int)lua_rawlen(L, v);
+  s->chunks = calloc(n > 0 ? (size_t)n : 1, sizeof *s->chunks);
+  if (s->chunks == NULL) oom(L);
+  size_t total = 0;
+  for (int i = 1; i <= n; i++) {
+    lua_rawgeti(L, v, i);
+    total += lua_rawlen(L, -1);
+    lua_pop(L, 1);
+  }
+  if (total >= SIM_BLOB_MIN) { /* one shared copy of the whole list */
+    s->chunks_blob = chunks_blob(L, v, n);
+    const char *p = sim__blob_data(s->chunks_blob);
+    for (; s->nchunks < n; s->nchunks++) {
+      s->chunks[s->nchunks] = (char *)p;
+      lua_rawgeti(L, v, s->nchunks + 1);
+      p += lua_rawlen(L, -1) + 1; /* a chunk may hold a NUL */
+      lua_pop(L, 1);
+    }
+  }
+  for (int i = 1; s->chunks_blob == NULL && i <= n; i++) {
+    lua_rawgeti(L, v, i);
+    s->chunks[s->nchunks] = dup_lua(L, -1);
+    s->nchunks++;
+    lua_pop(L, 1);
+  }
+}
+
+/* headers: the name -> value table at v, sorted by name. */
+static void headers_at(lua_State *L, sim_step *s, int v) {
+  if (lua_type(L, v) != LUA_TTABLE) return;
+  int n = 0;
+  lua_pushnil(L);
+  while (lua_next(L, v) != 0) {
+    lua_pop(L, 1);
+    n++;
+  }
+  s->headers = calloc(n > 0 ? (size_t)n : 1, sizeof *s->headers);
+  if (s->headers == NULL) oom(L);
+  int top = lua_gettop(L);
+  lua_pushnil(L);
+  while (lua_next(L, v) != 0 && s->nheaders < n) {
+    sim_header *hd = &s->headers[s->nheaders++];
+    hd->name = dup_lua(L, -2);
+    hd->value = dup_lua(L, -1);
+    lua_pop(L, 1);
+  }
+  lua_settop(L, top);
+  qsort(s->headers, (size_t)s->nheaders, sizeof *s->headers, cmp_header);
+}
+
+/* Copies field k (len bytes), its value at v, into s. Names the
+   constructors do not set (depth, fx, has_error) are skipped. */
+static void convert_field(lua_State *L, sim_step *s, const char *k, size_t len, int v) {
+#define IS(name) (len == sizeof name - 1 && memcmp(k, name, len) == 0)
+  if (IS("content")) text_at(L, v, &s->content, &s->content_blob);
+  else if (IS("model")) s->model = str_at(L, v);
+  else if (IS("usage_in")) int_at(L, v, &s->usage_in);
+  else if (IS("usage_out")) int_at(L, v, &s->usage_out);
+  else if (IS("finish")) int_at(L, v, &s->finish);
+  else if (IS("tool_calls")) tool_calls_at(L, s, v);
+  else if (IS("chunks")) chunks_at(L, s, v);
+  else if (IS("interval")) num_at(L, v, &s->interval);
+  else if (IS("drop_after")) int_at(L, v, &s->drop_after);
+  else if (IS("stall_after")) int_at(L, v, &s->stall_after);
+  else if (IS("stall")) num_at(L, v, &s->stall);
+  else if (IS("error_after")) int_at(L, v, &s->error_after);
+  else if (IS("no_end")) int_at(L, v, &s->no_end);
+  else if (IS("no_terminator")) int_at(L, v, &s->no_terminator);
+  else if (IS("status")) int_at(L, v, &s->status);
+  else if (IS("code")) s->code = str_at(L, v);
+  else if (IS("type")) s->type = str_at(L, v);
+  else if (IS("message")) text_at(L, v, &s->message, &s->message_blob);
+  else if (IS("retry_after")) s->has_retry_after = num_at(L, v, &s->retry_after);
+  else if (IS("retry_after_raw")) s->retry_after_raw = str_at(L, v);
+  else if (IS("retry_after_ms")) s->has_retry_after_ms = num_at(L, v, &s->retry_after_ms);
+  else if (IS("retry_after_date"))
+    s->has_retry_after_date = num_at(L, v, &s->retry_after_date);
+  else if (IS("headers")) headers_at(L, s, v);
+  else if (IS("seconds")) num_at(L, v, &s->seconds);
+  else if (IS("at")) {
+    int at = 0;
+    if (int_at(L, v, &at)) s->at = at;
+  } else if (IS("early_close")) int_at(L, v, &s->early_close);
+  else if (IS("body")) text_at(L, v, &s->body, &s->body_blob);
+  else if (IS("apply")) int_at(L, v, &s->apply);
+  else if (IS("next") && lua_type(L, v) == LUA_TUSERDATA) convert(L, v, &s->next);
+#undef IS
+}
+
+/* Copies the field table of the step at idx into *slot, which owns the step
+   from its allocation on, so a Lua error at any point leaks nothing. One
+   pass over the fields present (a step sets a few of some thirty). */
 static void convert(lua_State *L, int idx, sim_step **slot) {
   luaL_checkstack(L, 8, "steps nest too deep");
   idx = lua_absindex(L, idx);
   step_data(L, idx);
   int d = lua_gettop(L);
   int kind = 0;
-  field_int(L, d, "kind", &kind);
+  lua_getfield(L, d, "kind");
+  int_at(L, -1, &kind);
+  lua_pop(L, 1);
   sim_step *s = sim__step_new((sim_step_kind)kind);
   if (s == NULL) oom(L);
   *slot = s;
-
-  field_text(L, d, "content", &s->content, &s->content_blob);
-  s->model = field_str(L, d, "model");
-  field_int(L, d, "usage_in", &s->usage_in);
-  field_int(L, d, "usage_out", &s->usage_out);
-  field_int(L, d, "finish", &s->finish);
-  if (lua_getfield(L, d, "tool_calls") == LUA_TTABLE) {
-    int n = (int)lua_rawlen(L, -1);
-    s->tool_calls = calloc(n > 0 ? (size_t)n : 1, sizeof *s->tool_calls);
-    if (s->tool_calls == NULL) oom(L);
-    for (int i = 1; i <= n; i++) {
-      lua_rawgeti(L, -1, i);
-      int t = lua_gettop(L);
-      sim_tool_call *tc = &s->tool_calls[s->ntool_calls++];
-      tc->id = field_str(L, t, "id");
-      tc->name = field_str(L, t, "name");
-      tc->arguments = field_str(L, t, "arguments");
-      if (tc->id == NULL || tc->name == NULL || tc->arguments == NULL) oom(L);
-      lua_pop(L, 1);
-    }
+  lua_pushnil(L);
+  while (lua_next(L, d) != 0) {
+    size_t len;
+    const char *k = lua_type(L, -2) == LUA_TSTRING ? lua_tolstring(L, -2, &len) : NULL;
+    if (k != NULL) convert_field(L, s, k, len, lua_gettop(L));
+    lua_pop(L, 1);
   }
   lua_pop(L, 1);
-  if (lua_getfield(L, d, "chunks") == LUA_TTABLE) {
-    int n = (int)lua_rawlen(L, -1);
-    s->chunks = calloc(n > 0 ? (size_t)n : 1, sizeof *s->chunks);
-    if (s->chunks == NULL) oom(L);
-    size_t total = 0;
-    for (int i = 1; i <= n; i++) {
-      lua_rawgeti(L, -1, i);
-      total += lua_rawlen(L, -1);
-      lua_pop(L, 1);
-    }
-    if (total >= SIM_BLOB_MIN) { /* one shared copy of the whole list */
-      s->chunks_blob = chunks_blob(L, lua_gettop(L), n);
-      const char *p = sim__blob_data(s->chunks_blob);
-      for (; s->nchunks < n; s->nchunks++) {
-        s->chunks[s->nchunks] = (char *)p;
-        lua_rawgeti(L, -1, s->nchunks + 1);
-        p += lua_rawlen(L, -1) + 1; /* a chunk may hold a NUL */
-        lua_pop(L, 1);
-      }
-    }
-    for (int i = 1; s->chunks_blob == NULL && i <= n; i++) {
-      lua_rawgeti(L, -1, i);
-      s->chunks[s->nchunks] = dup_lua(L, -1);
-      s->nchunks++;
-      lua_pop(L, 1);
-    }
-  }
-  lua_pop(L, 1);
-  field_num(L, d, "interval", &s->interval);
-  field_int(L, d, "drop_after", &s->drop_after);
-  field_int(L, d, "stall_after", &s->stall_after);
-  field_num(L, d, "stall", &s->stall);
-  field_int(L, d, "error_after", &s->error_after);
-  field_int(L, d, "no_end", &s->no_end);
-  field_int(L, d, "no_terminator", &s->no_terminator);
-  field_int(L, d, "status", &s->status);
-  s->code = field_str(L, d, "code");
-  s->type = field_str(L, d, "type");
-  field_text(L, d, "message", &s->message, &s->message_blob);
-  s->has_retry_after = field_num(L, d, "retry_after", &s->retry_after);
-  s->retry_after_raw = field_str(L, d, "retry_after_raw");
-  s->has_retry_after_ms = field_num(L, d, "retry_after_ms", &s->retry_after_ms);
-  s->has_retry_after_date =
-      field_num(L, d, "retry_after_date", &s->retry_after_date);
-  if (lua_getfield(L, d, "headers") == LUA_TTABLE) {
-    int h = lua_gettop(L), n = 0;
-    lua_pushnil(L);
-    while (lua_next(L, h) != 0) {
-      lua_pop(L, 1);
-      n++;
-    }
-    s->headers = calloc(n > 0 ? (size_t)n : 1, sizeof *s->headers);
-    if (s->headers == NULL) oom(L);
-    lua_pushnil(L);
-    while (lua_next(L, h) != 0 && s->nheaders < n) {
-      sim_header *hd = &s->headers[s->nheaders++];
-      hd->name = dup_lua(L, -2);
-      hd->value = dup_lua(L, -1);
-      lua_pop(L, 1);
-    }
-    lua_settop(L, h);
-    qsort(s->headers, (size_t)s->nheaders, sizeof *s->headers, cmp_header);
-  }
-  lua_pop(L, 1);
-  field_num(L, d, "seconds", &s->seconds);
-  long at = 0;
-  int at_i = 0;
-  if (field_int(L, d, "at", &at_i)) at = at_i;
-  s->at = at;
-  field_int(L, d, "early_close", &s->early_close);
-  field_text(L, d, "body", &s->body, &s->body_blob);
-  field_int(L, d, "apply", &s->apply);
-  if (lua_getfield(L, d, "next") == LUA_TUSERDATA) convert(L, -1, &s->next);
-  lua_pop(L, 2);
 }
 
-/* Converts the step at idx into a boxed sim_step; see lua_int.h. */
-sim_step **sim__lua_step_convert(lua_State *L, int idx) {
+/* Converts the step at idx into *slot; see lua_int.h. */
+void sim__lua_step_convert(lua_State *L, int idx, sim_step **slot) {
   idx = lua_absindex(L, idx);
   if (!sim__lua_is_step(L, idx)) luaL_error(L, "not a step");
-  sim_step **box = lua_newuserdatauv(L, sizeof *box, 0);
-  *box = NULL;
-  luaL_setmetatable(L, SIM_LUA_STEPBOX_MT);
-  convert(L, idx, box);
-  return box;
+  convert(L, idx, slot);
 }
