@@ -61,17 +61,19 @@ static char *error_frame(const sim_step *s) {
 }
 
 static void put_usage(sim_jw *w, int tokens_in, int tokens_out) {
-  sim__jw_key(w, "usage");
-  sim__jw_open(w, '{');
-  sim__jw_knum(w, "prompt_tokens", tokens_in);
-  sim__jw_knum(w, "completion_tokens", tokens_out);
-  sim__jw_knum(w, "total_tokens", (double)tokens_in + tokens_out);
+  SIM__JW_LIT(w, ",\"usage\":{\"prompt_tokens\":");
+  sim__jw_num(w, tokens_in);
+  SIM__JW_LIT(w, ",\"completion_tokens\":");
+  sim__jw_num(w, tokens_out);
+  SIM__JW_LIT(w, ",\"total_tokens\":");
+  sim__jw_num(w, (double)tokens_in + tokens_out);
   sim__jw_close(w, '}');
 }
 
 /*
- * chat.completion: text and tool calls in one message. Written field by
- * field (sim/json_write.c), not as a tree printed (issue 13: the answer of
+ * chat.completion: text and tool calls in one message. A template: the
+ * fixed parts are literal runs, the few variable fields written between
+ * them (sim/json_write.c), not a tree printed (issue 13: the answer of
  * nearly every request): the same bytes cJSON would print.
  */
 char *sim__openai_chat_body(const sim_step *s, const char *id, const char *model,
@@ -79,46 +81,36 @@ char *sim__openai_chat_body(const sim_step *s, const char *id, const char *model
   sim_jw w;
   sim__jw_init(&w, SIM__BODY_MAX);
   int ntools = s ? s->ntool_calls : 0;
-  sim__jw_open(&w, '{');
-  sim__jw_kstr(&w, "id", id);
-  sim__jw_kstr(&w, "object", "chat.completion");
-  sim__jw_knum(&w, "created", (double)time(NULL));
-  sim__jw_kstr(&w, "model", model);
-  sim__jw_key(&w, "choices");
-  sim__jw_open(&w, '[');
-  sim__jw_open(&w, '{');
-  sim__jw_knum(&w, "index", 0);
-  sim__jw_key(&w, "message");
-  sim__jw_open(&w, '{');
-  sim__jw_kstr(&w, "role", "assistant");
-  if (text != NULL) sim__jw_kstr(&w, "content", text);
-  else sim__jw_knull(&w, "content");
-  sim__jw_knull(&w, "refusal");
+  SIM__JW_LIT(&w, "{\"id\":");
+  sim__jw_str(&w, id);
+  SIM__JW_LIT(&w, ",\"object\":\"chat.completion\",\"created\":");
+  sim__jw_num(&w, (double)time(NULL));
+  SIM__JW_LIT(&w, ",\"model\":");
+  sim__jw_str(&w, model);
+  SIM__JW_LIT(&w, ",\"choices\":[{\"index\":0,\"message\":{\"role\":\"assistant\",\"content\":");
+  if (text != NULL) sim__jw_str(&w, text);
+  else sim__jw_null(&w);
+  SIM__JW_LIT(&w, ",\"refusal\":null");
   if (ntools > 0) {
-    sim__jw_key(&w, "tool_calls");
-    sim__jw_open(&w, '[');
+    SIM__JW_LIT(&w, ",\"tool_calls\":[");
     for (int i = 0; i < ntools; i++) {
       const sim_tool_call *tc = &s->tool_calls[i];
-      sim__jw_open(&w, '{');
-      sim__jw_kstr(&w, "id", tc->id);
-      sim__jw_kstr(&w, "type", "function");
-      sim__jw_key(&w, "function");
-      sim__jw_open(&w, '{');
-      sim__jw_kstr(&w, "name", tc->name);
-      sim__jw_kstr(&w, "arguments", tc->arguments ? tc->arguments : "");
-      sim__jw_close(&w, '}');
-      sim__jw_close(&w, '}');
+      if (i > 0) SIM__JW_LIT(&w, ",");
+      SIM__JW_LIT(&w, "{\"id\":");
+      sim__jw_str(&w, tc->id);
+      SIM__JW_LIT(&w, ",\"type\":\"function\",\"function\":{\"name\":");
+      sim__jw_str(&w, tc->name);
+      SIM__JW_LIT(&w, ",\"arguments\":");
+      sim__jw_str(&w, tc->arguments ? tc->arguments : "");
+      SIM__JW_LIT(&w, "}}");
     }
     sim__jw_close(&w, ']');
   }
-  sim__jw_close(&w, '}');
-  sim__jw_knull(&w, "logprobs");
-  sim__jw_kstr(&w, "finish_reason", finish_reason(s));
-  sim__jw_close(&w, '}');
-  sim__jw_close(&w, ']');
+  SIM__JW_LIT(&w, "},\"logprobs\":null,\"finish_reason\":");
+  sim__jw_str(&w, finish_reason(s));
+  SIM__JW_LIT(&w, "}]");
   put_usage(&w, tokens_in, tokens_out);
-  sim__jw_knull(&w, "system_fingerprint");
-  sim__jw_close(&w, '}');
+  SIM__JW_LIT(&w, ",\"system_fingerprint\":null}");
   return sim__jw_take(&w);
 }
 

@@ -53,6 +53,7 @@ char *sim__jw_take(sim_jw *w) {
 /* Room for more bytes; sets oom (keeping what is written) when there is
    none within max. */
 static int room(sim_jw *w, size_t more) {
+  if (more <= w->cap - w->n && !w->oom) return 1; /* cap <= max: the usual case */
   if (w->oom) return 0;
   if (more > w->max || w->n > w->max - more) {
     w->oom = 1;
@@ -81,18 +82,23 @@ void sim__jw_raw(sim_jw *w, const char *s, size_t n) {
 
 /* The comma before an element, unless it opens its container or follows
    its key. */
+/* One byte. */
+static void put_byte(sim_jw *w, char c) {
+  if (room(w, 1)) w->p[w->n++] = c;
+}
+
 static void sep(sim_jw *w) {
   if (w->n == 0 || w->oom) return;
   char last = w->p[w->n - 1];
-  if (last != '{' && last != '[' && last != ':') sim__jw_raw(w, ",", 1);
+  if (last != '{' && last != '[' && last != ':') put_byte(w, ',');
 }
 
 void sim__jw_open(sim_jw *w, char c) {
   sep(w);
-  sim__jw_raw(w, &c, 1);
+  put_byte(w, c);
 }
 
-void sim__jw_close(sim_jw *w, char c) { sim__jw_raw(w, &c, 1); }
+void sim__jw_close(sim_jw *w, char c) { put_byte(w, c); }
 
 /* Length of a valid UTF-8 sequence at s, 0 when invalid. */
 size_t sim__utf8_len(const unsigned char *s, size_t n) {
@@ -210,7 +216,7 @@ void sim__jw_key(sim_jw *w, const char *key) {
   sep(w);
   if (key == NULL) key = "";
   put_string(w, key, strlen(key));
-  sim__jw_raw(w, ":", 1);
+  put_byte(w, ':');
 }
 
 /* A number as cJSON prints it; NaN and infinities as null. */

@@ -45,6 +45,10 @@ char *sim__jw_take(sim_jw *w);
 
 /* Raw bytes, as they are. */
 void sim__jw_raw(sim_jw *w, const char *s, size_t n);
+/* A literal run of JSON (a template's fixed part): `"object":"x","n":` is
+   one copy, where the writer's calls would escape each key; it must leave
+   the writer where its calls would (a value next after ':' or '{'). */
+#define SIM__JW_LIT(w, lit) sim__jw_raw((w), (lit), sizeof(lit) - 1)
 /* '{' or '[' (with the comma an element before it needs), and '}' or ']'. */
 void sim__jw_open(sim_jw *w, char c);
 void sim__jw_close(sim_jw *w, char c);
