@@ -333,3 +333,18 @@ void sim__jw_knull(sim_jw *w, const char *key) {
   sim__jw_key(w, key);
   sim__jw_null(w);
 }
+
+void sim__jw_next_str(sim_jw *w, const char *lit, size_t n, const char *s) {
+  sim__jw_raw(w, lit, n);
+  sim__jw_str(w, s);
+}
+
+void sim__jw_next_num(sim_jw *w, const char *lit, size_t n, double d) {
+  sim__jw_raw(w, lit, n);
+  sim__jw_num(w, d);
+}
+
+void sim__jw_next_bool(sim_jw *w, const char *lit, size_t n, int v) {
+  sim__jw_raw(w, lit, n);
+  sim__jw_bool(w, v);
+}

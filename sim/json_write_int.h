@@ -65,6 +65,17 @@ void sim__jw_null(sim_jw *w);
    than cJSON parses, CJSON_NESTING_LIMIT, is written as null). */
 void sim__jw_cjson(sim_jw *w, const cJSON *j);
 
+/* key: value where key is a string literal that needs no escaping and a
+   field comes before it in its object: `,"key":` is one copy (the trace's
+   lines and the hot bodies write a dozen such keys per request). */
+#define SIM__JW_NEXT_STR(w, key, s) sim__jw_next_str((w), ",\"" key "\":", sizeof(key) + 3, (s))
+#define SIM__JW_NEXT_NUM(w, key, d) sim__jw_next_num((w), ",\"" key "\":", sizeof(key) + 3, (d))
+#define SIM__JW_NEXT_BOOL(w, key, v) sim__jw_next_bool((w), ",\"" key "\":", sizeof(key) + 3, (v))
+#define SIM__JW_NEXT_KEY(w, key) SIM__JW_LIT((w), ",\"" key "\":")
+void sim__jw_next_str(sim_jw *w, const char *lit, size_t n, const char *s);
+void sim__jw_next_num(sim_jw *w, const char *lit, size_t n, double d);
+void sim__jw_next_bool(sim_jw *w, const char *lit, size_t n, int v);
+
 /* key: value in one call. */
 void sim__jw_kstr(sim_jw *w, const char *key, const char *s);
 void sim__jw_knum(sim_jw *w, const char *key, double d);

@@ -193,22 +193,22 @@ static void trace_arrive(sim_conn *c, const char *method, const char *url,
   sim_jw *w = sim__trace_begin(c->srv->trace, "arrive", c->t_arrive);
   if (w == NULL) return;
   hdr_list_load(hl);
-  sim__jw_knum(w, "id", (double)c->id);
-  sim__jw_kstr(w, "key", c->key);
-  sim__jw_knum(w, "attempt", c->attempt);
+  SIM__JW_NEXT_NUM(w, "id", (double)c->id);
+  SIM__JW_NEXT_STR(w, "key", c->key);
+  SIM__JW_NEXT_NUM(w, "attempt", c->attempt);
   if (c->provider >= 0)
-    sim__jw_kstr(w, "provider", sim__scenario_provider_name(c->srv->sc, c->provider));
+    SIM__JW_NEXT_STR(w, "provider", sim__scenario_provider_name(c->srv->sc, c->provider));
   else
-    sim__jw_knull(w, "provider");
-  sim__jw_kstr(w, "method", method);
-  sim__jw_kstr(w, "path", url);
-  if (unserved(c)) sim__jw_kbool(w, "unserved", 1);
-  if (c->provider == -2) sim__jw_knull(w, "dialect");
-  else sim__jw_kstr(w, "dialect", sim__dialect_name(c->dialect));
-  sim__jw_kbool(w, "stream", c->stream_req);
-  if (c->model) sim__jw_kstr(w, "model", c->model);
-  sim__jw_knum(w, "body_bytes", (double)c->body_len);
-  sim__jw_key(w, "headers");
+    SIM__JW_LIT(w, ",\"provider\":null");
+  SIM__JW_NEXT_STR(w, "method", method);
+  SIM__JW_NEXT_STR(w, "path", url);
+  if (unserved(c)) SIM__JW_LIT(w, ",\"unserved\":true");
+  if (c->provider == -2) SIM__JW_LIT(w, ",\"dialect\":null");
+  else SIM__JW_NEXT_STR(w, "dialect", sim__dialect_name(c->dialect));
+  SIM__JW_NEXT_BOOL(w, "stream", c->stream_req);
+  if (c->model) SIM__JW_NEXT_STR(w, "model", c->model);
+  SIM__JW_NEXT_NUM(w, "body_bytes", (double)c->body_len);
+  SIM__JW_NEXT_KEY(w, "headers");
   sim__jw_open(w, '{');
   for (int i = 0; i < hl->n; i++) sim__jw_kstr(w, hl->h[i].name, hl->h[i].value);
   sim__jw_close(w, '}');
@@ -280,6 +280,25 @@ static enum MHD_Result play_unserved(sim_conn *c, const char *method, const char
   return sim__play(c);
 }
 
+/* Lower-case hex of v, at least min digits, at o; returns the end. */
+static char *put_hex(char *o, unsigned long v, int min) {
+  char tmp[16];
+  int n = 0;
+  do tmp[n++] = "0123456789abcdef"[v & 15]; while ((v >>= 4) != 0);
+  while (n < min) tmp[n++] = '0';
+  while (n > 0) *o++ = tmp[--n];
+  return o;
+}
+
+/* The request id: what "req_fbx%08x%08lx" prints, without printf's cost
+   (every request); 7 + 8 + 16 digits at most, within rid's 40. */
+static void format_rid(char rid[40], unsigned salt, long id) {
+  memcpy(rid, "req_fbx", 7);
+  char *o = put_hex(rid + 7, salt, 8);
+  o = put_hex(o, (unsigned long)id, 8);
+  *o = '\0';
+}
+
 /* The whole request is in: key it, trace it, ask the scenario, play. */
 static enum MHD_Result arrive(sim_conn *c, const char *method, const char *url) {
   sim_server *srv = c->srv;
@@ -300,7 +319,7 @@ static enum MHD_Result arrive(sim_conn *c, const char *method, const char *url) 
   pthread_mutex_unlock(&srv->lock);
   __atomic_add_fetch(&srv->root->all_arrivals, 1, __ATOMIC_RELAXED);
   c->id = st_rc == SIM_OK ? n : -local_n; /* the fleet's arrival number */
-  snprintf(c->rid, sizeof c->rid, "req_fbx%08x%08lx", srv->rid_salt, c->id);
+  format_rid(c->rid, srv->rid_salt, c->id);
 
   hdr_list hl; /* not zero-filled: only n entries are ever read */
   hl.n = 0;
@@ -443,32 +462,32 @@ static void trace_end(sim_conn *c, enum MHD_RequestTerminationCode toe) {
   const char *how = c->how;
   /* A deliberate end wins, unless the peer left before it was reached. */
   if (how == NULL) how = how_from_toe(toe);
-  sim__jw_knum(w, "id", (double)c->id);
-  sim__jw_kstr(w, "step", c->step_name ? c->step_name : "none");
-  sim__jw_knum(w, "status", c->status);
-  sim__jw_kstr(w, "how", how);
-  if (unserved(c)) sim__jw_kbool(w, "unserved", 1);
-  sim__jw_knum(w, "bytes", (double)c->bytes);
+  SIM__JW_NEXT_NUM(w, "id", (double)c->id);
+  SIM__JW_NEXT_STR(w, "step", c->step_name ? c->step_name : "none");
+  SIM__JW_NEXT_NUM(w, "status", c->status);
+  SIM__JW_NEXT_STR(w, "how", how);
+  if (unserved(c)) SIM__JW_LIT(w, ",\"unserved\":true");
+  SIM__JW_NEXT_NUM(w, "bytes", (double)c->bytes);
   if (c->resp_headers) {
-    sim__jw_key(w, "headers");
+    SIM__JW_NEXT_KEY(w, "headers");
     sim__jw_cjson(w, c->resp_headers);
   }
-  if (c->has_ra) sim__jw_knum(w, "retry_after_ms", c->retry_after_ms);
+  if (c->has_ra) SIM__JW_NEXT_NUM(w, "retry_after_ms", c->retry_after_ms);
   if (c->cur && c->cur->kind == SIM_STEP_FAIL) {
-    if (c->cur->code) sim__jw_kstr(w, "code", c->cur->code);
-    if (c->cur->type) sim__jw_kstr(w, "type", c->cur->type);
+    if (c->cur->code) SIM__JW_NEXT_STR(w, "code", c->cur->code);
+    if (c->cur->type) SIM__JW_NEXT_STR(w, "type", c->cur->type);
   }
-  sim__jw_knum(w, "tokens_in", c->tokens_in);
-  sim__jw_knum(w, "tokens_out", c->tokens_out);
-  sim__jw_knum(w, "chunks", c->chunks);
-  if (c->stalled) sim__jw_kbool(w, "stalled", 1);
-  if (c->no_end_marker) sim__jw_kbool(w, "end_marker", 0);
-  if (c->no_finish) sim__jw_kbool(w, "finish", 0);
-  if (c->delay_ms > 0) sim__jw_knum(w, "delay_ms", c->delay_ms);
-  if (c->text) sim__jw_kstr(w, "text", c->text);
+  SIM__JW_NEXT_NUM(w, "tokens_in", c->tokens_in);
+  SIM__JW_NEXT_NUM(w, "tokens_out", c->tokens_out);
+  SIM__JW_NEXT_NUM(w, "chunks", c->chunks);
+  if (c->stalled) SIM__JW_LIT(w, ",\"stalled\":true");
+  if (c->no_end_marker) SIM__JW_LIT(w, ",\"end_marker\":false");
+  if (c->no_finish) SIM__JW_LIT(w, ",\"finish\":false");
+  if (c->delay_ms > 0) SIM__JW_NEXT_NUM(w, "delay_ms", c->delay_ms);
+  if (c->text) SIM__JW_NEXT_STR(w, "text", c->text);
   cJSON *tools = sim__trace_tools(c);
   if (tools != NULL) {
-    sim__jw_key(w, "tool_calls");
+    SIM__JW_NEXT_KEY(w, "tool_calls");
     sim__jw_cjson(w, tools);
     cJSON_Delete(tools);
   }

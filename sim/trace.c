@@ -273,10 +273,10 @@ sim_jw *sim__trace_begin(const sim_trace *tr, const char *kind, double t_ms) {
   if (!sim__trace_on(tr)) return NULL;
   sim_jw *w = lb_get();
   if (w == NULL) return NULL;
-  sim__jw_open(w, '{');
-  sim__jw_kstr(w, "ev", kind);
+  SIM__JW_LIT(w, "{\"ev\":");
+  sim__jw_str(w, kind);
   /* Microsecond resolution is plenty and keeps lines short. */
-  sim__jw_knum(w, "t", (double)(long long)(t_ms * 1000.0) / 1000.0);
+  SIM__JW_NEXT_NUM(w, "t", (double)(long long)(t_ms * 1000.0) / 1000.0);
   return w;
 }
 
