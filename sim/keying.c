@@ -37,9 +37,22 @@ int sim__request_key(const char *idem_key, const char *method, const char *path,
     h = fnv1a(h, path, strlen(path));
     h = fnv1a(h, "\n", 1);
     if (body_len > 0) h = fnv1a(h, body, body_len);
-    n = snprintf(out, cap, "hash:%016llx", (unsigned long long)h);
+    if (cap < 22) return SIM_EINVAL;
+    memcpy(out, "hash:", 5);
+    *sim__put_hex(out + 5, h, 16) = '\0';
+    return SIM_OK;
   }
   return (n < 0 || (size_t)n >= cap) ? SIM_EINVAL : SIM_OK;
+}
+
+/* Hex digits of v; see sim_int.h. */
+char *sim__put_hex(char *o, uint64_t v, int min) {
+  char tmp[16];
+  int n = 0;
+  do tmp[n++] = "0123456789abcdef"[v & 15]; while ((v >>= 4) != 0);
+  while (n < min) tmp[n++] = '0';
+  while (n > 0) *o++ = tmp[--n];
+  return o;
 }
 
 /* A 64-bit FNV-1a fingerprint of bytes, as 16 hex digits in out[17]. */

@@ -280,22 +280,12 @@ static enum MHD_Result play_unserved(sim_conn *c, const char *method, const char
   return sim__play(c);
 }
 
-/* Lower-case hex of v, at least min digits, at o; returns the end. */
-static char *put_hex(char *o, unsigned long v, int min) {
-  char tmp[16];
-  int n = 0;
-  do tmp[n++] = "0123456789abcdef"[v & 15]; while ((v >>= 4) != 0);
-  while (n < min) tmp[n++] = '0';
-  while (n > 0) *o++ = tmp[--n];
-  return o;
-}
-
 /* The request id: what "req_fbx%08x%08lx" prints, without printf's cost
    (every request); 7 + 8 + 16 digits at most, within rid's 40. */
 static void format_rid(char rid[40], unsigned salt, long id) {
   memcpy(rid, "req_fbx", 7);
-  char *o = put_hex(rid + 7, salt, 8);
-  o = put_hex(o, (unsigned long)id, 8);
+  char *o = sim__put_hex(rid + 7, salt, 8);
+  o = sim__put_hex(o, (unsigned long)id, 8);
   *o = '\0';
 }
 

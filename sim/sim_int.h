@@ -311,6 +311,10 @@ double sim__env_wall_s(const sim_env *env);
 int sim__request_key(const char *idem_key, const char *method, const char *path,
                      const char *body, size_t body_len, char *out, size_t cap);
 void sim__fingerprint(const void *data, size_t len, char out[17]);
+/* Writes v in lower-case hex, at least min digits (what "%0*llx" prints),
+   at o without a terminator; returns the end. For the hot path, where
+   snprintf costs more than the rest of the field. */
+char *sim__put_hex(char *o, uint64_t v, int min);
 /* redact.c: sim_redact_name, kept under its old name for the server. */
 int sim__header_is_secret(const char *name);
 /* tcp_reset.c: makes a socket send a TCP reset now (the `reset` step). */

@@ -1,5 +1,7 @@
 /* test_keying.c - logical request keys, fingerprints, secret headers. */
 #include <CUnit/CUnit.h>
+#include <stdint.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "sim/sim_int.h"
@@ -46,6 +48,22 @@ static void test_secret_headers(void) {
   CU_ASSERT_FALSE(sim__header_is_secret("user-agent"));
 }
 
+/* sim__put_hex writes what printf's %0*llx writes (it replaces it on the
+   hot path: request ids and keys). */
+static void test_put_hex_is_printf(void) {
+  uint64_t v = 0x9e3779b97f4a7c15ull;
+  static const uint64_t edges[] = {0, 1, 15, 16, 0xffffffffull, 0x100000000ull, UINT64_MAX};
+  char got[32], want[32];
+  for (int i = 0; i < 20000; i++) {
+    uint64_t x = i < 7 ? edges[i] : (v = v * 6364136223846793005ull + 1442695040888963407ull) >> (i % 64);
+    for (int min = 0; min <= 16; min += 8) {
+      *sim__put_hex(got, x, min) = '\0';
+      snprintf(want, sizeof want, "%0*llx", min, (unsigned long long)x);
+      CU_ASSERT_STRING_EQUAL(got, want);
+    }
+  }
+}
+
 static void test_keymap_counts(void) {
   sim_keymap *m = sim__keymap_new();
   CU_ASSERT_EQUAL(sim__keymap_bump(m, "a"), 1);
@@ -65,5 +83,6 @@ int suite_keying(void) {
   CU_add_test(s, "payload fingerprint", test_fingerprint);
   CU_add_test(s, "secret headers", test_secret_headers);
   CU_add_test(s, "attempt counts per key", test_keymap_counts);
+  CU_add_test(s, "hex digits as printf writes them", test_put_hex_is_printf);
   return CU_get_error();
 }
