@@ -238,6 +238,18 @@ tree_rss_kb() {
   echo "$s"
 }
 
+# cpu_ticks PID: clock ticks of CPU (user + system) PID and its children
+# have used so far (nginx's workers are its master's children). A server's
+# CPU per request is what a shared machine's noise moves least.
+cpu_ticks() {
+  local t=0 p v
+  for p in "$1" $(pgrep -P "$1" 2>/dev/null); do
+    v=$(sed 's/^.*) //' "/proc/$p/stat" 2>/dev/null | awk '{print $12 + $13}') || v=0
+    t=$((t + ${v:-0}))
+  done
+  echo "$t"
+}
+
 # wrk_stats URL SECONDS: wrk -t$THREADS -c$CONNS POSTing $WORK/post.lua's
 # request; prints "rps p50_ms p99_ms non2xx sockerr requests".
 wrk_stats() {

@@ -75,47 +75,53 @@ WM_MAP=$(awk -v ct="$CTYPE" -v id="$REQID" 'BEGIN { RS = "^$" } {
 # wrk_run PORT SECONDS: prints "rps p50_ms p99_ms non2xx sockerr requests".
 wrk_run() { wrk_stats "http://127.0.0.1:$1/v1/chat/completions" "$2"; }
 
-# measure NAME PORT WARMUP: warm-up, then the measured run; sets RES.
+# measure NAME PORT WARMUP PID: warm-up, then the measured run; sets RES
+# (wrk_stats' fields, then the CPU ticks the server PID used in the run).
 measure() {
   wrk_run "$2" "$3" >/dev/null
+  local t0
+  t0=$(cpu_ticks "$4")
   RES=$(wrk_run "$2" "$DURATION")
+  RES="$RES $(( $(cpu_ticks "$4") - t0 ))"
 }
+TICK_US=$(( 1000000 / $(getconf CLK_TCK) ))
 
 bench_header
 echo "# throughput: wrk -t$THREADS -c$CONNS -d${DURATION}s --latency (POST, same body), warm-up ${WARMUP}s" \
      "(WireMock ${WM_WARMUP}s); answer: $(wc -c <"$WORK/resp.body") bytes, $CTYPE; $RUNS runs"
 [ -n "$WIREMOCK_JAR" ] && echo "# WireMock: $WIREMOCK_JAR ($(java -version 2>&1 | head -1))" ||
   echo "# WireMock: not available (no java, npm or package) - skipped"
-printf '| %-3s | %-26s | %10s | %8s | %8s | %8s | %8s | %7s | %7s | %4s |\n' run server "req/s" "x nginx" "p50 ms" "p99 ms" "non-2xx" "sockerr" goal met
-printf '|-----|----------------------------|------------|----------|----------|----------|----------|---------|---------|------|\n'
+printf '| %-3s | %-26s | %10s | %8s | %8s | %8s | %8s | %7s | %7s | %4s | %11s | %8s |\n' run server "req/s" "x nginx" "p50 ms" "p99 ms" "non-2xx" "sockerr" goal met "cpu us/req" "x nginx"
+printf '|-----|----------------------------|------------|----------|----------|----------|----------|---------|---------|------|-------------|----------|\n'
 status=0
 for run in $(seq "$RUNS"); do
   declare -A R=()
   start_nginx "ngx-$run" "$NGX_LOC"
-  measure nginx "$NGX_PORT" "$WARMUP"; R[nginx]=$RES
+  measure nginx "$NGX_PORT" "$WARMUP" "$NGX_PID"; R[nginx]=$RES
   stop_pid "$NGX_PID"
 
   "${NICE[@]}" "$BENCH_OUT/bare_mhd" "$WORK/resp.body" "$CTYPE" "$REQID" >"$WORK/bare.out" 2>&1 &
   bare=$!; SERVER_PIDS+=("$bare")
   for _ in $(seq 100); do grep -q '^port' "$WORK/bare.out" && break; sleep 0.05; done
-  measure bare "$(awk '/^port/ {print $2}' "$WORK/bare.out")" "$WARMUP"; R[bare]=$RES
+  measure bare "$(awk '/^port/ {print $2}' "$WORK/bare.out")" "$WARMUP" "$bare"; R[bare]=$RES
   stop_pid "$bare"
 
   for mode in none file null; do
     case $mode in none) tr="" ;; file) tr="$WORK/tput-$run.jsonl" ;; null) tr=/dev/null ;; esac
     start_server "$WORK/fn.lua" "$tr"
-    measure "fusebox-$mode" "$SRV_PORT" "$WARMUP"; R[fb_$mode]=$RES
+    measure "fusebox-$mode" "$SRV_PORT" "$WARMUP" "$SRV_PID"; R[fb_$mode]=$RES
     stop_server
     [ "$mode" = file ] && { R[fb_file_bytes]=$(stat -c %s "$tr"); rm -f "$tr"; }
   done
 
   if [ -n "$WIREMOCK_JAR" ]; then
     start_wiremock "wm-$run" "$WM_MAP"
-    measure wiremock "$WM_PORT" "$WM_WARMUP"; R[wm]=$RES
+    measure wiremock "$WM_PORT" "$WM_WARMUP" "$WM_PID"; R[wm]=$RES
     stop_pid "$WM_PID"
   fi
 
   ngx=$(cut -d' ' -f1 <<<"${R[nginx]}")
+  read -r _ _ _ _ _ ngx_n ngx_t <<<"${R[nginx]}"
   for k in nginx bare fb_none fb_file fb_null wm; do
     [ -n "${R[$k]:-}" ] || continue
     case $k in
@@ -123,13 +129,16 @@ for run in $(seq "$RUNS"); do
       fb_none) lab="fusebox, no --trace" ;; fb_file) lab="fusebox, --trace FILE" ;;
       fb_null) lab="fusebox, --trace /dev/null" ;; wm) lab="WireMock $WIREMOCK_VERSION" ;;
     esac
-    read -r rps p50 p99 bad se n <<<"${R[$k]}"
+    read -r rps p50 p99 bad se n ticks <<<"${R[$k]}"
     case $k in fb_none) g=$GOAL_NOTRACE ;; fb_*) g=$GOAL ;; *) g="" ;; esac
-    awk -v run="$run" -v lab="$lab" -v rps="$rps" -v ngx="$ngx" -v p50="$p50" -v p99="$p99" -v bad="$bad" -v se="$se" -v g="$g" 'BEGIN {
+    awk -v run="$run" -v lab="$lab" -v rps="$rps" -v ngx="$ngx" -v p50="$p50" -v p99="$p99" -v bad="$bad" -v se="$se" -v g="$g" \
+        -v n="$n" -v ticks="$ticks" -v nn="$ngx_n" -v nt="$ngx_t" -v tick="$TICK_US" 'BEGIN {
       x = ngx > 0 ? rps / ngx : 0
       met = g == "" ? "" : (x >= g + 0 && bad == 0 && se == 0 ? "yes" : "NO")
-      printf "| %-3s | %-26s | %10.0f | %7.2fx | %8.2f | %8.2f | %8d | %7d | %7s | %4s |\n", run, lab, rps, x, p50, p99, bad, se,
-        g == "" ? "" : sprintf(">=%.2gx", g), met
+      cpu = n > 0 ? ticks * tick / n : 0; ncpu = nn > 0 ? nt * tick / nn : 0
+      cx = ncpu > 0 ? cpu / ncpu : 0
+      printf "| %-3s | %-26s | %10.0f | %7.2fx | %8.2f | %8.2f | %8d | %7d | %7s | %4s | %11.2f | %7.2fx |\n", run, lab, rps, x, p50, p99, bad, se,
+        g == "" ? "" : sprintf(">=%.2gx", g), met, cpu, cx
       exit met == "NO" }' || status=1
   done
   echo "#   run $run: trace file written: $(( ${R[fb_file_bytes]:-0} / 1000000 )) MB"
@@ -139,4 +148,6 @@ echo "# x nginx = req/s / nginx's req/s in the same run; goals (issue 13): no tr
 echo "# --trace FILE and /dev/null >= ${GOAL}x, no non-2xx and no socket error. Wall clock: meaningless on a loaded machine."
 [ "$status" = 0 ] || echo "# throughput: a goal was missed (exit 1)" >&2
 echo "# p50/p99 from wrk --latency (its coordinated-omission-corrected percentiles)."
+echo "# cpu us/req: the server's own CPU (user + system, its processes; /proc ticks) per answered request in the"
+echo "# measured run, and that as a multiple of nginx's: no goal, but what a shared machine's noise moves least."
 exit $status
