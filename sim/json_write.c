@@ -80,13 +80,13 @@ void sim__jw_raw(sim_jw *w, const char *s, size_t n) {
   w->n += n;
 }
 
-/* The comma before an element, unless it opens its container or follows
-   its key. */
 /* One byte. */
 static void put_byte(sim_jw *w, char c) {
   if (room(w, 1)) w->p[w->n++] = c;
 }
 
+/* The comma before an element, unless it opens its container or follows
+   its key. */
 static void sep(sim_jw *w) {
   if (w->n == 0 || w->oom) return;
   char last = w->p[w->n - 1];

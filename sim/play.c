@@ -65,9 +65,10 @@ void sim__player_free(sim_player *p) {
 /* ------------------------------------------------------------- headers */
 
 /* Sends a response header and, when record is set and a trace is written,
-   notes it for the trace's `end.headers` through the one redaction rule (sim_redact_header): a
-   scenario may send a credential-looking header (Set-Cookie, X-Debug-Token:
-   Bearer sk-...), and the client gets it as sent, but no output holds it. */
+   notes it for the trace's `end.headers` through the one redaction rule
+   (sim_redact_header): a scenario may send a credential-looking header
+   (Set-Cookie, X-Debug-Token: Bearer sk-...), and the client gets it as
+   sent, but no output holds it. */
 static void add_header(struct MHD_Response *r, sim_conn *c, const char *name,
                        const char *value, int record) {
   MHD_add_response_header(r, name, value);
