@@ -30,6 +30,18 @@ static void test_hash_of_method_path_body(void) {
 static void test_key_too_long(void) {
   char k[8];
   CU_ASSERT_NOT_EQUAL(sim__request_key("a-very-long-key", "POST", "/", NULL, 0, k, sizeof k), 0);
+  /* A hash key too long for the buffer: refused, yet cut and terminated as
+     snprintf would (fuzz_request holds every size to that). */
+  char full[32], small[22];
+  CU_ASSERT_EQUAL(sim__request_key(NULL, "POST", "/", "{}", 2, full, sizeof full), 0);
+  CU_ASSERT_EQUAL(strlen(full), 21);
+  for (size_t cap = 1; cap <= sizeof small; cap++) {
+    memset(small, 'x', sizeof small);
+    int rc = sim__request_key(NULL, "POST", "/", "{}", 2, small, cap);
+    CU_ASSERT_EQUAL(rc != 0, cap < 22);
+    CU_ASSERT_EQUAL(strlen(small), cap - 1 < 21 ? cap - 1 : 21);
+    CU_ASSERT_EQUAL(strncmp(small, full, cap - 1), 0);
+  }
 }
 
 static void test_fingerprint(void) {
