@@ -14,11 +14,15 @@ double sim__srv_t(const sim_server *srv) { return sim__srv_now(srv) - srv->t0; }
 /* The server's monotonic clock in ms (its env's). */
 double sim__srv_now(const sim_server *srv) { return sim__env_now_ms(&srv->env); }
 
+/* Resumes c. On its own loop (a timer) the loop's next turn answers it;
+   from another thread (a hang-up, shutdown) the loop is woken. */
 static void on_wake(void *arg, int reason) {
   sim_conn *c = arg;
+  sim_loop *l = c->loop;
   SIM_STAGE(c, fire);
   c->wake = reason;
   SIM_STAGE_CALL(MHD_resume_connection(c->mc)); /* c may be gone once it returns */
+  if (l != sim__loop_current()) sim__loop_kick(l);
 }
 
 /* Suspends c until due_ms (< 0: until the peer hangs up or shutdown). */
@@ -27,12 +31,14 @@ void sim__conn_wait(sim_conn *c, double due_ms) {
       MHD_get_connection_info(c->mc, MHD_CONNECTION_INFO_CONNECTION_FD);
   int fd = ci ? ci->connect_fd : -1;
   c->wake = 0;
+  c->loop = sim__loop_current();
   SIM_STAGE_SET(c, arrive, c->t_arrive + c->srv->t0);
   SIM_STAGE(c, suspend);
   SIM_STAGE_SET(c, due, due_ms);
   /* Suspend before registering, so a resume can never come first. */
   MHD_suspend_connection(c->mc);
-  if (sim__waiter_add(c->srv->waiter, &c->wait, due_ms, fd, on_wake, c) != SIM_OK) {
+  if (sim__waiter_add_on(c->srv->waiter, sim__loop_owner(c->loop), &c->wait, due_ms, fd,
+                         on_wake, c) != SIM_OK) {
     c->wake = SIM_WAKE_SHUTDOWN;
     MHD_resume_connection(c->mc);
   }

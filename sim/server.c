@@ -1,5 +1,5 @@
 /*
- * server.c - one scenario session on one port: the libmicrohttpd daemon,
+ * server.c - one scenario session on one port: its event loops (loops.c),
  * routing, arrivals (logical request keys, attempt numbers, the Lua
  * decision) and the trace events that begin and end every attempt.
  */
@@ -569,43 +569,31 @@ void sim__trace_session(sim_server *srv, uint64_t seed) {
   sim__trace_emit(srv->trace, ev);
 }
 
-static int start_daemon(sim_server *srv, const sim_server_opts *o, char err[SIM_ERRLEN]) {
-  const char *bind = o->bind ? o->bind : "127.0.0.1";
-  struct sockaddr_in a4;
-  struct sockaddr_in6 a6;
+/* What every loop's daemon is made with (start_daemon). */
+typedef struct daemon_args {
+  sim_server *srv;
+  unsigned flags;
   const struct sockaddr *addr;
-  unsigned flags = MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_EPOLL |
-                   MHD_ALLOW_SUSPEND_RESUME | MHD_USE_ERROR_LOG;
-  memset(&a4, 0, sizeof a4);
-  memset(&a6, 0, sizeof a6);
-  if (inet_pton(AF_INET, bind, &a4.sin_addr) == 1) {
-    a4.sin_family = AF_INET;
-    a4.sin_port = htons((uint16_t)o->port);
-    addr = (const struct sockaddr *)&a4;
-  } else if (inet_pton(AF_INET6, bind, &a6.sin6_addr) == 1) {
-    a6.sin6_family = AF_INET6;
-    a6.sin6_port = htons((uint16_t)o->port);
-    addr = (const struct sockaddr *)&a6;
-    flags |= MHD_USE_IPv6;
-  } else {
-    snprintf(err, SIM_ERRLEN, "bad bind address '%s': give an IPv4 or IPv6 address", bind);
-    return SIM_EINVAL;
-  }
-  unsigned limit = o->max_connections > 0 ? (unsigned)o->max_connections : 20000;
-  /* One event loop per core: each has its own Lua state of the scenario;
-     every structure they share is locked (the trace, the key map, the
-     ledger, the rate limiter, the waiter); a connection stays on its
-     thread. */
-  long cores = sysconf(_SC_NPROCESSORS_ONLN);
-  unsigned threads = cores > 1 ? (unsigned)(cores > 8 ? 8 : cores) : 1;
-  if (o->loops > 0) threads = (unsigned)(o->loops > 8 ? 8 : o->loops);
-  srv->daemon = MHD_start_daemon(
-      flags, (uint16_t)o->port, NULL, NULL, on_request, srv,
-      MHD_OPTION_SOCK_ADDR, addr,
-      MHD_OPTION_NOTIFY_COMPLETED, on_completed, srv,
-      MHD_OPTION_NOTIFY_CONNECTION, sim__conn_notify, srv,
+  unsigned limit;
+} daemon_args;
+
+/* sim_daemon_fn: loop i's daemon; the first opens the socket. */
+static struct MHD_Daemon *make_daemon(void *arg, int i, int n, int listen_fd) {
+  const daemon_args *a = arg;
+  /* the connection limit is the server's, shared out as libmicrohttpd's
+     own thread pool did */
+  unsigned limit = (a->limit + (unsigned)n - 1) / (unsigned)n;
+  struct MHD_OptionItem where[2] = {
+      {MHD_OPTION_SOCK_ADDR, 0, (void *)a->addr},
+      {MHD_OPTION_END, 0, NULL},
+  };
+  if (i > 0) where[0] = (struct MHD_OptionItem){MHD_OPTION_LISTEN_SOCKET, listen_fd, NULL};
+  return MHD_start_daemon(
+      a->flags, 0, NULL, NULL, on_request, a->srv,
+      MHD_OPTION_ARRAY, where,
+      MHD_OPTION_NOTIFY_COMPLETED, on_completed, a->srv,
+      MHD_OPTION_NOTIFY_CONNECTION, sim__conn_notify, a->srv,
       MHD_OPTION_CONNECTION_LIMIT, limit,
-      MHD_OPTION_THREAD_POOL_SIZE, threads,
       MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)300,
       /* libmicrohttpd zeroes a connection's whole pool after every
          request: 16 KB (headers up to ~8 KB, as nginx's default) costs
@@ -615,12 +603,45 @@ static int start_daemon(sim_server *srv, const sim_server_opts *o, char err[SIM_
       MHD_OPTION_EXTERNAL_LOGGER, on_mhd_log, NULL,
       MHD_OPTION_UNESCAPE_CALLBACK, unescape, NULL,
       MHD_OPTION_END);
-  if (srv->daemon == NULL) {
+}
+
+static int start_daemon(sim_server *srv, const sim_server_opts *o, char err[SIM_ERRLEN]) {
+  const char *bind = o->bind ? o->bind : "127.0.0.1";
+  struct sockaddr_in a4;
+  struct sockaddr_in6 a6;
+  daemon_args a = {.srv = srv, .flags = MHD_USE_EPOLL | MHD_ALLOW_SUSPEND_RESUME | MHD_USE_ERROR_LOG};
+  memset(&a4, 0, sizeof a4);
+  memset(&a6, 0, sizeof a6);
+  if (inet_pton(AF_INET, bind, &a4.sin_addr) == 1) {
+    a4.sin_family = AF_INET;
+    a4.sin_port = htons((uint16_t)o->port);
+    a.addr = (const struct sockaddr *)&a4;
+  } else if (inet_pton(AF_INET6, bind, &a6.sin6_addr) == 1) {
+    a6.sin6_family = AF_INET6;
+    a6.sin6_port = htons((uint16_t)o->port);
+    a.addr = (const struct sockaddr *)&a6;
+    a.flags |= MHD_USE_IPv6;
+  } else {
+    snprintf(err, SIM_ERRLEN, "bad bind address '%s': give an IPv4 or IPv6 address", bind);
+    return SIM_EINVAL;
+  }
+  a.limit = o->max_connections > 0 ? (unsigned)o->max_connections : 20000;
+  /* One event loop per core: each has its own Lua state of the scenario
+     and fires its own connections' timers; every structure they share is
+     locked (the trace, the key map, the ledger, the rate limiter, the
+     waiter); a connection stays on its loop. */
+  long cores = sysconf(_SC_NPROCESSORS_ONLN);
+  int threads = cores > 1 ? (int)(cores > SIM_LOOPS_MAX ? SIM_LOOPS_MAX : cores) : 1;
+  if (o->loops > 0) threads = o->loops > SIM_LOOPS_MAX ? SIM_LOOPS_MAX : o->loops;
+  int rc = sim__loops_start(threads, srv->waiter, &srv->env, make_daemon, &a, &srv->loops);
+  if (rc == SIM_ELISTEN) {
     snprintf(err, SIM_ERRLEN, "cannot listen on %s:%d (port in use, or no permission)",
              bind, o->port);
-    return SIM_ELISTEN;
+    return rc;
   }
-  const union MHD_DaemonInfo *di = MHD_get_daemon_info(srv->daemon, MHD_DAEMON_INFO_BIND_PORT);
+  if (rc != SIM_OK) return rc;
+  const union MHD_DaemonInfo *di =
+      MHD_get_daemon_info(sim__loops_daemon(srv->loops), MHD_DAEMON_INFO_BIND_PORT);
   srv->port = di ? di->port : o->port;
   return SIM_OK;
 }
@@ -751,10 +772,12 @@ int sim_server_stop(sim_server *srv, char err[SIM_ERRLEN]) {
   /* Wake every hung, delayed or stalled connection, let what is in flight
      finish (bounded), then stop the daemon, which ends the rest and writes
      their `end` lines. */
+  int served = srv->loops != NULL;
   if (srv->waiter) sim__waiter_shutdown(srv->waiter);
-  if (srv->daemon) drain(srv);
-  if (srv->daemon) MHD_stop_daemon(srv->daemon);
-  if (srv->trace && srv->daemon) {
+  if (served) drain(srv);
+  sim__loops_stop(srv->loops);
+  srv->loops = NULL;
+  if (srv->trace && served) {
     cJSON *ev = sim__trace_event("done", sim__srv_t(srv));
     if (ev) {
       cJSON_AddNumberToObject(ev, "arrivals", (double)srv->arrivals);

@@ -22,7 +22,7 @@ struct sim_server {
   sim_scenario *sc;
   int own_sc;         /* 1: loaded by the server and freed with it */
   sim_env env;        /* clocks: timers, the rate limiter, trace times */
-  struct MHD_Daemon *daemon;
+  struct sim_loops *loops; /* the event loops and their daemons (loops.c) */
   sim_trace *trace;
   sim_waiter *waiter;
   sim_state *state;   /* attempts, ledger, rate limit: in process or Redis */
@@ -35,9 +35,9 @@ struct sim_server {
   long arrivals;
   /* Sessions (session.c). With a control hook, each run of a session is a
      sim_server of its own, a "view": its scenario, state, trace tap, clock
-     and counters, sharing the root's daemon, waiter and port. The root is
+     and counters, sharing the root's loops, waiter and port. The root is
      the default session's first run and owns what the views share. */
-  sim_server *root;          /* the server that owns the daemon (itself for the root) */
+  sim_server *root;          /* the server that owns the loops (itself for the root) */
   struct sim_sessions *sessions; /* root: the session table; NULL = no sessions */
   sim_trace *trace_file;     /* root with sessions: the --trace file (trace is its tap) */
   int refs;                  /* views: connections + the table (under the table's lock) */
@@ -87,6 +87,7 @@ typedef struct sim_conn {
   sim_step *root;           /* the decision; owned */
   const sim_step *cur;      /* the part being played (delay unwraps) */
   sim_wait wait;
+  struct sim_loop *loop;    /* the event loop serving it (its thread) */
   int waiting;              /* suspended in the access handler */
   volatile int wake;        /* why the last wait ended (SIM_WAKE_*) */
   sim_player *player;       /* streams and early-close bodies */
@@ -109,6 +110,31 @@ typedef struct sim_conn {
   char *text;               /* answer text sent, bounded by SIM_MAX_TEXT */
   size_t text_len, text_cap;
 } sim_conn;
+
+/* loops.c: the event loops, one thread and one libmicrohttpd daemon each,
+   in external polling mode; each fires its connections' timers itself. */
+typedef struct sim_loop sim_loop;
+typedef struct sim_loops sim_loops;
+/* Makes loop i's daemon (of n) with MHD_USE_EPOLL and no internal thread.
+   listen_fd < 0 for the first, which opens the socket; for the others a
+   descriptor of that socket the daemon takes over. NULL on failure. */
+typedef struct MHD_Daemon *(*sim_daemon_fn)(void *arg, int i, int n, int listen_fd);
+/* Starts n loops (1..SIM_LOOPS_MAX) whose timers are the waiter's owners
+   1..n on env's clock (NULL: the real one). SIM_ELISTEN when a daemon
+   could not be made. Caller owns *out (sim__loops_stop). */
+int sim__loops_start(int n, sim_waiter *wt, const sim_env *env, sim_daemon_fn make, void *arg,
+                     sim_loops **out);
+/* The first loop's daemon (its port is the server's). */
+struct MHD_Daemon *sim__loops_daemon(const sim_loops *all);
+/* Stops the loops' threads, then their daemons (which end the connections
+   still open, on the calling thread), and frees all. NULL is a no-op. */
+void sim__loops_stop(sim_loops *all);
+/* The loop the calling thread runs, or NULL off the loops. */
+sim_loop *sim__loop_current(void);
+/* l's owner number in the waiter (0 for NULL: the waiter thread's). */
+int sim__loop_owner(const sim_loop *l);
+/* Makes l run a turn soon (from another thread). NULL is a no-op. */
+void sim__loop_kick(sim_loop *l);
 
 /* conn.c: used by server.c and play.c alike. */
 /* Milliseconds since the session started. */

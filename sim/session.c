@@ -5,7 +5,7 @@
  *
  * A run is a "view": a sim_server of its own with its scenario, attempt
  * counters, ledger, rate limiter (its state), trace tap and clock, sharing
- * the root's daemon, waiter and port, so play.c and server.c serve it as
+ * the root's loops, waiter and port, so play.c and server.c serve it as
  * they serve any server. A connection holds a reference on the view it
  * arrived at, so starting a session afresh (PUT, reset) never frees what an
  * in-flight request still plays: the old view is retired, and freed by
@@ -113,7 +113,7 @@ static sim_server *view_new(sim_server *root, const char *name, sim_scenario *sc
   v->sc = sc;
   v->own_sc = 1;
   v->env = root->env;
-  v->daemon = root->daemon;
+  v->loops = root->loops;
   v->waiter = root->waiter;
   v->scale = root->scale;
   v->port = root->port;

@@ -441,8 +441,12 @@ int sim__provider_name_ok(const char *s, size_t len);
 /* Formats seconds as delta-seconds ("2", "1.5"). */
 void sim__format_seconds(double seconds, char out[32]);
 
-/* waiter.c: timers and hang-up watches for suspended connections, all on
-   one thread, so no thread sleeps per connection. */
+/* waiter.c: timers and hang-up watches for suspended connections, so no
+   thread sleeps per connection. Hang-ups are watched by the waiter's own
+   thread; timers either by it (owner 0) or by the event loop that owns
+   them (owner 1..SIM_LOOPS_MAX, see loops.c), which fires them itself. */
+#define SIM_LOOPS_MAX 8
+#define SIM_WAIT_OWNERS (SIM_LOOPS_MAX + 1)
 enum { SIM_WAKE_TIMER = 1, SIM_WAKE_HANGUP = 2, SIM_WAKE_SHUTDOWN = 3 };
 typedef void (*sim_wake_fn)(void *arg, int reason);
 typedef struct sim_wait {
@@ -450,6 +454,7 @@ typedef struct sim_wait {
   size_t heap_idx; /* position in the timer heap (private) */
   int fd;          /* socket watched for hang-up; < 0 = none */
   int active;      /* 1 while registered (private) */
+  int owner;       /* whose timer heap it is on (private) */
   sim_wake_fn fn;
   void *arg;
 } sim_wait;
@@ -467,6 +472,16 @@ void sim__waiter_kick(sim_waiter *wt);
    caller must not wait then). */
 int sim__waiter_add(sim_waiter *wt, sim_wait *w, double due_ms, int fd,
                     sim_wake_fn fn, void *arg);
+/* The same on owner's timers (1..SIM_LOOPS_MAX; 0 is sim__waiter_add's),
+   called on owner's thread only: its timers fire only in
+   sim__waiter_fire_due on that thread (a hang-up or shutdown still fires
+   on the waiter thread), and the timers fired before registering are
+   owner's. */
+int sim__waiter_add_on(sim_waiter *wt, int owner, sim_wait *w, double due_ms, int fd,
+                       sim_wake_fn fn, void *arg);
+/* For owner's thread: fires owner's timers that are due, then returns the
+   due time of its next one (on the waiter's clock), or -1 when none. */
+double sim__waiter_fire_due(sim_waiter *wt, int owner);
 /* The socket fd is about to be closed: stop watching it (a socket is
    watched from its first wait on, across waits). A wait still registered
    on it stays, unwatched. */

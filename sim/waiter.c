@@ -1,17 +1,19 @@
 /*
- * waiter.c - one thread that keeps every suspended connection waiting: a
- * min-heap of timers (delays, stream intervals, stalls) and an epoll set of
- * sockets watched for hang-up (hangs and endless stalls). Thousands of
- * connections wait at the cost of one thread and a few bytes each.
+ * waiter.c - what keeps every suspended connection waiting: min-heaps of
+ * timers (delays, stream intervals, stalls) and, on one thread, an epoll
+ * set of sockets watched for hang-up (hangs and endless stalls). Thousands
+ * of connections wait at the cost of a few bytes each.
  *
- * Timers also fire where the connections are: every thread that adds a
- * wait (an event loop suspending a connection) first fires the timers
- * already due, so under load a due connection is resumed by a loop that is
- * running anyway instead of waiting for the waiter thread to get a CPU
- * (issue 13: on 2 loaded cores that took up to 10 ms). The waiter thread
- * sleeps until the nearest due time with nanosecond precision
+ * Timers fire where the connections are. The server's event loops own
+ * theirs (owners 1..SIM_LOOPS_MAX: a heap each): a loop adds its waits on
+ * its own thread, fires them in sim__waiter_fire_due between turns and
+ * sleeps no longer than its next one (loops.c), so a due answer needs no
+ * other thread and no wake-up (issue 13). Owner 0's timers are the waiter
+ * thread's: it sleeps until the nearest with nanosecond precision
  * (epoll_pwait2, or epoll_wait in whole milliseconds where the kernel or
- * valgrind lacks it), and fires what no loop did.
+ * valgrind lacks it), and a thread adding one of them first fires those
+ * already due. Hang-ups and shutdown wake any owner's wait, on the waiter
+ * thread.
  *
  * A socket is watched for hang-up from its first wait until the server
  * says it is closing (sim__waiter_forget), not added and removed per wait:
@@ -42,6 +44,12 @@
 #define ADD_BATCH 64     /* due timers an adding thread fires at most */
 #define FD_MAX (1 << 22) /* bounded: sockets watched by fd number */
 
+/* One timer heap: a min-heap on due_ms. */
+typedef struct heap {
+  sim_wait **v;
+  size_t n, cap;
+} heap;
+
 /* The hang-up watch of one fd number. */
 typedef struct watch {
   sim_wait *w;      /* the wait registered on it, or NULL */
@@ -56,8 +64,7 @@ struct sim_waiter {
   pthread_t thread;
   int epfd;
   int evfd;         /* wakes the thread when a nearer timer or shutdown comes */
-  sim_wait **heap;  /* min-heap on due_ms */
-  size_t n, cap;
+  heap heaps[SIM_WAIT_OWNERS]; /* [0]: the waiter thread's; [k]: event loop k's */
   int stopping;     /* shutdown asked: refuse new waits */
   int stopped;      /* the thread has woken everything and exited */
   sim_wait **untimed; /* waits without a timer, for shutdown */
@@ -68,42 +75,42 @@ struct sim_waiter {
   int no_pwait2;    /* epoll_pwait2 said ENOSYS: epoll_wait in ms instead */
 };
 
-static void heap_swap(sim_waiter *wt, size_t a, size_t b) {
-  sim_wait *t = wt->heap[a];
-  wt->heap[a] = wt->heap[b];
-  wt->heap[b] = t;
-  wt->heap[a]->heap_idx = a;
-  wt->heap[b]->heap_idx = b;
+static void heap_swap(heap *h, size_t a, size_t b) {
+  sim_wait *t = h->v[a];
+  h->v[a] = h->v[b];
+  h->v[b] = t;
+  h->v[a]->heap_idx = a;
+  h->v[b]->heap_idx = b;
 }
 
-static void heap_up(sim_waiter *wt, size_t i) {
+static void heap_up(heap *h, size_t i) {
   while (i > 0) {
     size_t p = (i - 1) / 2;
-    if (wt->heap[p]->due_ms <= wt->heap[i]->due_ms) break;
-    heap_swap(wt, p, i);
+    if (h->v[p]->due_ms <= h->v[i]->due_ms) break;
+    heap_swap(h, p, i);
     i = p;
   }
 }
 
-static void heap_down(sim_waiter *wt, size_t i) {
+static void heap_down(heap *h, size_t i) {
   for (;;) {
     size_t l = 2 * i + 1, r = l + 1, m = i;
-    if (l < wt->n && wt->heap[l]->due_ms < wt->heap[m]->due_ms) m = l;
-    if (r < wt->n && wt->heap[r]->due_ms < wt->heap[m]->due_ms) m = r;
+    if (l < h->n && h->v[l]->due_ms < h->v[m]->due_ms) m = l;
+    if (r < h->n && h->v[r]->due_ms < h->v[m]->due_ms) m = r;
     if (m == i) return;
-    heap_swap(wt, i, m);
+    heap_swap(h, i, m);
     i = m;
   }
 }
 
-static void heap_remove(sim_waiter *wt, sim_wait *w) {
+static void heap_remove(heap *h, sim_wait *w) {
   size_t i = w->heap_idx;
-  wt->n--;
-  if (i != wt->n) {
-    wt->heap[i] = wt->heap[wt->n];
-    wt->heap[i]->heap_idx = i;
-    heap_down(wt, i);
-    heap_up(wt, i);
+  h->n--;
+  if (i != h->n) {
+    h->v[i] = h->v[h->n];
+    h->v[i]->heap_idx = i;
+    heap_down(h, i);
+    heap_up(h, i);
   }
 }
 
@@ -119,7 +126,7 @@ static void untimed_remove(sim_waiter *wt, sim_wait *w) {
 /* Unregisters w (lock held). The caller fires it after unlocking. Its
    socket stays watched: its next wait needs no system call. */
 static void detach(sim_waiter *wt, sim_wait *w) {
-  if (w->due_ms >= 0) heap_remove(wt, w);
+  if (w->due_ms >= 0) heap_remove(&wt->heaps[w->owner], w);
   else untimed_remove(wt, w);
   if (w->fd >= 0 && (size_t)w->fd < wt->nwatches && wt->watches[w->fd].w == w)
     wt->watches[w->fd].w = NULL;
@@ -175,11 +182,13 @@ static void fire_all(sim_wait **list, size_t n, int reason) {
   for (size_t i = 0; i < n; i++) list[i]->fn(list[i]->arg, reason);
 }
 
-/* Takes up to max timers due at now off the heap into due (lock held). */
-static size_t take_due(sim_waiter *wt, double now, sim_wait **due, size_t max) {
+/* Takes up to max timers of owner due at now off its heap into due (lock
+   held). */
+static size_t take_due(sim_waiter *wt, int owner, double now, sim_wait **due, size_t max) {
+  heap *h = &wt->heaps[owner];
   size_t ndue = 0;
-  while (wt->n > 0 && wt->heap[0]->due_ms <= now && ndue < max) {
-    sim_wait *w = wt->heap[0];
+  while (h->n > 0 && h->v[0]->due_ms <= now && ndue < max) {
+    sim_wait *w = h->v[0];
     detach(wt, w);
     due[ndue++] = w;
   }
@@ -216,8 +225,8 @@ static void *waiter_main(void *arg) {
   for (;;) {
     pthread_mutex_lock(&wt->lock);
     struct timespec ts, *timeout = NULL; /* NULL: until an event */
-    if (wt->n > 0) {
-      double d = wt->heap[0]->due_ms - sim__env_now_ms(&wt->env);
+    if (wt->heaps[0].n > 0) {
+      double d = wt->heaps[0].v[0]->due_ms - sim__env_now_ms(&wt->env);
       if (d < 0) d = 0;
       ts.tv_sec = (time_t)(d / 1000.0);
       ts.tv_nsec = (long)((d - (double)ts.tv_sec * 1000.0) * 1e6);
@@ -258,7 +267,7 @@ static void *waiter_main(void *arg) {
     for (;;) {
       double now = sim__env_now_ms(&wt->env);
       pthread_mutex_lock(&wt->lock);
-      ndue = take_due(wt, now, due, BATCH);
+      ndue = take_due(wt, 0, now, due, BATCH);
       pthread_mutex_unlock(&wt->lock);
       if (ndue == 0) break;
       fire_all(due, ndue, SIM_WAKE_TIMER);
@@ -269,10 +278,13 @@ static void *waiter_main(void *arg) {
   for (;;) {
     size_t ndue = 0;
     pthread_mutex_lock(&wt->lock);
-    while (wt->n > 0 && ndue < BATCH) {
-      sim_wait *w = wt->heap[wt->n - 1];
-      detach(wt, w);
-      due[ndue++] = w;
+    for (int o = 0; o < SIM_WAIT_OWNERS; o++) {
+      heap *h = &wt->heaps[o];
+      while (h->n > 0 && ndue < BATCH) {
+        sim_wait *w = h->v[h->n - 1];
+        detach(wt, w);
+        due[ndue++] = w;
+      }
     }
     while (wt->nuntimed > 0 && ndue < BATCH) {
       sim_wait *w = wt->untimed[wt->nuntimed - 1];
@@ -326,20 +338,30 @@ void sim__waiter_kick(sim_waiter *wt) {
   if (wt != NULL) kick(wt);
 }
 
-/* Registers a wait, after firing the timers already due; see sim_int.h. */
+/* Registers a wait on the waiter thread's timers; see sim_int.h. */
 int sim__waiter_add(sim_waiter *wt, sim_wait *w, double due_ms, int fd,
                     sim_wake_fn fn, void *arg) {
+  return sim__waiter_add_on(wt, 0, w, due_ms, fd, fn, arg);
+}
+
+/* Registers a wait on owner's timers, after firing that owner's timers
+   already due; see sim_int.h. */
+int sim__waiter_add_on(sim_waiter *wt, int owner, sim_wait *w, double due_ms, int fd,
+                       sim_wake_fn fn, void *arg) {
+  if (owner < 0 || owner >= SIM_WAIT_OWNERS) owner = 0;
   w->due_ms = due_ms;
   w->fd = fd;
   w->fn = fn;
   w->arg = arg;
+  w->owner = owner;
   int rc = SIM_OK, nearer = 0;
   sim_wait *due[ADD_BATCH];
   size_t ndue = 0;
   int hung_up = 0;
   double now = sim__env_now_ms(&wt->env);
+  heap *h = &wt->heaps[owner];
   pthread_mutex_lock(&wt->lock);
-  if (!wt->stopping) ndue = take_due(wt, now, due, ADD_BATCH);
+  if (!wt->stopping) ndue = take_due(wt, owner, now, due, ADD_BATCH);
   watch *x = fd >= 0 && !wt->stopping ? watch_of(wt, fd) : NULL;
   if (x == NULL || watch_fd(wt, x, fd) != 0) {
     w->fd = -1; /* not watched: the wait ends at its due time or shutdown */
@@ -351,13 +373,15 @@ int sim__waiter_add(sim_waiter *wt, sim_wait *w, double due_ms, int fd,
   } else if (hung_up) {
     w->active = 0;
   } else if (due_ms >= 0) {
-    if (grow(&wt->heap, &wt->cap, wt->n + 1) != 0) {
+    if (grow(&h->v, &h->cap, h->n + 1) != 0) {
       rc = SIM_ENOMEM;
     } else {
-      w->heap_idx = wt->n;
-      wt->heap[wt->n++] = w;
-      heap_up(wt, w->heap_idx);
-      nearer = wt->heap[0] == w;
+      w->heap_idx = h->n;
+      h->v[h->n++] = w;
+      heap_up(h, w->heap_idx);
+      /* only the waiter thread sleeps on heap 0; an owner loop reads its
+         next due time before it sleeps (sim__waiter_fire_due) */
+      nearer = owner == 0 && h->v[0] == w;
     }
   } else if (grow(&wt->untimed, &wt->capuntimed, wt->nuntimed + 1) != 0) {
     rc = SIM_ENOMEM;
@@ -376,13 +400,36 @@ int sim__waiter_add(sim_waiter *wt, sim_wait *w, double due_ms, int fd,
   return rc;
 }
 
+/* Fires owner's due timers on the calling thread; see sim_int.h. */
+double sim__waiter_fire_due(sim_waiter *wt, int owner) {
+  if (owner < 0 || owner >= SIM_WAIT_OWNERS) return -1;
+  heap *h = &wt->heaps[owner];
+  /* Only the owner adds to its heap, so an empty heap stays empty until
+     it adds: no lock or clock for a loop with no timer (every turn of a
+     busy server). */
+  if (__atomic_load_n(&h->n, __ATOMIC_RELAXED) == 0) return -1;
+  sim_wait *due[BATCH];
+  for (;;) {
+    double now = sim__env_now_ms(&wt->env), next = -1;
+    pthread_mutex_lock(&wt->lock);
+    size_t ndue = wt->stopping ? 0 : take_due(wt, owner, now, due, BATCH);
+    if (h->n > 0) next = h->v[0]->due_ms;
+    pthread_mutex_unlock(&wt->lock);
+    fire_all(due, ndue, SIM_WAKE_TIMER);
+    if (ndue < BATCH) return next;
+  }
+}
+
 /* The server closes fd: stop watching it; see sim_int.h. */
 void sim__waiter_forget(sim_waiter *wt, int fd) {
   if (wt == NULL || fd < 0) return;
   pthread_mutex_lock(&wt->lock);
   if ((size_t)fd < wt->nwatches && wt->watches[fd].registered) {
     watch *x = &wt->watches[fd];
-    epoll_ctl(wt->epfd, EPOLL_CTL_DEL, fd, NULL);
+    /* No EPOLL_CTL_DEL: closing the socket takes it out of the epoll set
+       (a system call less per connection). Should the socket stay open
+       and be watched again, the ADD finds it there and modifies it, and
+       its events meanwhile carry the old registration number. */
     x->registered = 0;
     x->hup = 0;
     if (x->w != NULL) x->w->fd = -1; /* still waiting: its timer or shutdown ends it */
@@ -397,7 +444,7 @@ void sim__waiter_poll(sim_waiter *wt) {
   size_t ndue = 0;
   double now = sim__env_now_ms(&wt->env);
   if (pthread_mutex_trylock(&wt->lock) != 0) return; /* the waiter is at it */
-  if (!wt->stopping) ndue = take_due(wt, now, due, ADD_BATCH);
+  if (!wt->stopping) ndue = take_due(wt, 0, now, due, ADD_BATCH);
   pthread_mutex_unlock(&wt->lock);
   fire_all(due, ndue, SIM_WAKE_TIMER);
 }
@@ -422,7 +469,7 @@ void sim__waiter_free(sim_waiter *wt) {
   pthread_join(wt->thread, NULL);
   close(wt->epfd);
   close(wt->evfd);
-  free(wt->heap);
+  for (int o = 0; o < SIM_WAIT_OWNERS; o++) free(wt->heaps[o].v);
   free(wt->untimed);
   free(wt->watches);
   pthread_mutex_destroy(&wt->lock);

@@ -224,6 +224,28 @@ static void test_hang_until_shutdown(void) {
   e2e_free(s);
 }
 
+/* Each event loop fires its own connections' timers (sim/loops.c): on
+   two loops, every answer comes no earlier than its delay, and in bounds
+   wide enough for a loaded machine. Each request is a new connection, so
+   both loops serve some. */
+static void test_delay_on_each_loop(void) {
+  e2e_server *s = e2e_start_loops(
+      "return scenario { name='t', provider = { delay { 0.02, chat {} } } }", 1.0, NULL, 2);
+  for (int i = 0; i < 6; i++) {
+    e2e_resp r;
+    e2e_chat(s, CHAT, 0, 5000, &r);
+    CU_ASSERT_EQUAL(r.status, 200);
+    CU_ASSERT(r.elapsed_ms >= 20.0 && r.elapsed_ms < 2000);
+    e2e_resp_clear(&r);
+  }
+  e2e_stop(s);
+  for (int i = 0; i < 6; i++) {
+    CU_ASSERT_STRING_EQUAL(end_how(s, i), "complete");
+    CU_ASSERT_EQUAL(e2e_num(e2e_end_of(s, i), "delay_ms"), 20);
+  }
+  e2e_free(s);
+}
+
 static void test_delay(void) {
   e2e_server *s = one("delay { 0.3, chat { content = 'late' } }");
   e2e_resp r;
@@ -399,6 +421,7 @@ int suite_steps(void) {
   CU_add_test(s, "hang until the client gives up", test_hang_and_client_abort);
   CU_add_test(s, "hang until the server stops", test_hang_until_shutdown);
   CU_add_test(s, "delay", test_delay);
+  CU_add_test(s, "delay: each loop's timers, never early", test_delay_on_each_loop);
   CU_add_test(s, "stream faults, OpenAI", test_stream_openai);
   CU_add_test(s, "stream faults, Anthropic", test_stream_anthropic);
   CU_add_test(s, "stream interval and stall", test_stream_timing);

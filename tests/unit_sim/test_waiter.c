@@ -270,6 +270,76 @@ static void test_forget_then_new_socket(void) {
   CU_ASSERT_EQUAL(r.reasons[2], SIM_WAKE_SHUTDOWN);
 }
 
+/* An event loop's timers (owner 1, 2) are its own: the waiter thread, even
+   woken with them due, fires only owner 0's; sim__waiter_fire_due fires
+   the owner's due ones on the calling thread and says when the next one
+   is due. Injected clock: nothing waits on time. */
+static void test_owned_timers_fire_on_their_loop(void) {
+  rec r = {.lock = PTHREAD_MUTEX_INITIALIZER, .cond = PTHREAD_COND_INITIALIZER};
+  const double t0 = 1e12;
+  fake_clock fc = {.lock = PTHREAD_MUTEX_INITIALIZER, .ms = t0};
+  sim_env env = {.now_ms = fake_now, .ud = &fc};
+  sim_waiter *wt;
+  CU_ASSERT_EQUAL_FATAL(sim__waiter_new(&env, &wt), 0);
+  item z = {.r = &r, .id = 0}, a = {.r = &r, .id = 1}, b = {.r = &r, .id = 2},
+       c = {.r = &r, .id = 3};
+  CU_ASSERT_EQUAL(sim__waiter_add_on(wt, 1, &a.w, t0 + 1000, -1, on_wake, &a), SIM_OK);
+  CU_ASSERT_EQUAL(sim__waiter_add_on(wt, 1, &c.w, t0 + 5000, -1, on_wake, &c), SIM_OK);
+  CU_ASSERT_EQUAL(sim__waiter_add_on(wt, 2, &b.w, t0 + 500, -1, on_wake, &b), SIM_OK);
+  CU_ASSERT_EQUAL(sim__waiter_fire_due(wt, 1), t0 + 1000); /* none due yet */
+  CU_ASSERT_EQUAL(r.n, 0);
+  sim__waiter_add(wt, &z.w, t0 + 1000, -1, on_wake, &z);
+  fake_set(&fc, t0 + 1000); /* a, b and z are due */
+  sim__waiter_kick(wt);
+  CU_ASSERT_TRUE(fired_soon(&r, 1)); /* the waiter thread's pass */
+  pthread_mutex_lock(&r.lock);
+  CU_ASSERT_EQUAL(r.n, 1);
+  CU_ASSERT_EQUAL(r.order[0], 0);
+  CU_ASSERT_FALSE(pthread_equal(r.threads[0], pthread_self()));
+  pthread_mutex_unlock(&r.lock);
+  CU_ASSERT_EQUAL(sim__waiter_fire_due(wt, 2), -1); /* b, and nothing after */
+  CU_ASSERT_EQUAL(r.n, 2);
+  CU_ASSERT_EQUAL(r.order[1], 2);
+  CU_ASSERT_TRUE(pthread_equal(r.threads[1], pthread_self()));
+  CU_ASSERT_EQUAL(sim__waiter_fire_due(wt, 1), t0 + 5000); /* a; c is next */
+  CU_ASSERT_EQUAL(r.n, 3);
+  CU_ASSERT_EQUAL(r.order[2], 1);
+  CU_ASSERT_EQUAL(r.reasons[2], SIM_WAKE_TIMER);
+  CU_ASSERT_TRUE(pthread_equal(r.threads[2], pthread_self()));
+  CU_ASSERT_EQUAL(sim__waiter_fire_due(wt, 1), t0 + 5000); /* fired once */
+  CU_ASSERT_EQUAL(r.n, 3);
+  sim__waiter_free(wt); /* shutdown ends c */
+  CU_ASSERT_EQUAL(r.n, 4);
+  CU_ASSERT_EQUAL(r.order[3], 3);
+  CU_ASSERT_EQUAL(r.reasons[3], SIM_WAKE_SHUTDOWN);
+}
+
+/* A hang-up ends a loop's timed wait on the waiter thread, and takes it
+   off the loop's heap: the loop never fires it again. */
+static void test_owned_wait_ends_at_hangup(void) {
+  rec r = {.lock = PTHREAD_MUTEX_INITIALIZER, .cond = PTHREAD_COND_INITIALIZER};
+  const double t0 = 1e12;
+  fake_clock fc = {.lock = PTHREAD_MUTEX_INITIALIZER, .ms = t0};
+  sim_env env = {.now_ms = fake_now, .ud = &fc};
+  sim_waiter *wt;
+  int sv[2];
+  CU_ASSERT_EQUAL_FATAL(socketpair(AF_UNIX, SOCK_STREAM, 0, sv), 0);
+  CU_ASSERT_EQUAL_FATAL(sim__waiter_new(&env, &wt), 0);
+  item a = {.r = &r, .id = 1};
+  CU_ASSERT_EQUAL(sim__waiter_add_on(wt, 3, &a.w, t0 + 1000, sv[0], on_wake, &a), SIM_OK);
+  close(sv[1]);
+  CU_ASSERT_TRUE(fired_soon(&r, 1));
+  CU_ASSERT_EQUAL(r.reasons[0], SIM_WAKE_HANGUP);
+  CU_ASSERT_FALSE(pthread_equal(r.threads[0], pthread_self()));
+  fake_set(&fc, t0 + 1000);
+  CU_ASSERT_EQUAL(sim__waiter_fire_due(wt, 3), -1);
+  CU_ASSERT_EQUAL(r.n, 1);
+  sim__waiter_forget(wt, sv[0]);
+  close(sv[0]);
+  sim__waiter_free(wt);
+  CU_ASSERT_EQUAL(r.n, 1);
+}
+
 int suite_waiter(void) {
   CU_pSuite s = CU_add_suite("waiter", NULL, NULL);
   if (s == NULL) return CU_get_error();
@@ -281,5 +351,7 @@ int suite_waiter(void) {
   CU_add_test(s, "the waiter thread fires a real-clock timer", test_waiter_thread_fires_on_time);
   CU_add_test(s, "a hang-up ends the wait, across waits", test_hangup_across_waits);
   CU_add_test(s, "a forgotten fd's next socket is watched afresh", test_forget_then_new_socket);
+  CU_add_test(s, "a loop's timers fire on that loop only", test_owned_timers_fire_on_their_loop);
+  CU_add_test(s, "a hang-up ends a loop's wait for good", test_owned_wait_ends_at_hangup);
   return CU_get_error();
 }
