@@ -82,21 +82,21 @@ static int32_t sleep_ms(const sim_loops *all, double next_due) {
   return (int32_t)ceil(d);
 }
 
-/* Arms l's timerfd to next_due (on the loops' clock) unless it is already.
-   Without a next timer it is left as it is: a stale expiry costs one
-   empty turn, less than a system call to disarm it every time. */
+/* Arms l's timerfd to next_due (on the loops' clock) unless it is set to
+   it and has not expired yet (an expiry with the timer still not due, by
+   rounding, must be armed again). Without a next timer it is left as it
+   is: a stale expiry costs one empty turn, less than a system call to
+   disarm it every time. */
 static void arm(sim_loop *l, double next_due) {
-  if (next_due == l->armed) return;
   if (next_due < 0) {
     l->armed = -1;
     return;
   }
-  struct itimerspec it = {{0, 0}, {0, 0}};
   double d = next_due - sim__env_now_ms(&l->all->env);
-  it.it_value.tv_sec = d > 0 ? (time_t)(d / 1000.0) : 0;
-  it.it_value.tv_nsec = d > 0 ? (long)((d - (double)it.it_value.tv_sec * 1000.0) * 1e6) : 0;
-  if (it.it_value.tv_nsec > 999999999L) it.it_value.tv_nsec = 999999999L;
-  if (it.it_value.tv_sec == 0 && it.it_value.tv_nsec == 0) it.it_value.tv_nsec = 1; /* 0 disarms */
+  if (next_due == l->armed && d > 0) return;
+  /* rounded up to the next microsecond: never before the due time */
+  long long us = d > 0 ? (long long)(d * 1000.0) + 1 : 1;
+  struct itimerspec it = {{0, 0}, {(time_t)(us / 1000000), (long)(us % 1000000) * 1000}};
   if (timerfd_settime(l->tfd, 0, &it, NULL) == 0) l->armed = next_due;
 }
 
