@@ -59,6 +59,12 @@ proc_cpu() {
   for t in /proc/"$1"/task/*; do read -r a _ <"$t/schedstat" 2>/dev/null && c=$((c + a)); done
   echo "$c"
 }
+# CPU ns of process $1 and its children (nginx's master and workers).
+tree_cpu() {
+  local c=0 p
+  for p in "$1" $(pgrep -P "$1" 2>/dev/null); do c=$((c + $(proc_cpu "$p"))); done
+  echo "$c"
+}
 SYSCALLS="epoll_ctl epoll_wait epoll_pwait2 write read sendmsg recvfrom futex"
 
 bench_header
@@ -86,7 +92,7 @@ for run in $(seq "$RUNS"); do
     stop_server
     if [ "$bin" = "$FUSEBOX_BIN" ]; then label=fusebox; else label=before; fi
     echo "## run $run, $c clients, $label ($bin)"
-    echo "$label delay: $(err "$fb")  (MHD threads cpu/wait $(awk -v a="$s0" -v b="$s1" 'BEGIN { split(a,x," "); split(b,y," "); printf "%.0f/%.0f ms", (y[1]-x[1])/1e6, (y[2]-x[2])/1e6 }'))"
+    echo "$label delay: $(err "$fb")  (loop threads cpu/wait $(awk -v a="$s0" -v b="$s1" 'BEGIN { split(a,x," "); split(b,y," "); printf "%.0f/%.0f ms", (y[1]-x[1])/1e6, (y[2]-x[2])/1e6 }'))"
     nreq=$(awk '/^stages requests=/ { sub("requests=", "", $2); print $2 }' "$out" 2>/dev/null)
     nreq=${nreq:-1}
     echo "  process cpu per request: $(awk -v a="$p0" -v b="$p1" -v n="$nreq" 'BEGIN { printf "%.1f us", (b - a) / 1e3 / n }')"
@@ -103,9 +109,13 @@ for run in $(seq "$RUNS"); do
     fi
     done
     start_nginx "ngx-$c-$run" "$NGX_LOC"
+    n0=$(tree_cpu "$NGX_PID")
     ng=$(lat "$NGX_PORT" "$c")
+    n1=$(tree_cpu "$NGX_PID")
     stop_pid "$NGX_PID"
     echo "nginx delay: $(err "$ng")"
+    # the same clients send the same number of requests (fusebox's count)
+    echo "  process cpu per request: $(awk -v a="$n0" -v b="$n1" -v n="${nreq:-1}" 'BEGIN { printf "%.1f us", (b - a) / 1e3 / n }') (nginx: master and workers)"
     awk -v a="$(kv "$fb" lat_p99)" -v b="$(kv "$ng" lat_p99)" 'BEGIN { ea = a - 100; eb = b - 100; r = eb < 0.5 ? 0.5 : eb;
       printf "p99 error ratio fusebox / nginx: %.2fx\n", ea / r }'
   done

@@ -79,13 +79,14 @@ stop_server() {
   SERVER_PIDS=("${keep[@]}")
 }
 
-# The server's MHD threads (they serve every connection; one event loop
-# per core since 6478059): prints "ONCPU_NS RUNQ_WAIT_NS" summed over them,
-# from /proc/PID/task/TID/schedstat.
+# The server's event loop threads (they serve every connection; one per
+# core: libmicrohttpd's own "MHD-*" threads before the loops of issue 13's
+# fifth pass, "fbx-loop" since): prints "ONCPU_NS RUNQ_WAIT_NS" summed over
+# them, from /proc/PID/task/TID/schedstat.
 mhd_sched() {
   local t c=0 w=0 a b
   for t in /proc/"$SRV_PID"/task/*; do
-    if grep -q '^MHD' "$t/comm" 2>/dev/null; then
+    if grep -q '^MHD\|^fbx-loop' "$t/comm" 2>/dev/null; then
       read -r a b _ <"$t/schedstat"
       c=$((c + a)); w=$((w + b))
     fi
