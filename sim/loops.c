@@ -12,28 +12,30 @@
  * timer, fires what is due (MHD_resume_connection on its own thread, no
  * wake-up of anyone) and runs the turn that answers it at once.
  *
- * Two descriptors of the loop's own sit in the daemon's epoll set with
- * events that carry a NULL pointer, which libmicrohttpd 0.9.75 skips
- * (MHD_epoll, "shutdown signal"): each only makes the turn return.
- * - A timerfd armed to the next timer with nanosecond precision
- *   (epoll_wait's own timeout is whole milliseconds: rounded up it made
- *   every delay 0.5 ms late on average). It is set again only when the
- *   next due time changed. The turn's millisecond timeout, rounded up,
- *   stays as a backstop (and serves an injected clock, which a timerfd
- *   cannot follow).
- * - An eventfd by which another thread wakes the loop: a hang-up the
- *   waiter saw, shutdown. The loop drains it when its flag says so.
- * Both are edge-triggered, so each expiry or kick is reported once.
+ * While the loop has timers it waits itself, not in MHD_run_wait: ppoll on
+ * the daemon's epoll descriptor (readable when libmicrohttpd has events),
+ * to the microsecond, bounded by libmicrohttpd's own next timeout. Then it
+ * fires what came due and runs one turn that does not wait, which answers
+ * the resumed connections before the new arrivals of that turn. (Waiting
+ * in MHD_run_wait on a timerfd instead let a turn's new arrivals go first
+ * and left the due answers for the turn after: under 1,000 clients that
+ * doubled the p99 error, bench/RESULTS.md.) Without timers it waits in
+ * MHD_run_wait: one system call per turn, as libmicrohttpd's own loop.
+ *
+ * Another thread wakes a loop - a hang-up the waiter saw, shutdown -
+ * through an eventfd in the daemon's epoll set whose events carry a NULL
+ * pointer, which libmicrohttpd 0.9.75 skips (MHD_epoll, "shutdown
+ * signal"): it only makes the wait return. Edge-triggered, so each kick is
+ * reported once; the loop drains it when its flag says so.
  */
 #define _GNU_SOURCE /* pthread_setname_np */
-#include <math.h>
+#include <poll.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <time.h>
 #include <sys/epoll.h>
 #include <sys/eventfd.h>
-#include <sys/timerfd.h>
 #include <unistd.h>
 
 #include "sim/server_int.h"
@@ -44,8 +46,7 @@ struct sim_loop {
   pthread_t thread;
   int started;
   int evfd;
-  int tfd;      /* timerfd, armed to `armed` */
-  double armed; /* the due time it is set to; -1: none */
+  int epfd;     /* the daemon's epoll descriptor */
   int kicked;   /* atomic: the eventfd has something to drain */
   int owner;    /* its timers in the waiter: 1 .. SIM_LOOPS_MAX */
 };
@@ -72,32 +73,19 @@ void sim__loop_kick(sim_loop *l) {
   if (write(l->evfd, &one, sizeof one) < 0) { /* the counter is full: a kick is pending */ }
 }
 
-/* How long the loop may sleep: until its next timer, in whole ms rounded
-   up; -1 without one. */
-static int32_t sleep_ms(const sim_loops *all, double next_due) {
-  if (next_due < 0) return -1;
-  double d = next_due - sim__env_now_ms(&all->env);
-  if (d <= 0) return 0;
-  if (d > 1e9) return 1000000000;
-  return (int32_t)ceil(d);
-}
-
-/* Arms l's timerfd to next_due (on the loops' clock) unless it is set to
-   it and has not expired yet (an expiry with the timer still not due, by
-   rounding, must be armed again). Without a next timer it is left as it
-   is: a stale expiry costs one empty turn, less than a system call to
-   disarm it every time. */
-static void arm(sim_loop *l, double next_due) {
-  if (next_due < 0) {
-    l->armed = -1;
-    return;
-  }
+/* Waits until next_due (on the loops' clock), an event of the daemon or
+   its next own timeout, whichever comes first. */
+static void wait_until(sim_loop *l, double next_due) {
   double d = next_due - sim__env_now_ms(&l->all->env);
-  if (next_due == l->armed && d > 0) return;
+  MHD_UNSIGNED_LONG_LONG mhd_ms;
+  if (MHD_get_timeout(l->d, &mhd_ms) == MHD_YES && (double)mhd_ms < d) d = (double)mhd_ms;
+  if (d <= 0) return;
+  if (d > 3600e3) d = 3600e3; /* an injected clock may be far off; look again */
   /* rounded up to the next microsecond: never before the due time */
-  long long us = d > 0 ? (long long)(d * 1000.0) + 1 : 1;
-  struct itimerspec it = {{0, 0}, {(time_t)(us / 1000000), (long)(us % 1000000) * 1000}};
-  if (timerfd_settime(l->tfd, 0, &it, NULL) == 0) l->armed = next_due;
+  long long us = (long long)(d * 1000.0) + 1;
+  struct timespec ts = {(time_t)(us / 1000000), (long)(us % 1000000) * 1000};
+  struct pollfd p = {.fd = l->epfd, .events = POLLIN};
+  if (ppoll(&p, 1, &ts, NULL) < 0) { /* EINTR: the loop looks again */ }
 }
 
 static void *loop_main(void *arg) {
@@ -111,10 +99,16 @@ static void *loop_main(void *arg) {
       uint64_t v;
       if (read(l->evfd, &v, sizeof v) < 0) { /* drained already */ }
     }
-    double next = sim__waiter_fire_due(all->wt, l->owner);
-    arm(l, next);
-    int32_t ms = sleep_ms(all, next);
-    if (ms > 0 && ms < 1000000000) ms++; /* the timerfd comes first */
+    int32_t ms = -1; /* no timer: libmicrohttpd waits for events */
+    int fired = 0;
+    double next = sim__waiter_fire_due(all->wt, l->owner, &fired);
+    if (next >= 0) {
+      /* a resumed connection is answered first; else wait here, and fire
+         what came due before the turn */
+      if (!fired) wait_until(l, next);
+      (void)sim__waiter_fire_due(all->wt, l->owner, NULL);
+      ms = 0;
+    }
     if (MHD_run_wait(l->d, ms) != MHD_YES &&
         !__atomic_load_n(&all->stop, __ATOMIC_ACQUIRE)) {
       struct timespec pause = {0, 1000000}; /* an error turn: do not spin */
@@ -124,15 +118,14 @@ static void *loop_main(void *arg) {
   return NULL;
 }
 
-/* Adds l's eventfd and timerfd to its daemon's epoll set; 0 on success. */
-static int watch_own(sim_loop *l) {
+/* Adds l's eventfd to its daemon's epoll set; 0 on success. */
+static int watch_kicks(sim_loop *l) {
   const union MHD_DaemonInfo *di = MHD_get_daemon_info(l->d, MHD_DAEMON_INFO_EPOLL_FD);
   l->evfd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
-  l->tfd = timerfd_create(CLOCK_MONOTONIC, TFD_NONBLOCK | TFD_CLOEXEC);
-  if (di == NULL || l->evfd < 0 || l->tfd < 0) return -1;
+  if (di == NULL || l->evfd < 0) return -1;
+  l->epfd = di->epoll_fd;
   struct epoll_event ev = {.events = EPOLLIN | EPOLLET, .data.ptr = NULL};
-  if (epoll_ctl(di->epoll_fd, EPOLL_CTL_ADD, l->evfd, &ev) != 0) return -1;
-  return epoll_ctl(di->epoll_fd, EPOLL_CTL_ADD, l->tfd, &ev);
+  return epoll_ctl(l->epfd, EPOLL_CTL_ADD, l->evfd, &ev);
 }
 
 /* Starts n loops; see server_int.h. */
@@ -150,8 +143,6 @@ int sim__loops_start(int n, sim_waiter *wt, const sim_env *env, sim_daemon_fn ma
     l->all = all;
     l->owner = i + 1;
     l->evfd = -1;
-    l->tfd = -1;
-    l->armed = -1;
     all->n = i + 1;
     /* every loop after the first listens on a duplicate of the first's
        socket, so each daemon closes its own descriptor */
@@ -174,7 +165,7 @@ int sim__loops_start(int n, sim_waiter *wt, const sim_env *env, sim_daemon_fn ma
         break;
       }
     }
-    if (watch_own(l) != 0) {
+    if (watch_kicks(l) != 0) {
       rc = SIM_EIO;
       break;
     }
@@ -211,7 +202,6 @@ void sim__loops_stop(sim_loops *all) {
     sim_loop *l = &all->loop[i];
     if (l->d != NULL) MHD_stop_daemon(l->d);
     if (l->evfd >= 0) close(l->evfd);
-    if (l->tfd >= 0) close(l->tfd);
   }
   free(all);
 }
