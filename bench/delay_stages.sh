@@ -65,7 +65,7 @@ tree_cpu() {
   for p in "$1" $(pgrep -P "$1" 2>/dev/null); do c=$((c + $(proc_cpu "$p"))); done
   echo "$c"
 }
-SYSCALLS="epoll_ctl epoll_wait epoll_pwait2 write read sendmsg recvfrom futex"
+SYSCALLS="epoll_ctl epoll_wait epoll_pwait2 ppoll write read sendmsg recvfrom futex"
 
 bench_header
 status=0

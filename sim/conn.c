@@ -14,15 +14,20 @@ double sim__srv_t(const sim_server *srv) { return sim__srv_now(srv) - srv->t0; }
 /* The server's monotonic clock in ms (its env's). */
 double sim__srv_now(const sim_server *srv) { return sim__env_now_ms(&srv->env); }
 
-/* Resumes c. On its own loop (a timer) the loop's next turn answers it;
-   from another thread (a hang-up, shutdown) the loop is woken. */
+/* Resumes c and makes its loop answer it: on the loop's own thread (a
+   timer, an earlier hang-up) in its next turn, from another thread (a
+   hang-up, shutdown) by waking it. */
+static void resume(sim_conn *c) {
+  sim_loop *l = c->loop;
+  SIM_STAGE_CALL(MHD_resume_connection(c->mc)); /* c may be gone once it returns */
+  sim__loop_resumed(l);
+}
+
 static void on_wake(void *arg, int reason) {
   sim_conn *c = arg;
-  sim_loop *l = c->loop;
   SIM_STAGE(c, fire);
   c->wake = reason;
-  SIM_STAGE_CALL(MHD_resume_connection(c->mc)); /* c may be gone once it returns */
-  if (l != sim__loop_current()) sim__loop_kick(l);
+  resume(c);
 }
 
 /* Suspends c until due_ms (< 0: until the peer hangs up or shutdown). */
@@ -40,7 +45,7 @@ void sim__conn_wait(sim_conn *c, double due_ms) {
   if (sim__waiter_add_on(c->srv->waiter, sim__loop_owner(c->loop), &c->wait, due_ms, fd,
                          on_wake, c) != SIM_OK) {
     c->wake = SIM_WAKE_SHUTDOWN;
-    MHD_resume_connection(c->mc);
+    resume(c);
   }
 }
 

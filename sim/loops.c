@@ -8,9 +8,9 @@
  * delayed answer was resumed from another thread through the loop's
  * eventfd, and under 1,000 clients it waited for the turn in progress and
  * then for the turn that wrote it (bench/RESULTS.md, issue 13 second
- * pass). Here a loop sleeps in MHD_run_wait no longer than until its next
- * timer, fires what is due (MHD_resume_connection on its own thread, no
- * wake-up of anyone) and runs the turn that answers it at once.
+ * pass). Here a loop sleeps no longer than until its next timer, fires
+ * what is due (MHD_resume_connection on its own thread, no wake-up of
+ * anyone) and runs the turn that answers it at once.
  *
  * While the loop has timers it waits itself, not in MHD_run_wait: ppoll on
  * the daemon's epoll descriptor (readable when libmicrohttpd has events),
@@ -48,6 +48,7 @@ struct sim_loop {
   int evfd;
   int epfd;     /* the daemon's epoll descriptor */
   int kicked;   /* atomic: the eventfd has something to drain */
+  int resumed;  /* its own thread resumed a connection: run a turn now */
   int owner;    /* its timers in the waiter: 1 .. SIM_LOOPS_MAX */
 };
 
@@ -71,6 +72,13 @@ void sim__loop_kick(sim_loop *l) {
   uint64_t one = 1;
   __atomic_store_n(&l->kicked, 1, __ATOMIC_RELEASE);
   if (write(l->evfd, &one, sizeof one) < 0) { /* the counter is full: a kick is pending */ }
+}
+
+/* A connection of l was resumed; see server_int.h. */
+void sim__loop_resumed(sim_loop *l) {
+  if (l == NULL) return;
+  if (l == current) l->resumed = 1; /* libmicrohttpd's own wait would see it; ours must */
+  else sim__loop_kick(l);
 }
 
 /* Waits until next_due (on the loops' clock), an event of the daemon or
@@ -100,15 +108,15 @@ static void *loop_main(void *arg) {
       if (read(l->evfd, &v, sizeof v) < 0) { /* drained already */ }
     }
     int32_t ms = -1; /* no timer: libmicrohttpd waits for events */
-    int fired = 0;
-    double next = sim__waiter_fire_due(all->wt, l->owner, &fired);
+    double next = sim__waiter_fire_due(all->wt, l->owner);
     if (next >= 0) {
       /* a resumed connection is answered first; else wait here, and fire
          what came due before the turn */
-      if (!fired) wait_until(l, next);
-      (void)sim__waiter_fire_due(all->wt, l->owner, NULL);
+      if (!l->resumed) wait_until(l, next);
+      (void)sim__waiter_fire_due(all->wt, l->owner);
       ms = 0;
     }
+    l->resumed = 0;
     if (MHD_run_wait(l->d, ms) != MHD_YES &&
         !__atomic_load_n(&all->stop, __ATOMIC_ACQUIRE)) {
       struct timespec pause = {0, 1000000}; /* an error turn: do not spin */

@@ -135,6 +135,9 @@ sim_loop *sim__loop_current(void);
 int sim__loop_owner(const sim_loop *l);
 /* Makes l run a turn soon (from another thread). NULL is a no-op. */
 void sim__loop_kick(sim_loop *l);
+/* Call after resuming one of l's connections, on any thread: l runs a turn
+   without waiting (its own thread) or is kicked (another). NULL: no-op. */
+void sim__loop_resumed(sim_loop *l);
 
 /* conn.c: used by server.c and play.c alike. */
 /* Milliseconds since the session started. */

@@ -479,10 +479,9 @@ int sim__waiter_add(sim_waiter *wt, sim_wait *w, double due_ms, int fd,
    owner's. */
 int sim__waiter_add_on(sim_waiter *wt, int owner, sim_wait *w, double due_ms, int fd,
                        sim_wake_fn fn, void *arg);
-/* For owner's thread: fires owner's timers that are due (*fired = 1 when
-   it fired any; fired may be NULL), then returns the due time of its next
-   one (on the waiter's clock), or -1 when none. */
-double sim__waiter_fire_due(sim_waiter *wt, int owner, int *fired);
+/* For owner's thread: fires owner's timers that are due, then returns the
+   due time of its next one (on the waiter's clock), or -1 when none. */
+double sim__waiter_fire_due(sim_waiter *wt, int owner);
 /* The socket fd is about to be closed: stop watching it (a socket is
    watched from its first wait on, across waits). A wait still registered
    on it stays, unwatched. */

@@ -401,8 +401,7 @@ int sim__waiter_add_on(sim_waiter *wt, int owner, sim_wait *w, double due_ms, in
 }
 
 /* Fires owner's due timers on the calling thread; see sim_int.h. */
-double sim__waiter_fire_due(sim_waiter *wt, int owner, int *fired) {
-  if (fired != NULL) *fired = 0;
+double sim__waiter_fire_due(sim_waiter *wt, int owner) {
   if (owner < 0 || owner >= SIM_WAIT_OWNERS) return -1;
   heap *h = &wt->heaps[owner];
   /* Only the owner adds to its heap, so an empty heap stays empty until
@@ -417,7 +416,6 @@ double sim__waiter_fire_due(sim_waiter *wt, int owner, int *fired) {
     if (h->n > 0) next = h->v[0]->due_ms;
     pthread_mutex_unlock(&wt->lock);
     fire_all(due, ndue, SIM_WAKE_TIMER);
-    if (fired != NULL && ndue > 0) *fired = 1;
     if (ndue < BATCH) return next;
   }
 }
