@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "cli/cli.h"
+#include "import/import.h"
 #include "sim/sim.h"
 
 static const char USAGE[] =
@@ -80,7 +81,7 @@ static int verify(const char *text, const char *dir) {
 /* `fusebox import`: returns the exit status (0, or 2 on a usage or input error). */
 int cmd_import(int argc, char **argv) {
   const char *in = NULL, *out = NULL;
-  sim_import_opts o = {0};
+  imp_opts o = {0};
   for (int i = 1; i < argc; i++) {
     const char *a = argv[i];
     const char *v = i + 1 < argc ? argv[i + 1] : NULL;
@@ -104,9 +105,9 @@ int cmd_import(int argc, char **argv) {
       o.name = v;
       i++;
     } else if (strcmp(a, "--format") == 0 && v) {
-      if (strcmp(v, "json-lines") == 0 || strcmp(v, "jsonl") == 0) o.format = SIM_IMPORT_JSONL;
-      else if (strcmp(v, "har") == 0) o.format = SIM_IMPORT_HAR;
-      else if (strcmp(v, "trace") == 0) o.format = SIM_IMPORT_TRACE;
+      if (strcmp(v, "json-lines") == 0 || strcmp(v, "jsonl") == 0) o.format = IMP_JSONL;
+      else if (strcmp(v, "har") == 0) o.format = IMP_HAR;
+      else if (strcmp(v, "trace") == 0) o.format = IMP_TRACE;
       else {
         fprintf(stderr, "fusebox import: --format must be json-lines, har or trace\n");
         return EXIT_USAGE;
@@ -128,9 +129,9 @@ int cmd_import(int argc, char **argv) {
   }
 
   char *lua = NULL;
-  sim_import_stats st;
+  imp_stats st;
   char err[SIM_ERRLEN];
-  int rc = sim_import_file(in, &o, &lua, &st, err);
+  int rc = imp_file(in, &o, &lua, &st, err);
   if (rc != SIM_OK) {
     fprintf(stderr, "fusebox import: %s\n", sim_term_safe(err));
     return EXIT_USAGE;
@@ -157,7 +158,7 @@ int cmd_import(int argc, char **argv) {
   free(lua);
   fprintf(stderr, "fusebox import: %d attempt%s of %d logical request%s (%s)%s%s\n",
           st.attempts, st.attempts == 1 ? "" : "s", st.requests, st.requests == 1 ? "" : "s",
-          sim_import_format_name(st.format), out ? " -> " : "", out ? out : "");
+          imp_format_name(st.format), out ? " -> " : "", out ? out : "");
   if (st.unknown[0])
     fprintf(stderr, "fusebox import: warning: fields not read: %s (if one holds the status, "
                     "time or headers, name it with --map, e.g. --map status=status_code)\n",

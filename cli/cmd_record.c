@@ -1,6 +1,6 @@
 /*
  * cmd_record.c - `fusebox record --upstream URL OUT.lua`: option parsing
- * around sim's recording proxy (sim_record_*, sim/record.c). Waits for
+ * around the recording proxy (imp_record_*, import/record.c). Waits for
  * SIGINT or SIGTERM, then writes what was recorded: the scenario to
  * OUT.lua, the raw exchanges to --log.
  */
@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "cli/cli.h"
+#include "import/import.h"
 #include "sim/sim.h"
 
 static const char USAGE[] =
@@ -53,35 +54,35 @@ static int is_loopback(const char *a) {
 /* Writes what the stopped recorder holds: the log (always, when asked),
    the scenario, and the raw log in its place when no scenario can be made.
    Returns the exit status. */
-static int write_recording(sim_recorder *rec, const char *out, const char *logpath,
+static int write_recording(imp_recorder *rec, const char *out, const char *logpath,
                            const char *name, int sig) {
   int rc = EXIT_PASS;
   size_t loglen = 0;
-  const char *log = sim_record_log(rec, &loglen);
+  const char *log = imp_record_log(rec, &loglen);
   if (logpath != NULL && write_text(logpath, log, loglen) != 0) {
     fprintf(stderr, "fusebox record: cannot write %s: %s\n", logpath, strerror(errno));
     rc = EXIT_USAGE;
   }
-  if (sim_record_full(rec))
+  if (imp_record_full(rec))
     fprintf(stderr, "fusebox record: warning: the log reached %zu bytes; later exchanges "
-                    "were not recorded\n", (size_t)SIM_IMPORT_MAX_INPUT);
-  if (sim_record_refused(rec) > 0)
+                    "were not recorded\n", (size_t)IMP_MAX_INPUT);
+  if (imp_record_refused(rec) > 0)
     fprintf(stderr, "fusebox record: %ld request%s with a target that is not a path were "
-                    "refused (400, never forwarded)\n", sim_record_refused(rec),
-            sim_record_refused(rec) == 1 ? "" : "s");
-  if (sim_record_unreachable(rec) > 0)
+                    "refused (400, never forwarded)\n", imp_record_refused(rec),
+            imp_record_refused(rec) == 1 ? "" : "s");
+  if (imp_record_unreachable(rec) > 0)
     fprintf(stderr, "fusebox record: %ld request%s could not reach the upstream (answered 502, "
-                    "not recorded)\n", sim_record_unreachable(rec),
-            sim_record_unreachable(rec) == 1 ? "" : "s");
-  if (sim_record_exchanges(rec) == 0) {
+                    "not recorded)\n", imp_record_unreachable(rec),
+            imp_record_unreachable(rec) == 1 ? "" : "s");
+  if (imp_record_exchanges(rec) == 0) {
     fprintf(stderr, "fusebox record: stopped; no exchange was recorded, %s not written\n", out);
     return EXIT_USAGE;
   }
-  sim_import_opts o = {.name = name};
+  imp_opts o = {.name = name};
   char *lua = NULL;
-  sim_import_stats st;
+  imp_stats st;
   char err[SIM_ERRLEN];
-  int irc = sim_record_scenario(rec, &o, &lua, &st, err);
+  int irc = imp_record_scenario(rec, &o, &lua, &st, err);
   if (irc != SIM_OK) {
     fprintf(stderr, "fusebox record: no scenario from what was recorded: %s\n",
             sim_term_safe(err));
@@ -92,7 +93,7 @@ static int write_recording(sim_recorder *rec, const char *out, const char *logpa
         snprintf(raw, n, "%s.jsonl", out);
         if (write_text(raw, log, loglen) == 0)
           fprintf(stderr, "fusebox record: the %ld recorded exchange%s kept in %s\n",
-                  sim_record_exchanges(rec), sim_record_exchanges(rec) == 1 ? "" : "s", raw);
+                  imp_record_exchanges(rec), imp_record_exchanges(rec) == 1 ? "" : "s", raw);
         else
           fprintf(stderr, "fusebox record: cannot write %s: %s\n", raw, strerror(errno));
         free(raw);
@@ -116,7 +117,7 @@ static int write_recording(sim_recorder *rec, const char *out, const char *logpa
    recorded). */
 int cmd_record(int argc, char **argv) {
   const char *out = NULL, *logpath = NULL, *name = NULL;
-  sim_record_opts ro = {.bind = "127.0.0.1"};
+  imp_record_opts ro = {.bind = "127.0.0.1"};
   long port = 0, maxconn = 0, idle = 0;
   for (int i = 1; i < argc; i++) {
     const char *a = argv[i];
@@ -173,14 +174,14 @@ int cmd_record(int argc, char **argv) {
   pthread_sigmask(SIG_BLOCK, &set, NULL);
   signal(SIGPIPE, SIG_IGN);
 
-  sim_recorder *rec = NULL;
+  imp_recorder *rec = NULL;
   char err[SIM_ERRLEN];
-  if (sim_record_start(&ro, &rec, err) != SIM_OK) {
+  if (imp_record_start(&ro, &rec, err) != SIM_OK) {
     fprintf(stderr, "fusebox record: %s\n", err);
     return EXIT_USAGE;
   }
-  const char *up = sim_record_upstream(rec);
-  int real_port = sim_record_port(rec);
+  const char *up = imp_record_upstream(rec);
+  int real_port = imp_record_port(rec);
   printf("fusebox: recording %s on http://%s:%d\n", up, ro.bind, real_port);
   printf("  OPENAI_BASE_URL=http://%s:%d/v1\n", ro.bind, real_port);
   printf("  ANTHROPIC_BASE_URL=http://%s:%d\n", ro.bind, real_port);
@@ -189,8 +190,8 @@ int cmd_record(int argc, char **argv) {
 
   int sig = 0;
   sigwait(&set, &sig);
-  sim_record_stop(rec);
+  imp_record_stop(rec);
   int rc = write_recording(rec, out, logpath, name, sig);
-  sim_record_free(rec);
+  imp_record_free(rec);
   return rc;
 }

@@ -2,7 +2,7 @@
 # Builds the libFuzzer targets fuzz/fuzz_*.c into fuzz/build/ (or $FUZZ_BUILD)
 # with clang and -fsanitize=fuzzer,address,undefined. The library sources a
 # target needs are compiled directly (not through CMake) with the same
-# sanitizers, so coverage reaches into guard/, sim/ and reports/.
+# sanitizers, so coverage reaches into guard/, sim/, import/ and reports/.
 #
 #   bash fuzz/build.sh            build every target
 #   bash fuzz/build.sh sse wire   build only these
@@ -60,9 +60,9 @@ SRC[request]="${SIM_LUA[*]}"
 SRC[sse]="${GUARD[*]}"
 SRC[wire]="${GUARD[*]}"
 SRC[trace]="${REPORTS[*]}"
-SRC[record]="$root/sim/record_note.c $root/sim/redact.c $root/sim/term_safe.c $root/sim/keying.c $root/sim/errors.c"
-if [ -f "$root/sim/import.c" ]; then
-  SRC[import]="$(echo "$root"/sim/import*.c) ${SIM_LUA[*]}"
+SRC[record]="$root/import/record_note.c $root/sim/redact.c $root/sim/term_safe.c $root/sim/keying.c $root/sim/errors.c"
+if [ -f "$root/import/import.c" ]; then
+  SRC[import]="$(echo "$root"/import/import*.c) ${SIM_LUA[*]}"
 fi
 
 targets=("$@")
@@ -75,7 +75,7 @@ if [ ${#targets[@]} -eq 0 ]; then
 fi
 
 mkdir -p "$out/obj"
-newest_header="$(find "$root/guard" "$root/sim" "$root/reports" "$here" \
+newest_header="$(find "$root/guard" "$root/sim" "$root/import" "$root/reports" "$here" \
                    -maxdepth 1 -name '*.h' -printf '%T@\n' | sort -n | tail -1)"
 
 obj_of() { echo "$out/obj/$(echo "${1#$root/}" | tr / _ | sed 's/\.c$/.o/')"; }

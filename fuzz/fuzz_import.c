@@ -1,14 +1,15 @@
 /*
- * fuzz_import.c - the importer (sim_import_buffer: JSON Lines, HAR and
+ * fuzz_import.c - the importer (imp_buffer: JSON Lines, HAR and
  * fusebox traces turned into a scenario) on hostile logs, in every format
  * and with detection. What it promises is checked on every scenario it
- * writes: at most SIM_IMPORT_MAX_OUTPUT bytes, and a file that loads
+ * writes: at most IMP_MAX_OUTPUT bytes, and a file that loads
  * (sim__scenario_load; every string a valid Lua literal whatever the input
  * held), whose providers then answer a request.
  *
  * The first byte picks the format (and raw dates); the rest is the log.
  */
 #include "fuzz_sim.h"
+#include "import/import.h"
 
 #include <stdint.h>
 
@@ -54,22 +55,21 @@ static void load_and_ask(const char *lua, const char *input, size_t input_len) {
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   if (size < 1 || size > 256 * 1024) return 0;
-  static const sim_import_format FORMATS[4] = {SIM_IMPORT_AUTO, SIM_IMPORT_JSONL,
-                                               SIM_IMPORT_HAR, SIM_IMPORT_TRACE};
-  sim_import_opts opts = {.format = FORMATS[data[0] & 3], .source = "fuzz.log",
+  static const imp_format FORMATS[4] = {IMP_AUTO, IMP_JSONL, IMP_HAR, IMP_TRACE};
+  imp_opts opts = {.format = FORMATS[data[0] & 3], .source = "fuzz.log",
                           .name = NULL, .date = "2026-01-01",
                           .raw_dates = (data[0] >> 2) & 1};
   const char *text = (const char *)data + 1;
   size_t len = size - 1;
   char *lua = NULL;
-  sim_import_stats stats;
+  imp_stats stats;
   char err[SIM_ERRLEN];
-  int rc = sim_import_buffer(text, len, &opts, &lua, &stats, err);
+  int rc = imp_buffer(text, len, &opts, &lua, &stats, err);
   if (rc == SIM_OK) {
     if (lua == NULL) abort();
-    if (strlen(lua) > SIM_IMPORT_MAX_OUTPUT) abort();
+    if (strlen(lua) > IMP_MAX_OUTPUT) abort();
     if (stats.attempts < 0 || stats.providers < 0 || stats.requests < 0) abort();
-    (void)sim_import_format_name(stats.format);
+    (void)imp_format_name(stats.format);
     load_and_ask(lua, text, len);
   } else {
     if (lua != NULL) abort();

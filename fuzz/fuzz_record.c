@@ -1,8 +1,8 @@
 /*
- * fuzz_record.c - the recorder's request handling (sim/record_note.c,
+ * fuzz_record.c - the recorder's request handling (import/record_note.c,
  * sim/redact.c): which request targets are forwarded and where
- * (sim__record_target), and the exchange noted for the log
- * (sim__record_note) through the one redaction rule.
+ * (imp__record_target), and the exchange noted for the log
+ * (imp__record_note) through the one redaction rule.
  *
  * Input layout, '\n'-separated: one byte picking the upstream and the
  * status, the method, the request target, the query (empty line = none),
@@ -26,7 +26,7 @@
 
 #include <cjson/cJSON.h>
 
-#include "sim/record_int.h"
+#include "import/record_int.h"
 #include "sim/sim.h"
 
 #define PLANT "sk-FUZZPLANTED0123456789"
@@ -139,7 +139,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
 
   /* Where a target may go. */
   char *url = NULL;
-  int rc = sim__record_target(base, target, q, &url);
+  int rc = imp__record_target(base, target, q, &url);
   if (rc == SIM_OK) {
     if (target[0] != '/') abort();
     check_url(base, url);
@@ -149,13 +149,13 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   free(url);
 
   /* What is noted. */
-  sim_rec_exchange e = {.method = method, .path = target[0] == '/' ? target : "/",
+  imp_rec_exchange e = {.method = method, .path = target[0] == '/' ? target : "/",
                         .query = q, .idem = idem[0] ? idem : NULL, .body = rawbody,
                         .body_len = blen, .t_ms = 1, .latency_ms = 2, .duration_ms = 3,
                         .status = status, .headers_done = data[0] & 1, .stream = (data[0] >> 1) & 1,
                         .hname = hname, .hvalue = hvalue, .nh = nh, .kept = body,
                         .received = blen, .error = (data[0] & 3) == 2 ? "closed" : NULL};
-  char *line = sim__record_note(&e);
+  char *line = imp__record_note(&e);
   if (line != NULL) {
     if (strchr(line, '\n') != NULL) abort();
     cJSON *o = cJSON_Parse(line);

@@ -1,6 +1,6 @@
 /*
  * fuzz_request.c - the server's request path after libmicrohttpd has framed
- * a request: the logical-request key (sim__request_key), the fingerprint,
+ * a request: the logical-request key (sim_request_key), the fingerprint,
  * secret-header redaction, the body as server.c reads it with cJSON (model,
  * stream), the model echoed into a rendered answer, and the request handed
  * to a scenario: req.headers and req.body turned into Lua tables
@@ -115,14 +115,14 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   for (size_t i = 0; i < sizeof CAPS / sizeof CAPS[0]; i++) {
     char key[96];
     memset(key, 'x', sizeof key);
-    int rc = sim__request_key(idem[0] ? idem : NULL, method, path, body, body_len, key,
-                              CAPS[i]);
+    int rc = sim_request_key(idem[0] ? idem : NULL, method, path, body, body_len, key,
+                             CAPS[i]);
     if (memchr(key, '\0', CAPS[i]) == NULL) abort(); /* always terminated */
     if (rc == SIM_OK && strncmp(key, idem[0] ? "idem:" : "hash:", CAPS[i] < 6 ? 0 : 5) != 0)
       abort();
     /* server.c falls back to the hash when the Idempotency-Key is too long */
     if (rc != SIM_OK && CAPS[i] >= 22 &&
-        sim__request_key(NULL, method, path, body, body_len, key, CAPS[i]) != SIM_OK)
+        sim_request_key(NULL, method, path, body, body_len, key, CAPS[i]) != SIM_OK)
       abort();
   }
   char fp[17];
@@ -148,7 +148,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     abort();
   }
   char key[96];
-  sim__request_key(NULL, method, path, body, body_len, key, sizeof key);
+  sim_request_key(NULL, method, path, body, body_len, key, sizeof key);
   for (int prov = -1; prov < 2; prov++) {
     sim_dialect d = prov < 0 ? SIM_DIALECT_EFFECT : prov ? SIM_DIALECT_ANTHROPIC
                                                          : SIM_DIALECT_OPENAI;

@@ -8,7 +8,7 @@
 #include "sim/sim_int.h"
 
 /* Milliseconds on CLOCK_MONOTONIC. */
-double sim__now_ms(void) {
+double sim_now_ms(void) {
   struct timespec ts;
   clock_gettime(CLOCK_MONOTONIC, &ts);
   return (double)ts.tv_sec * 1000.0 + (double)ts.tv_nsec / 1e6;
@@ -16,7 +16,7 @@ double sim__now_ms(void) {
 
 /* env's monotonic milliseconds; the real clock when env or its member is NULL. */
 double sim__env_now_ms(const sim_env *env) {
-  return env != NULL && env->now_ms != NULL ? env->now_ms(env->ud) : sim__now_ms();
+  return env != NULL && env->now_ms != NULL ? env->now_ms(env->ud) : sim_now_ms();
 }
 
 /* env's wall clock in seconds since the epoch; the system's when NULL. */

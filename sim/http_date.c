@@ -26,8 +26,8 @@ void sim__http_date(double now_s, double seconds_ahead, char out[40]) {
   strftime(out, 40, "%a, %d %b %Y %H:%M:%S GMT", &tm);
 }
 
-/* Parses an IMF-fixdate into epoch seconds; see sim_int.h. */
-int sim__http_date_parse(const char *s, double *epoch_s) {
+/* Parses an IMF-fixdate into epoch seconds; see sim.h. */
+int sim_http_date_parse(const char *s, double *epoch_s) {
   static const char *const months[] = {"Jan", "Feb", "Mar", "Apr", "May", "Jun",
                                        "Jul", "Aug", "Sep", "Oct", "Nov", "Dec"};
   char wd[4], mon[4];

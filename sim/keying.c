@@ -25,8 +25,8 @@ static uint64_t fnv1a(uint64_t h, const void *data, size_t len) {
  * "idem:<key>" when an Idempotency-Key was sent, else "hash:<16 hex>" of
  * method, path and body. Returns 0, or SIM_EINVAL if out is too small.
  */
-int sim__request_key(const char *idem_key, const char *method, const char *path,
-                     const char *body, size_t body_len, char *out, size_t cap) {
+int sim_request_key(const char *idem_key, const char *method, const char *path,
+                    const char *body, size_t body_len, char *out, size_t cap) {
   int n;
   if (idem_key != NULL && idem_key[0] != '\0') {
     n = snprintf(out, cap, "idem:%s", idem_key);

@@ -290,7 +290,7 @@ static void sc_providers(lua_State *L, int d) {
         sim__lua_error_at(L, key_at, "providers[%I]: 'name' is required (a string)",
                           i);
       const char *name = lua_tolstring(L, -1, &len);
-      if (!sim__provider_name_ok(name, len))
+      if (!sim_provider_name_ok(name, len))
         sim__lua_error_at(L, key_at, "providers[%I]: name '%s' must be 1 to %d of "
                           "a-z 0-9 _ - (and not \"v1\")", i, name,
                           SIM_PROVIDER_NAME_MAX);

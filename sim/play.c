@@ -905,7 +905,7 @@ static void reset_socket(sim_conn *c) {
   const union MHD_ConnectionInfo *ci =
       MHD_get_connection_info(c->mc, MHD_CONNECTION_INFO_CONNECTION_FD);
   if (ci == NULL) return;
-  sim__tcp_reset(ci->connect_fd);
+  sim_tcp_reset(ci->connect_fd);
 }
 
 /* A stream step at an API that never streams (embeddings, models): each
@@ -930,7 +930,7 @@ static enum MHD_Result play_unstreamable(sim_conn *c, const sim_step *s) {
   if (s->stall_after >= 0 && c->wake != SIM_WAKE_TIMER) {
     c->stalled = 1;
     c->waiting = 1;
-    sim__conn_wait(c, s->stall < 0 ? -1 : sim__now_ms() + s->stall * 1000.0 * c->srv->scale);
+    sim__conn_wait(c, s->stall < 0 ? -1 : sim_now_ms() + s->stall * 1000.0 * c->srv->scale);
     return MHD_YES;
   }
   c->wake = 0;

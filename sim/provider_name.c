@@ -9,7 +9,7 @@
 
 /* 1 when s (len bytes) is 1 to SIM_PROVIDER_NAME_MAX of a-z 0-9 _ - and not
    "v1" (which would shadow the unnamed /v1 base URL). */
-int sim__provider_name_ok(const char *s, size_t len) {
+int sim_provider_name_ok(const char *s, size_t len) {
   if (s == NULL || len == 0 || len > SIM_PROVIDER_NAME_MAX) return 0;
   if (len == 2 && memcmp(s, "v1", 2) == 0) return 0;
   for (size_t i = 0; i < len; i++) {

@@ -299,8 +299,8 @@ static enum MHD_Result arrive(sim_conn *c, const char *method, const char *url) 
 
   const char *idem = MHD_lookup_connection_value(c->mc, MHD_HEADER_KIND, "Idempotency-Key");
   if (idem != NULL) c->idem_key = strdup(idem);
-  if (sim__request_key(idem, method, url, c->body, c->body_len, c->key, sizeof c->key) != 0)
-    sim__request_key(NULL, method, url, c->body, c->body_len, c->key, sizeof c->key);
+  if (sim_request_key(idem, method, url, c->body, c->body_len, c->key, sizeof c->key) != 0)
+    sim_request_key(NULL, method, url, c->body, c->body_len, c->key, sizeof c->key);
   char serr[SIM_ERRLEN] = "";
   long n = 0;
   int st_rc = srv->state->ops->arrive(srv->state, c->key, &c->attempt, &n, serr);

@@ -292,116 +292,34 @@ void sim_server_free(sim_server *srv);
  */
 int sim_server_stop(sim_server *srv, char err[SIM_ERRLEN]);
 
-/* --------------------------------------------------------------- import */
-/* `fusebox import` and `fusebox record`: an incident log, a HAR file or a
-   fusebox trace turned into a scenario that replays it (docs/import.md). */
+/* ------------------------------------------------------------ shared rules */
+/* What the importer and the recorder (import/) share with the server, so
+   both sides of a replay follow one rule. */
 
-#define SIM_IMPORT_MAX_INPUT ((size_t)64 << 20) /* bytes of one input */
-#define SIM_IMPORT_MAX_LINE ((size_t)1 << 20)   /* bytes of one input line */
-#define SIM_IMPORT_MAX_OUTPUT ((size_t)1 << 20) /* the scenario file limit */
-
-typedef enum sim_import_format {
-  SIM_IMPORT_AUTO = 0, /* detect from the content */
-  SIM_IMPORT_JSONL,    /* JSON Lines, one attempt per line */
-  SIM_IMPORT_HAR,      /* an HTTP Archive (browser or proxy export) */
-  SIM_IMPORT_TRACE     /* a trace written by fusebox */
-} sim_import_format;
-
-typedef struct sim_import_opts {
-  sim_import_format format; /* SIM_IMPORT_AUTO = detect */
-  const char *source;       /* name in messages and the doc; NULL = the path */
-  const char *name;         /* scenario name; NULL = "Imported from <source>" */
-  const char *date;         /* date in the doc; NULL = today (UTC) */
-  int raw_dates;            /* 1: keep every HTTP-date Retry-After as sent; 0: a date
-                               up to a day ahead replays as that many seconds ahead */
-  const char *map;          /* JSON Lines field names: "ours=theirs,..." (e.g.
-                               "status=status_code,t=timestamp"); NULL = none */
-  int request;              /* the recorded request a client's first logical request
-                               replays (1-based, per provider); 0 = 1 */
-} sim_import_opts;
-
-typedef struct sim_import_stats {
-  sim_import_format format; /* the format that was read */
-  int attempts;             /* attempts replayed */
-  int requests;             /* logical requests (all providers and effects) */
-  int providers;            /* providers in the scenario */
-  int skipped;              /* entries left out (other endpoints, lookups) */
-  char unknown[256];        /* JSON Lines fields nobody reads, comma-separated ("" = none) */
-  int drops_only;           /* 1: every attempt came out as a dropped connection */
-  int expects;              /* verdicts written into the expect table */
-} sim_import_stats;
-
+/* Milliseconds on CLOCK_MONOTONIC (the real clock), for measuring
+   durations; never wall time. */
+double sim_now_ms(void);
 /*
- * Turns the log at path into the text of a scenario file that replays it:
- * per provider and logical request, the recorded steps in order. On
- * success returns SIM_OK and *out_lua, which the caller owns and frees;
- * fills *stats when not NULL. On bad input returns SIM_EINVAL with
- * "file:line: message" in err; SIM_EIO when the file cannot be read;
- * SIM_ENOMEM. opts may be NULL.
+ * Writes the logical request key of an arrival into out (cap bytes), the
+ * key a scenario's attempt counter and the ledger go by: "idem:<key>" when
+ * an Idempotency-Key (idem_key, NULL or "" = none) was sent, else
+ * "hash:<16 hex>" of method, path and the body_len bytes of body. Returns
+ * SIM_OK, or SIM_EINVAL if out is too small (out then holds it cut short,
+ * terminated).
  */
-int sim_import_file(const char *path, const sim_import_opts *opts, char **out_lua,
-                    sim_import_stats *stats, char err[SIM_ERRLEN]);
-/* As sim_import_file, from len bytes of text in memory (opts->source
-   names it in messages; NULL = "input"). */
-int sim_import_buffer(const char *text, size_t len, const sim_import_opts *opts,
-                      char **out_lua, sim_import_stats *stats, char err[SIM_ERRLEN]);
-/* The format's name ("json-lines", "har", "trace"). Static. */
-const char *sim_import_format_name(sim_import_format f);
-
-/* --------------------------------------------------------------- record */
-/* `fusebox record`: a recording proxy in front of a real provider
-   (sim/record.c). Each request with an origin-form target ('/' + path) is
-   forwarded to the upstream fixed at start, its answer passed back as it
-   arrives, and the exchange noted (redacted) for the importer. */
-
-#define SIM_RECORD_MAX_CONNECTIONS 64 /* default connections at once */
-#define SIM_RECORD_IDLE_TIMEOUT 30    /* default seconds a client may idle */
-
-typedef struct sim_recorder sim_recorder;
-
-typedef struct sim_record_opts {
-  const char *upstream; /* http:// or https:// URL, no query (required) */
-  const char *bind;     /* NULL = 127.0.0.1 */
-  int port;             /* 0 = pick a free port */
-  int max_connections;  /* 0 = SIM_RECORD_MAX_CONNECTIONS; more are refused */
-  int idle_timeout_s;   /* 0 = SIM_RECORD_IDLE_TIMEOUT; an idle client is closed */
-} sim_record_opts;
-
-/*
- * Checks the upstream URL and starts listening. The caller owns *out and
- * releases it with sim_record_free. Returns SIM_EINVAL for a bad upstream
- * or bind address, SIM_ELISTEN when the port cannot be bound, SIM_ENOMEM;
- * the reason is in err.
- */
-int sim_record_start(const sim_record_opts *opts, sim_recorder **out, char err[SIM_ERRLEN]);
-/* The port the recorder listens on. */
-int sim_record_port(const sim_recorder *rec);
-/* The upstream as it is used (scheme://host[:port][/prefix]). Borrowed. */
-const char *sim_record_upstream(const sim_recorder *rec);
-/*
- * Stops accepting and ends the exchanges in flight, noting each as what
- * the client saw so far. Safe to call twice. After it, the log and the
- * counters below are final.
- */
-void sim_record_stop(sim_recorder *rec);
-/* The JSON Lines log of the exchanges (docs/import.md), credentials
-   redacted; *len gets its length. Borrowed; call after sim_record_stop. */
-const char *sim_record_log(const sim_recorder *rec, size_t *len);
-/* Exchanges noted; requests that could not reach the upstream (answered
-   502, not noted); requests refused with 400 (not origin-form, never
-   forwarded); 1 if the log reached SIM_IMPORT_MAX_INPUT. */
-long sim_record_exchanges(const sim_recorder *rec);
-long sim_record_unreachable(const sim_recorder *rec);
-long sim_record_refused(const sim_recorder *rec);
-int sim_record_full(const sim_recorder *rec);
-/*
- * The scenario that replays the log (sim_import_buffer over it, with
- * "recorded exchanges" naming it in messages). Same returns as
- * sim_import_buffer; the caller owns *out_lua.
- */
-int sim_record_scenario(const sim_recorder *rec, const sim_import_opts *opts, char **out_lua,
-                        sim_import_stats *stats, char err[SIM_ERRLEN]);
-/* Stops (if needed) and releases everything. NULL is a no-op. */
-void sim_record_free(sim_recorder *rec);
+int sim_request_key(const char *idem_key, const char *method, const char *path,
+                    const char *body, size_t body_len, char *out, size_t cap);
+/* A provider name as scenarios and URLs use it (/<name>/v1/...): 1 to
+   SIM_PROVIDER_NAME_MAX bytes of a-z 0-9 _ -, and not "v1". Returns 1 when
+   the len bytes at s are one, else 0. */
+#define SIM_PROVIDER_NAME_MAX 32
+int sim_provider_name_ok(const char *s, size_t len);
+/* Parses an IMF-fixdate HTTP-date ("Wed, 01 May 2024 12:00:00 GMT", what
+   the server writes) into *epoch_s, seconds since the epoch. Returns 0, or
+   -1 when s is not one (*epoch_s is then unchanged). */
+int sim_http_date_parse(const char *s, double *epoch_s);
+/* Makes the connected socket fd send a TCP reset now instead of a FIN (the
+   `reset` step). fd stays open; its owner closes it. */
+void sim_tcp_reset(int fd);
 
 #endif

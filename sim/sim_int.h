@@ -301,15 +301,11 @@ int sim__scenario_decide(sim_scenario *sc, int provider, const sim_req *req,
 
 #include <cjson/cJSON.h>
 
-/* Milliseconds on CLOCK_MONOTONIC (the real clock). */
-double sim__now_ms(void);
 /* env.c: the clocks of an environment (NULL or a NULL member: the real one). */
 double sim__env_now_ms(const sim_env *env);
 double sim__env_wall_s(const sim_env *env);
 
-/* keying.c */
-int sim__request_key(const char *idem_key, const char *method, const char *path,
-                     const char *body, size_t body_len, char *out, size_t cap);
+/* keying.c (sim_request_key is in sim.h) */
 void sim__fingerprint(const void *data, size_t len, char out[17]);
 /* Writes v in lower-case hex, at least min digits (what "%0*llx" prints),
    at o without a terminator; returns the end. For the hot path, where
@@ -317,8 +313,6 @@ void sim__fingerprint(const void *data, size_t len, char out[17]);
 char *sim__put_hex(char *o, uint64_t v, int min);
 /* redact.c: sim_redact_name, kept under its old name for the server. */
 int sim__header_is_secret(const char *name);
-/* tcp_reset.c: makes a socket send a TCP reset now (the `reset` step). */
-void sim__tcp_reset(int fd);
 
 /* keymap.c: counts arrivals per logical request key (thread-safe). */
 typedef struct sim_keymap sim_keymap;
@@ -430,14 +424,9 @@ int sim__estimate_tokens(size_t len);
 
 /* http_date.c: formats wall time now_s + seconds_ahead, rounded up to the
    next whole second, as an IMF-fixdate HTTP-date; seconds_ahead beyond
-   +-SIM_RETRY_DATE_MAX (or NaN) is clamped, never formatted. */
+   +-SIM_RETRY_DATE_MAX (or NaN) is clamped, never formatted. sim_http_date_parse
+   (sim.h) reads them back. */
 void sim__http_date(double now_s, double seconds_ahead, char out[40]);
-/* Parses an IMF-fixdate into epoch seconds: 0, or -1 when it is not one. */
-int sim__http_date_parse(const char *s, double *epoch_s);
-/* A provider name as scenarios and URLs use it (/<name>/v1/...): 1 to
-   SIM_PROVIDER_NAME_MAX of a-z 0-9 _ -, and not "v1". 1 when good. */
-#define SIM_PROVIDER_NAME_MAX 32
-int sim__provider_name_ok(const char *s, size_t len);
 /* Formats seconds as delta-seconds ("2", "1.5"). */
 void sim__format_seconds(double seconds, char out[32]);
 

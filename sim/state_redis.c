@@ -137,13 +137,13 @@ typedef struct rstate {
 static void drop(slot *s) {
   if (s->c != NULL) redisFree(s->c);
   s->c = NULL;
-  s->retry_at = sim__now_ms() + RECONNECT_MS;
+  s->retry_at = sim_now_ms() + RECONNECT_MS;
 }
 
 /* Connects s (locked) and loads the scripts; 0, or SIM_ESTATE with err. */
 static int connect_slot(rstate *r, slot *s, char err[SIM_ERRLEN]) {
   if (s->c != NULL) return SIM_OK;
-  if (sim__now_ms() < s->retry_at) {
+  if (sim_now_ms() < s->retry_at) {
     snprintf(err, SIM_ERRLEN, "Redis at %.64s:%d is unreachable (reconnecting)", r->host, r->port);
     return SIM_ESTATE;
   }

@@ -1,6 +1,6 @@
 /*
  * tcp_reset.c - ending a connection with a TCP reset, for the `reset` step
- * (play.c) and for the recorder mirroring an upstream that reset (record.c).
+ * (play.c) and for the recorder mirroring an upstream that reset (import/record.c).
  */
 #include <sys/socket.h>
 
@@ -10,7 +10,7 @@
    timeout makes close() send RST, but libmicrohttpd sends a FIN (shutdown)
    before it closes; disconnecting the socket (connect to AF_UNSPEC) makes
    Linux send the RST right away. */
-void sim__tcp_reset(int fd) {
+void sim_tcp_reset(int fd) {
   struct linger lg = {.l_onoff = 1, .l_linger = 0};
   setsockopt(fd, SOL_SOCKET, SO_LINGER, &lg, sizeof lg);
   struct sockaddr unspec = {.sa_family = AF_UNSPEC};

@@ -95,7 +95,7 @@ static void *flusher_main(void *arg) {
       pthread_cond_wait(&tr->cv, &tr->lock);
       continue;
     }
-    double due = tr->last_write + SIM__TRACE_BATCH_MS, now = sim__now_ms();
+    double due = tr->last_write + SIM__TRACE_BATCH_MS, now = sim_now_ms();
     if (now >= due) {
       flush_pending(tr, now);
       continue;
@@ -284,7 +284,7 @@ sim_jw *sim__trace_begin(const sim_trace *tr, const char *kind, double t_ms) {
    batched for the flusher. */
 static void emit_line(sim_trace *tr, const char *line, size_t len) {
   pthread_mutex_lock(&tr->lock);
-  double now = sim__now_ms();
+  double now = sim_now_ms();
   if (tr->failed) {
     /* After a failed write nothing more is written. */
   } else if (!tr->flusher_on || (tr->pn == 0 && now - tr->last_write >= SIM__TRACE_BATCH_MS)) {
@@ -443,7 +443,7 @@ int sim__trace_finish(sim_trace *tr, char err[SIM_ERRLEN]) {
   }
   if (tr->f != NULL) {
     pthread_mutex_lock(&tr->lock);
-    flush_pending(tr, sim__now_ms());
+    flush_pending(tr, sim_now_ms());
     pthread_mutex_unlock(&tr->lock);
     errno = 0;
     int bad = tr->owned ? fclose(tr->f) != 0 : fflush(tr->f) != 0;

@@ -17,6 +17,7 @@
 #include <unistd.h>
 
 #include "e2e_util.h"
+#include "import/import.h"
 #include "sim/sim.h"
 
 #define CHAT "/v1/chat/completions"
@@ -462,10 +463,10 @@ static void test_record_other_targets(void) {
   CU_ASSERT_FATAL(canary >= 0);
   char upstream[64];
   snprintf(upstream, sizeof upstream, "http://127.0.0.1:%d", up->port);
-  sim_record_opts o = {.upstream = upstream};
-  sim_recorder *rec = NULL;
+  imp_record_opts o = {.upstream = upstream};
+  imp_recorder *rec = NULL;
   char err[SIM_ERRLEN];
-  CU_ASSERT_EQUAL_FATAL(sim_record_start(&o, &rec, err), SIM_OK);
+  CU_ASSERT_EQUAL_FATAL(imp_record_start(&o, &rec, err), SIM_OK);
   const char *targets[] = {"@127.0.0.1:%d/v1/chat/completions", ":%d/v1/chat/completions",
                            ".evil.example:%d/v1/chat/completions",
                            "http://127.0.0.1:%d/v1/chat/completions", "127.0.0.1:%d", "*"};
@@ -474,16 +475,16 @@ static void test_record_other_targets(void) {
     snprintf(target, sizeof target, targets[i], cport);
     int n = snprintf(req, sizeof req, "POST %s HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer "
                      "sk-abcdefghijkl\r\nContent-Length: 2\r\n\r\n{}", target);
-    CU_ASSERT_EQUAL(raw(sim_record_port(rec), req, (size_t)n), 400);
+    CU_ASSERT_EQUAL(raw(imp_record_port(rec), req, (size_t)n), 400);
   }
   const char ok[] = "POST " CHAT " HTTP/1.1\r\nHost: x\r\nContent-Length: 2\r\n\r\n{}";
-  CU_ASSERT_EQUAL(raw(sim_record_port(rec), ok, sizeof ok - 1), 200);
-  sim_record_stop(rec);
+  CU_ASSERT_EQUAL(raw(imp_record_port(rec), ok, sizeof ok - 1), 200);
+  imp_record_stop(rec);
   CU_ASSERT_FALSE(canary_hit(canary));
-  CU_ASSERT_EQUAL(sim_record_refused(rec), 6);
-  CU_ASSERT_EQUAL(sim_record_exchanges(rec), 1);
+  CU_ASSERT_EQUAL(imp_record_refused(rec), 6);
+  CU_ASSERT_EQUAL(imp_record_exchanges(rec), 1);
   CU_ASSERT_EQUAL(sim_server_arrivals(up->srv), 1); /* only the path reached the upstream */
-  sim_record_free(rec);
+  imp_record_free(rec);
   close(canary);
   e2e_free(up);
 }

@@ -100,7 +100,7 @@ static void run_work(const char *path, const char *trace_path, work *w) {
     for (int a = 1; a <= NREQ; a++) {
       sim_req req = tl_req(a);
       char key[320];
-      if (sim__request_key(NULL, req.method, req.path, req.body, req.body_len, key, sizeof key) != 0)
+      if (sim_request_key(NULL, req.method, req.path, req.body, req.body_len, key, sizeof key) != 0)
         add(w, "no key");
       int n = sim__keymap_bump(km, key);
       if (n < 0) {

@@ -8,17 +8,17 @@
 
 static void test_idempotency_key_wins(void) {
   char k[64];
-  CU_ASSERT_EQUAL(sim__request_key("op-1", "POST", "/v1/x", "a", 1, k, sizeof k), 0);
+  CU_ASSERT_EQUAL(sim_request_key("op-1", "POST", "/v1/x", "a", 1, k, sizeof k), 0);
   CU_ASSERT_STRING_EQUAL(k, "idem:op-1");
 }
 
 static void test_hash_of_method_path_body(void) {
   char a[64], b[64], c[64], d[64], e[64];
-  sim__request_key(NULL, "POST", "/v1/chat/completions", "{\"a\":1}", 7, a, sizeof a);
-  sim__request_key("", "POST", "/v1/chat/completions", "{\"a\":1}", 7, b, sizeof b);
-  sim__request_key(NULL, "POST", "/v1/chat/completions", "{\"a\":2}", 7, c, sizeof c);
-  sim__request_key(NULL, "POST", "/v1/messages", "{\"a\":1}", 7, d, sizeof d);
-  sim__request_key(NULL, "GET", "/v1/chat/completions", "{\"a\":1}", 7, e, sizeof e);
+  sim_request_key(NULL, "POST", "/v1/chat/completions", "{\"a\":1}", 7, a, sizeof a);
+  sim_request_key("", "POST", "/v1/chat/completions", "{\"a\":1}", 7, b, sizeof b);
+  sim_request_key(NULL, "POST", "/v1/chat/completions", "{\"a\":2}", 7, c, sizeof c);
+  sim_request_key(NULL, "POST", "/v1/messages", "{\"a\":1}", 7, d, sizeof d);
+  sim_request_key(NULL, "GET", "/v1/chat/completions", "{\"a\":1}", 7, e, sizeof e);
   CU_ASSERT_EQUAL(strncmp(a, "hash:", 5), 0);
   CU_ASSERT_EQUAL(strlen(a), 5 + 16);
   CU_ASSERT_STRING_EQUAL(a, b); /* an empty key is no key */
@@ -29,15 +29,15 @@ static void test_hash_of_method_path_body(void) {
 
 static void test_key_too_long(void) {
   char k[8];
-  CU_ASSERT_NOT_EQUAL(sim__request_key("a-very-long-key", "POST", "/", NULL, 0, k, sizeof k), 0);
+  CU_ASSERT_NOT_EQUAL(sim_request_key("a-very-long-key", "POST", "/", NULL, 0, k, sizeof k), 0);
   /* A hash key too long for the buffer: refused, yet cut and terminated as
      snprintf would (fuzz_request holds every size to that). */
   char full[32], small[22];
-  CU_ASSERT_EQUAL(sim__request_key(NULL, "POST", "/", "{}", 2, full, sizeof full), 0);
+  CU_ASSERT_EQUAL(sim_request_key(NULL, "POST", "/", "{}", 2, full, sizeof full), 0);
   CU_ASSERT_EQUAL(strlen(full), 21);
   for (size_t cap = 1; cap <= sizeof small; cap++) {
     memset(small, 'x', sizeof small);
-    int rc = sim__request_key(NULL, "POST", "/", "{}", 2, small, cap);
+    int rc = sim_request_key(NULL, "POST", "/", "{}", 2, small, cap);
     CU_ASSERT_EQUAL(rc != 0, cap < 22);
     CU_ASSERT_EQUAL(strlen(small), cap - 1 < 21 ? cap - 1 : 21);
     CU_ASSERT_EQUAL(strncmp(small, full, cap - 1), 0);

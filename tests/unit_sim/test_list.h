@@ -19,7 +19,5 @@
   X(state)             \
   X(waiter)            \
   X(ratelimit)         \
-  X(import)            \
   X(redact)            \
-  X(import_expect)     \
   X(alloc_fail)

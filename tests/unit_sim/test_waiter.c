@@ -31,7 +31,7 @@ static void on_wake(void *arg, int reason) {
   it->r->order[it->r->n] = it->id;
   it->r->reasons[it->r->n] = reason;
   it->r->threads[it->r->n] = pthread_self();
-  it->r->at[it->r->n] = sim__now_ms();
+  it->r->at[it->r->n] = sim_now_ms();
   it->r->n++;
   pthread_cond_broadcast(&it->r->cond);
   pthread_mutex_unlock(&it->r->lock);
@@ -47,7 +47,7 @@ static void test_due_timers_fire_once(void) {
   rec r = {.lock = PTHREAD_MUTEX_INITIALIZER, .cond = PTHREAD_COND_INITIALIZER};
   sim_waiter *wt;
   CU_ASSERT_EQUAL_FATAL(sim__waiter_new(NULL, &wt), 0);
-  double now = sim__now_ms();
+  double now = sim_now_ms();
   item it[4];
   for (int i = 0; i < 4; i++) it[i] = (item){.r = &r, .id = i};
   /* All already due, so they fire at once. */
@@ -66,7 +66,7 @@ static void test_shutdown_wakes_untimed_and_future(void) {
   CU_ASSERT_EQUAL_FATAL(sim__waiter_new(NULL, &wt), 0);
   item a = {.r = &r, .id = 1}, b = {.r = &r, .id = 2}, c = {.r = &r, .id = 3};
   sim__waiter_add(wt, &a.w, -1, -1, on_wake, &a);                   /* forever */
-  sim__waiter_add(wt, &b.w, sim__now_ms() + 3600e3, -1, on_wake, &b); /* an hour */
+  sim__waiter_add(wt, &b.w, sim_now_ms() + 3600e3, -1, on_wake, &b); /* an hour */
   sim__waiter_shutdown(wt);
   CU_ASSERT_EQUAL(r.n, 2);
   CU_ASSERT_EQUAL(r.reasons[0], SIM_WAKE_SHUTDOWN);
@@ -192,7 +192,7 @@ static void test_waiter_thread_fires_on_time(void) {
   sim_waiter *wt;
   CU_ASSERT_EQUAL_FATAL(sim__waiter_new(NULL, &wt), 0);
   item a = {.r = &r, .id = 1};
-  double due = sim__now_ms() + 3.2;
+  double due = sim_now_ms() + 3.2;
   sim__waiter_add(wt, &a.w, due, -1, on_wake, &a);
   CU_ASSERT_TRUE(fired_soon(&r, 1));
   CU_ASSERT_TRUE(r.at[0] >= due); /* never early */
@@ -246,7 +246,7 @@ static void test_forget_then_new_socket(void) {
   int s1[2], s2[2];
   CU_ASSERT_EQUAL_FATAL(socketpair(AF_UNIX, SOCK_STREAM, 0, s1), 0);
   item a = {.r = &r, .id = 1}, b = {.r = &r, .id = 2}, c = {.r = &r, .id = 3};
-  sim__waiter_add(wt, &a.w, sim__now_ms() - 1, s1[0], on_wake, &a); /* due at once */
+  sim__waiter_add(wt, &a.w, sim_now_ms() - 1, s1[0], on_wake, &a); /* due at once */
   CU_ASSERT_TRUE(fired_soon(&r, 1));
   close(s1[1]); /* hung up while no wait is registered */
   sim__waiter_forget(wt, s1[0]);
@@ -254,7 +254,7 @@ static void test_forget_then_new_socket(void) {
   close(s1[0]);
   CU_ASSERT_EQUAL_FATAL(socketpair(AF_UNIX, SOCK_STREAM, 0, s2), 0);
   CU_ASSERT_EQUAL(s2[0], old); /* the lowest free number again */
-  sim__waiter_add(wt, &b.w, sim__now_ms() + 3600e3, s2[0], on_wake, &b);
+  sim__waiter_add(wt, &b.w, sim_now_ms() + 3600e3, s2[0], on_wake, &b);
   pthread_mutex_lock(&r.lock);
   CU_ASSERT_EQUAL(r.n, 1); /* the old socket's hang-up did not end b */
   pthread_mutex_unlock(&r.lock);

@@ -32,12 +32,12 @@ static void test_http_date(void) {
   CU_ASSERT_STRING_EQUAL(b, "Sun, 06 Nov 1994 08:49:38 GMT");
   /* Read back by the one parser. */
   double back = 0;
-  CU_ASSERT_EQUAL(sim__http_date_parse(b, &back), 0);
+  CU_ASSERT_EQUAL(sim_http_date_parse(b, &back), 0);
   CU_ASSERT_DOUBLE_EQUAL(back, 784111778, 1e-9);
-  CU_ASSERT_EQUAL(sim__http_date_parse(" Sun, 06 Nov 1994 08:49:38 GMT  ", &back), 0);
-  CU_ASSERT_EQUAL(sim__http_date_parse("Sunday, 06-Nov-94 08:49:37 GMT", &back), -1);
-  CU_ASSERT_EQUAL(sim__http_date_parse("Sun, 06 Nov 1994 08:49:38 GMT x", &back), -1);
-  CU_ASSERT_EQUAL(sim__http_date_parse("Sun, 06 Foo 1994 08:49:38 GMT", &back), -1);
+  CU_ASSERT_EQUAL(sim_http_date_parse(" Sun, 06 Nov 1994 08:49:38 GMT  ", &back), 0);
+  CU_ASSERT_EQUAL(sim_http_date_parse("Sunday, 06-Nov-94 08:49:37 GMT", &back), -1);
+  CU_ASSERT_EQUAL(sim_http_date_parse("Sun, 06 Nov 1994 08:49:38 GMT x", &back), -1);
+  CU_ASSERT_EQUAL(sim_http_date_parse("Sun, 06 Foo 1994 08:49:38 GMT", &back), -1);
   /* Tokens: four characters each, rounded up. */
   CU_ASSERT_EQUAL(sim__estimate_tokens(0), 0);
   CU_ASSERT_EQUAL(sim__estimate_tokens(1), 1);

@@ -1,6 +1,6 @@
 /*
  * import_int.h - internals shared by the files of `fusebox import`
- * (sim/import*.c): the attempt model every input format is read into, the
+ * (import/import*.c): the attempt model every input format is read into, the
  * bounded text buffer the scenario is written with, and the helpers the
  * readers share. No Lua here: the importer writes Lua text, it never runs it.
  *
@@ -10,14 +10,14 @@
  * Lua text at once (literals: import_lua.c); import.c then groups the steps by provider and logical request and
  * writes the scenario.
  */
-#ifndef FUSEBOX_SIM_IMPORT_INT_H
-#define FUSEBOX_SIM_IMPORT_INT_H
+#ifndef FUSEBOX_IMPORT_IMPORT_INT_H
+#define FUSEBOX_IMPORT_IMPORT_INT_H
 
 #include <stddef.h>
 
 #include <cjson/cJSON.h>
 
-#include "sim/sim.h"
+#include "import/import.h"
 
 #define IMP_MAX_ATTEMPTS 50000      /* attempts in one input */
 #define IMP_MAX_TEXT ((size_t)64 << 10) /* bytes of one text kept (answer, body) */
@@ -152,7 +152,7 @@ typedef struct imp_attempt {
 /* The attempts read from one input. */
 typedef struct imp_log {
   const char *source;          /* shown in messages and in the doc */
-  sim_import_format format;
+  imp_format format;
   imp_attempt *v;
   size_t n, cap;
   int skipped;                 /* entries left out (not LLM endpoints, lookups) */

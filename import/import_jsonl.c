@@ -11,7 +11,7 @@
 #include <string.h>
 #include <strings.h>
 
-#include "sim/import_int.h"
+#include "import/import_int.h"
 
 /* ------------------------------------------------------------ bodies */
 
@@ -555,8 +555,8 @@ int imp__read_jsonl(imp_log *lg, const char *text, size_t len) {
     size_t i = 0;
     while (i < n && isspace((unsigned char)s[i])) i++;
     if (i == n) continue;
-    if (n > SIM_IMPORT_MAX_LINE)
-      return imp__fail(lg, it.line, "line longer than %zu bytes", (size_t)SIM_IMPORT_MAX_LINE);
+    if (n > IMP_MAX_LINE)
+      return imp__fail(lg, it.line, "line longer than %zu bytes", (size_t)IMP_MAX_LINE);
     const char *end = NULL;
     cJSON *o = cJSON_ParseWithLengthOpts(s, n, &end, 0);
     if (o != NULL && end != NULL) {

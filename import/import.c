@@ -11,7 +11,7 @@
  * What the output promises: every string is a valid Lua literal whatever
  * the input holds; credentials never appear (the header names and the key
  * patterns imp__header_dropped / imp__scrub know); the file is at most
- * SIM_IMPORT_MAX_OUTPUT bytes, the size a scenario file may have.
+ * IMP_MAX_OUTPUT bytes, the size a scenario file may have.
  */
 #define _GNU_SOURCE /* strcasestr, timegm */
 #include <ctype.h>
@@ -25,8 +25,7 @@
 #include <strings.h>
 #include <time.h>
 
-#include "sim/import_int.h"
-#include "sim/sim_int.h"
+#include "import/import_int.h"
 
 static void log_clear(imp_log *lg) {
   for (size_t i = 0; i < lg->n; i++) {
@@ -125,7 +124,7 @@ static void put_attempt(imp_buf *b, const imp_attempt *a, int nth, const char *i
   imp__buf_printf(b, "%s-- attempt %d", indent, nth);
   put_when(b, a, t0, times);
   if (a->line > 0)
-    imp__buf_printf(b, " (%s %d)", lg->format == SIM_IMPORT_HAR ? "entry" : "line", a->line);
+    imp__buf_printf(b, " (%s %d)", lg->format == IMP_HAR ? "entry" : "line", a->line);
   if (a->note != NULL && a->note[0]) {
     imp__buf_puts(b, ": ");
     imp__lua_comment(b, a->note, 160);
@@ -250,8 +249,7 @@ static int map_find(req_map *m, const char *k, int *val) {
 }
 
 /* Groups the sorted attempts and writes the scenario. */
-static int assemble(imp_log *lg, const sim_import_opts *opts, char **out,
-                    sim_import_stats *st) {
+static int assemble(imp_log *lg, const imp_opts *opts, char **out, imp_stats *st) {
   int rc = SIM_ENOMEM;
   const char *provs[IMP_MAX_PROVIDERS];
   int nprov = 0, have_effects = 0;
@@ -259,7 +257,7 @@ static int assemble(imp_log *lg, const sim_import_opts *opts, char **out,
   size_t nreq = 0;
   req_map map = {NULL, NULL, 0};
   imp_buf b;
-  imp__buf_init(&b, SIM_IMPORT_MAX_OUTPUT);
+  imp__buf_init(&b, IMP_MAX_OUTPUT);
   char *name = NULL, *doc = NULL, *src = NULL;
 
   qsort(lg->v, lg->n, sizeof *lg->v, cmp_attempt);
@@ -277,7 +275,7 @@ static int assemble(imp_log *lg, const sim_import_opts *opts, char **out,
       int found = 0;
       for (int k = 0; k < nprov && !found; k++) found = strcmp(provs[k], pn) == 0;
       if (found) continue;
-      if (!sim__provider_name_ok(pn, strlen(pn))) {
+      if (!sim_provider_name_ok(pn, strlen(pn))) {
         rc = imp__fail(lg, a->line, "provider name '%.40s' must be 1 to 32 of a-z 0-9 _ - "
                                     "(and not \"v1\")", pn);
         goto done;
@@ -340,7 +338,7 @@ static int assemble(imp_log *lg, const sim_import_opts *opts, char **out,
   else today(date);
   src = printable(lg->source, 200);
   if (src == NULL) goto done;
-  const char *fname = sim_import_format_name(lg->format);
+  const char *fname = imp_format_name(lg->format);
   imp_buf d;
   imp__buf_init(&d, 4096);
   imp__buf_printf(&d, "Imported from %s on %s: %zu attempt%s of %zu logical request%s (%s)",
@@ -433,7 +431,7 @@ static int assemble(imp_log *lg, const sim_import_opts *opts, char **out,
     lg->too_big = 1;
     rc = imp__fail(lg, 0, "the scenario would be larger than %zu bytes (the scenario file "
                           "limit) with %zu attempts: import a shorter log",
-                   (size_t)SIM_IMPORT_MAX_OUTPUT, lg->n);
+                   (size_t)IMP_MAX_OUTPUT, lg->n);
     goto done;
   }
   if (b.nomem) goto done;
@@ -470,19 +468,19 @@ done:
 /* ============================================================ entry */
 
 /* Guesses the format from the first line (or the whole text for HAR). */
-static sim_import_format detect(const char *text, size_t len) {
+static imp_format detect(const char *text, size_t len) {
   size_t i = 0;
   if (len >= 3 && memcmp(text, "\xEF\xBB\xBF", 3) == 0) i = 3;
   while (i < len && isspace((unsigned char)text[i])) i++;
-  if (i == len || text[i] != '{') return SIM_IMPORT_JSONL;
+  if (i == len || text[i] != '{') return IMP_JSONL;
   const char *nl = memchr(text + i, '\n', len - i);
   size_t llen = nl ? (size_t)(nl - (text + i)) : len - i;
-  if (llen > SIM_IMPORT_MAX_LINE) llen = SIM_IMPORT_MAX_LINE;
+  if (llen > IMP_MAX_LINE) llen = IMP_MAX_LINE;
   cJSON *first = cJSON_ParseWithLength(text + i, llen);
-  sim_import_format f = SIM_IMPORT_JSONL;
+  imp_format f = IMP_JSONL;
   if (cJSON_IsObject(first)) {
-    if (cJSON_IsString(cJSON_GetObjectItemCaseSensitive(first, "ev"))) f = SIM_IMPORT_TRACE;
-    else if (cJSON_IsObject(cJSON_GetObjectItemCaseSensitive(first, "log"))) f = SIM_IMPORT_HAR;
+    if (cJSON_IsString(cJSON_GetObjectItemCaseSensitive(first, "ev"))) f = IMP_TRACE;
+    else if (cJSON_IsObject(cJSON_GetObjectItemCaseSensitive(first, "log"))) f = IMP_HAR;
     cJSON_Delete(first);
     return f;
   }
@@ -492,26 +490,26 @@ static sim_import_format detect(const char *text, size_t len) {
   size_t rest = len - i;
   for (size_t k = 1; k < rest && k < 4096; k++) {
     if (isspace((unsigned char)p[k])) continue;
-    if (p[k] == '"' && rest - k >= 5 && memcmp(p + k, "\"log\"", 5) == 0) return SIM_IMPORT_HAR;
+    if (p[k] == '"' && rest - k >= 5 && memcmp(p + k, "\"log\"", 5) == 0) return IMP_HAR;
     break;
   }
-  return SIM_IMPORT_JSONL;
+  return IMP_JSONL;
 }
 
 /* The name of a format. */
-const char *sim_import_format_name(sim_import_format f) {
+const char *imp_format_name(imp_format f) {
   switch (f) {
-  case SIM_IMPORT_JSONL: return "json-lines";
-  case SIM_IMPORT_HAR: return "har";
-  case SIM_IMPORT_TRACE: return "trace";
+  case IMP_JSONL: return "json-lines";
+  case IMP_HAR: return "har";
+  case IMP_TRACE: return "trace";
   default: return "auto";
   }
 }
 
 /* Imports len bytes of text; see sim.h. */
-int sim_import_buffer(const char *text, size_t len, const sim_import_opts *opts,
-                      char **out_lua, sim_import_stats *stats, char err[SIM_ERRLEN]) {
-  sim_import_opts none = {0};
+int imp_buffer(const char *text, size_t len, const imp_opts *opts, char **out_lua,
+               imp_stats *stats, char err[SIM_ERRLEN]) {
+  imp_opts none = {0};
   if (opts == NULL) opts = &none;
   if (err == NULL) return SIM_EINVAL;
   err[0] = '\0';
@@ -526,21 +524,21 @@ int sim_import_buffer(const char *text, size_t len, const sim_import_opts *opts,
   lg.raw_dates = opts->raw_dates;
   lg.map = opts->map;
   lg.err = err;
-  if (len > SIM_IMPORT_MAX_INPUT)
-    return imp__fail(&lg, 0, "larger than %zu bytes", (size_t)SIM_IMPORT_MAX_INPUT);
+  if (len > IMP_MAX_INPUT)
+    return imp__fail(&lg, 0, "larger than %zu bytes", (size_t)IMP_MAX_INPUT);
   if (memchr(text ? text : "", '\0', len) != NULL) {
     const char *z = memchr(text, '\0', len);
     int line = 1;
     for (const char *p = text; p < z; p++) line += *p == '\n';
     return imp__fail(&lg, line, "a NUL byte: this is not a text log");
   }
-  lg.format = opts->format != SIM_IMPORT_AUTO ? opts->format : detect(text ? text : "", len);
+  lg.format = opts->format != IMP_AUTO ? opts->format : detect(text ? text : "", len);
   int rc;
   switch (lg.format) {
-  case SIM_IMPORT_HAR: rc = imp__read_har(&lg, text, len); break;
-  case SIM_IMPORT_TRACE: rc = imp__read_trace(&lg, text, len); break;
+  case IMP_HAR: rc = imp__read_har(&lg, text, len); break;
+  case IMP_TRACE: rc = imp__read_trace(&lg, text, len); break;
   default:
-    lg.format = SIM_IMPORT_JSONL;
+    lg.format = IMP_JSONL;
     rc = imp__read_jsonl(&lg, text ? text : "", len);
     break;
   }
@@ -561,8 +559,8 @@ int sim_import_buffer(const char *text, size_t len, const sim_import_opts *opts,
 }
 
 /* Imports the file at path; see sim.h. */
-int sim_import_file(const char *path, const sim_import_opts *opts, char **out_lua,
-                    sim_import_stats *stats, char err[SIM_ERRLEN]) {
+int imp_file(const char *path, const imp_opts *opts, char **out_lua, imp_stats *stats,
+             char err[SIM_ERRLEN]) {
   if (err == NULL) return SIM_EINVAL;
   if (path == NULL || out_lua == NULL) {
     snprintf(err, SIM_ERRLEN, "bad argument");
@@ -579,7 +577,7 @@ int sim_import_file(const char *path, const sim_import_opts *opts, char **out_lu
   int rc = SIM_OK;
   while (buf != NULL) {
     if (n == cap) {
-      if (cap > SIM_IMPORT_MAX_INPUT) break;
+      if (cap > IMP_MAX_INPUT) break;
       char *nb = realloc(buf, cap * 2);
       if (nb == NULL) {
         free(buf);
@@ -599,16 +597,16 @@ int sim_import_file(const char *path, const sim_import_opts *opts, char **out_lu
   } else if (ferror(f)) {
     snprintf(err, SIM_ERRLEN, "%s: cannot read: %s", path, strerror(errno));
     rc = SIM_EIO;
-  } else if (n > SIM_IMPORT_MAX_INPUT) {
-    snprintf(err, SIM_ERRLEN, "%s: larger than %zu bytes", path, (size_t)SIM_IMPORT_MAX_INPUT);
+  } else if (n > IMP_MAX_INPUT) {
+    snprintf(err, SIM_ERRLEN, "%s: larger than %zu bytes", path, (size_t)IMP_MAX_INPUT);
     rc = SIM_EINVAL;
   }
   fclose(f);
   if (rc == SIM_OK) {
-    sim_import_opts o = {0};
+    imp_opts o = {0};
     if (opts != NULL) o = *opts;
     if (o.source == NULL) o.source = path;
-    rc = sim_import_buffer(buf, n, &o, out_lua, stats, err);
+    rc = imp_buffer(buf, n, &o, out_lua, stats, err);
   }
   free(buf);
   return rc;

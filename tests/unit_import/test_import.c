@@ -7,7 +7,8 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "test_lua_util.h"
+#include "import/import.h"
+#include "unit_sim/test_lua_util.h"
 
 /* ------------------------------------------------------------ helpers */
 
@@ -19,7 +20,7 @@ static void data_path(const char *name, char *out, size_t cap) {
     snprintf(src, sizeof src, "%s", env);
   } else {
     snprintf(src, sizeof src, "%s", __FILE__);
-    char *p = strstr(src, "/tests/unit_sim/");
+    char *p = strstr(src, "/tests/unit_import/");
     if (p != NULL) *p = '\0';
   }
   snprintf(out, cap, "%s/tests/data/import/%s", src, name);
@@ -27,12 +28,12 @@ static void data_path(const char *name, char *out, size_t cap) {
 
 /* Imports text as "log.jsonl" dated 2024-05-01; returns the Lua text
    (caller frees) or NULL with err set. */
-static char *imp_opts(const char *text, size_t len, sim_import_opts *o, sim_import_stats *st,
+static char *imp_with(const char *text, size_t len, imp_opts *o, imp_stats *st,
                       char err[SIM_ERRLEN]) {
   char *lua = NULL;
   if (o->source == NULL) o->source = "log.jsonl";
   if (o->date == NULL) o->date = "2024-05-01";
-  int rc = sim_import_buffer(text, len, o, &lua, st, err);
+  int rc = imp_buffer(text, len, o, &lua, st, err);
   if (rc != SIM_OK) {
     CU_ASSERT_PTR_NULL(lua);
     return NULL;
@@ -40,9 +41,9 @@ static char *imp_opts(const char *text, size_t len, sim_import_opts *o, sim_impo
   return lua;
 }
 
-static char *imp(const char *text, sim_import_stats *st, char err[SIM_ERRLEN]) {
-  sim_import_opts o = {0};
-  return imp_opts(text, strlen(text), &o, st, err);
+static char *imp(const char *text, imp_stats *st, char err[SIM_ERRLEN]) {
+  imp_opts o = {0};
+  return imp_with(text, strlen(text), &o, st, err);
 }
 
 /* Loads Lua text as a scenario; NULL (and a message) when it does not. */
@@ -66,7 +67,7 @@ static sim_scenario *load(const char *lua) {
 }
 
 /* Imports text and loads the result; frees the text. */
-static sim_scenario *imp_load(const char *text, sim_import_stats *st) {
+static sim_scenario *imp_load(const char *text, imp_stats *st) {
   char err[SIM_ERRLEN];
   char *lua = imp(text, st, err);
   if (lua == NULL) fprintf(stderr, "\n  import failed: %s\n", err);
@@ -144,14 +145,14 @@ static void test_jsonl_basic(void) {
       "{\"t\":2100,\"status\":200,\"latency_ms\":800,\"body\":\"{\\\"choices\\\":[{\\\"message\\\":"
       "{\\\"content\\\":\\\"hello\\\"}}],\\\"usage\\\":{\\\"prompt_tokens\\\":3,"
       "\\\"completion_tokens\\\":1}}\"}\r\n";
-  sim_import_stats st;
+  imp_stats st;
   char *lua = imp(ok, &st, err);
   CU_ASSERT_PTR_NOT_NULL_FATAL(lua);
   CU_ASSERT_PTR_NULL(strstr(lua, "XSECRET"));
   CU_ASSERT_PTR_NOT_NULL(strstr(lua, "Imported from log.jsonl on 2024-05-01: 2 attempts of 1 "
                                      "logical request (json-lines)"));
   CU_ASSERT_PTR_NULL(strstr(lua, "local function replay")); /* one request: a plain list */
-  CU_ASSERT_EQUAL(st.format, SIM_IMPORT_JSONL);
+  CU_ASSERT_EQUAL(st.format, IMP_JSONL);
   CU_ASSERT_EQUAL(st.attempts, 2);
   CU_ASSERT_EQUAL(st.requests, 1);
   CU_ASSERT_EQUAL(st.providers, 1);
@@ -201,7 +202,7 @@ static void test_jsonl_requests_and_outcomes(void) {
       "{\"time\":\"2024-05-01 12:00:33.000\",\"request\":\"a\",\"status\":null,\"error\":\"closed\"}\n"
       "{\"t\":\"2024-05-01T12:00:40Z\",\"key\":7,\"status\":200,\"stream\":true,"
       "\"chunks\":[\"p\",\"q\"],\"error\":\"timeout\",\"interval_ms\":50}\n";
-  sim_import_stats st;
+  imp_stats st;
   sim_scenario *sc = imp_load(log, &st);
   CU_ASSERT_EQUAL(st.attempts, 6);
   CU_ASSERT_EQUAL(st.requests, 3);
@@ -324,9 +325,9 @@ static void test_retry_after_forms(void) {
       "\"x-should-retry\":\"true\"}}\n"
       "{\"status\":429,\"headers\":{\"retry-after-ms\":\"-3\"}}\n";
   for (int raw = 0; raw <= 1; raw++) {
-    sim_import_opts o = {.raw_dates = raw};
+    imp_opts o = {.raw_dates = raw};
     char err[SIM_ERRLEN];
-    char *lua = imp_opts(log, strlen(log), &o, NULL, err);
+    char *lua = imp_with(log, strlen(log), &o, NULL, err);
     CU_ASSERT_PTR_NOT_NULL_FATAL(lua);
     sim_scenario *sc = load(lua);
     free(lua);
@@ -425,9 +426,9 @@ static void test_hostile_strings(void) {
            "\"bad name\":\"v\",\"x-long\":\"%0*d\"}}\n"
            "{\"key\":\"2\",\"status\":200,\"body\":\"<html>]]==] \\\" \\\\ \\u0001</html>\"}\n",
            body, 9000, 0);
-  sim_import_opts o = {.source = "evil\n]]-- name.jsonl", .name = "a \"name\" ]] \n--x"};
+  imp_opts o = {.source = "evil\n]]-- name.jsonl", .name = "a \"name\" ]] \n--x"};
   char err[SIM_ERRLEN];
-  char *lua = imp_opts(json, strlen(json), &o, NULL, err);
+  char *lua = imp_with(json, strlen(json), &o, NULL, err);
   if (lua == NULL) fprintf(stderr, "\n  %s\n", err);
   CU_ASSERT_PTR_NOT_NULL_FATAL(lua);
   CU_ASSERT_PTR_NULL(strstr(lua, "x-injected: 1\""));
@@ -455,14 +456,14 @@ static void test_hostile_strings(void) {
 static void test_har(void) {
   size_t len;
   char *har = slurp("sample.har", &len);
-  sim_import_stats st;
+  imp_stats st;
   char err[SIM_ERRLEN];
-  sim_import_opts o = {0};
-  char *lua = imp_opts(har, len, &o, &st, err);
+  imp_opts o = {0};
+  char *lua = imp_with(har, len, &o, &st, err);
   free(har);
   if (lua == NULL) fprintf(stderr, "\n  %s\n", err);
   CU_ASSERT_PTR_NOT_NULL_FATAL(lua);
-  CU_ASSERT_EQUAL(st.format, SIM_IMPORT_HAR);
+  CU_ASSERT_EQUAL(st.format, IMP_HAR);
   CU_ASSERT_EQUAL(st.attempts, 4);
   CU_ASSERT_EQUAL(st.requests, 2);
   CU_ASSERT_EQUAL(st.skipped, 1);
@@ -506,14 +507,14 @@ static void test_har(void) {
 static void test_trace_providers(void) {
   size_t len;
   char *tr = slurp("trace_providers.jsonl", &len);
-  sim_import_stats st;
+  imp_stats st;
   char err[SIM_ERRLEN];
-  sim_import_opts o = {0};
-  char *lua = imp_opts(tr, len, &o, &st, err);
+  imp_opts o = {0};
+  char *lua = imp_with(tr, len, &o, &st, err);
   free(tr);
   if (lua == NULL) fprintf(stderr, "\n  %s\n", err);
   CU_ASSERT_PTR_NOT_NULL_FATAL(lua);
-  CU_ASSERT_EQUAL(st.format, SIM_IMPORT_TRACE);
+  CU_ASSERT_EQUAL(st.format, IMP_TRACE);
   CU_ASSERT_EQUAL(st.attempts, 4);
   CU_ASSERT_EQUAL(st.providers, 2);
   CU_ASSERT_EQUAL(st.skipped, 2); /* the lookup and the 405 */
@@ -579,7 +580,7 @@ static void test_trace_every_end(void) {
                             n * 1000, n + 1, n + 1, n * 1000 + 200, n + 1, ends[n]);
   }
   char err[SIM_ERRLEN];
-  sim_import_stats st;
+  imp_stats st;
   char *lua = imp(text, &st, err);
   if (lua == NULL) fprintf(stderr, "\n  %s\n", err);
   CU_ASSERT_PTR_NOT_NULL_FATAL(lua);
@@ -689,19 +690,18 @@ static void test_bad_input(void) {
 static void test_bounds(void) {
   char err[SIM_ERRLEN];
   char *lua = NULL;
-  sim_import_opts o = {.source = "big.jsonl"};
+  imp_opts o = {.source = "big.jsonl"};
   /* Input over 64 MiB: refused before it is read. */
-  CU_ASSERT_EQUAL(sim_import_buffer("x", SIM_IMPORT_MAX_INPUT + 1, &o, &lua, NULL, err),
-                  SIM_EINVAL);
+  CU_ASSERT_EQUAL(imp_buffer("x", IMP_MAX_INPUT + 1, &o, &lua, NULL, err), SIM_EINVAL);
   TL_ASSERT_STR(err, "big.jsonl: larger than 67108864 bytes");
   /* A line over 1 MiB. */
-  size_t n = SIM_IMPORT_MAX_LINE + 100;
+  size_t n = IMP_MAX_LINE + 100;
   char *big = malloc(n + 64);
   CU_ASSERT_PTR_NOT_NULL_FATAL(big);
   int k = snprintf(big, 64, "{\"status\":200}\n{\"status\":200,\"content\":\"");
   memset(big + k, 'a', n);
   strcpy(big + k + n, "\"}\n");
-  CU_ASSERT_EQUAL(sim_import_buffer(big, strlen(big), &o, &lua, NULL, err), SIM_EINVAL);
+  CU_ASSERT_EQUAL(imp_buffer(big, strlen(big), &o, &lua, NULL, err), SIM_EINVAL);
   TL_ASSERT_STR(err, "big.jsonl:2: line longer than 1048576 bytes");
   free(big);
   /* Output over the scenario file limit: 40 answers of 30000 bytes. */
@@ -715,7 +715,7 @@ static void test_bounds(void) {
     off += 30000;
     off += (size_t)sprintf(big + off, "\"}\n");
   }
-  CU_ASSERT_EQUAL(sim_import_buffer(big, off, &o, &lua, NULL, err), SIM_EINVAL);
+  CU_ASSERT_EQUAL(imp_buffer(big, off, &o, &lua, NULL, err), SIM_EINVAL);
   TL_ASSERT_STR(err, "big.jsonl: the scenario would be larger than 1048576 bytes (the scenario "
                      "file limit) with 40 attempts: import a shorter log");
   free(big);
@@ -726,9 +726,9 @@ static void test_bounds(void) {
   CU_ASSERT_PTR_NOT_NULL_FATAL(big);
   off = 0;
   for (size_t i = 0; i < lines; i++) off += (size_t)sprintf(big + off, "{\"error\":\"reset\"}\n");
-  CU_ASSERT_EQUAL_FATAL(sim_import_buffer(big, off, &o, &lua, NULL, err), SIM_OK);
+  CU_ASSERT_EQUAL_FATAL(imp_buffer(big, off, &o, &lua, NULL, err), SIM_OK);
   free(big);
-  CU_ASSERT(strlen(lua) <= SIM_IMPORT_MAX_OUTPUT);
+  CU_ASSERT(strlen(lua) <= IMP_MAX_OUTPUT);
   CU_ASSERT_PTR_NOT_NULL(strstr(lua, "Comments per attempt were left out"));
   sim_scenario *sc = load(lua);
   free(lua);
@@ -736,11 +736,11 @@ static void test_bounds(void) {
   CU_ASSERT_PTR_NOT_NULL(sc);
   sim__scenario_free(sc);
   /* A NUL byte, a missing file, bad arguments. */
-  CU_ASSERT_EQUAL(sim_import_buffer("{}\n{\0}", 7, &o, &lua, NULL, err), SIM_EINVAL);
+  CU_ASSERT_EQUAL(imp_buffer("{}\n{\0}", 7, &o, &lua, NULL, err), SIM_EINVAL);
   TL_ASSERT_STR(err, "big.jsonl:2: a NUL byte: this is not a text log");
-  CU_ASSERT_EQUAL(sim_import_file("/nonexistent/x.jsonl", NULL, &lua, NULL, err), SIM_EIO);
+  CU_ASSERT_EQUAL(imp_file("/nonexistent/x.jsonl", NULL, &lua, NULL, err), SIM_EIO);
   TL_ASSERT_STR(err, "/nonexistent/x.jsonl: cannot open: No such file or directory");
-  CU_ASSERT_EQUAL(sim_import_buffer(NULL, 3, NULL, &lua, NULL, err), SIM_EINVAL);
+  CU_ASSERT_EQUAL(imp_buffer(NULL, 3, NULL, &lua, NULL, err), SIM_EINVAL);
   CU_ASSERT_PTR_NULL(lua);
 }
 
@@ -768,8 +768,8 @@ static void test_every_prefix(void) {
       memcpy(copy, inputs[in].text, cut);
       copy[cut] = '\0';
       char err[SIM_ERRLEN] = "";
-      sim_import_opts o = {0};
-      char *lua = imp_opts(copy, cut, &o, NULL, err);
+      imp_opts o = {0};
+      char *lua = imp_with(copy, cut, &o, NULL, err);
       free(copy);
       if (lua == NULL) {
         CU_ASSERT(strncmp(err, "log.jsonl", 9) == 0);

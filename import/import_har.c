@@ -13,8 +13,7 @@
 #include <string.h>
 #include <strings.h>
 
-#include "sim/import_int.h"
-#include "sim/sim_int.h"
+#include "import/import_int.h"
 
 static const cJSON *get(const cJSON *o, const char *k) {
   return cJSON_GetObjectItemCaseSensitive(o, k);
@@ -128,8 +127,8 @@ static int read_entry(imp_log *lg, int i, const cJSON *e) {
   const char *pt = get_str(get(req, "postData"), "text");
   if (pt != NULL) post = pt;
   char key[600];
-  if (sim__request_key(idem, method, path, post, strlen(post), key, sizeof key) != SIM_OK)
-    sim__request_key(NULL, method, path, post, strlen(post), key, sizeof key);
+  if (sim_request_key(idem, method, path, post, strlen(post), key, sizeof key) != SIM_OK)
+    sim_request_key(NULL, method, path, post, strlen(post), key, sizeof key);
   a.key = key;
   int stream_req = 0;
   cJSON *pj = cJSON_Parse(post);

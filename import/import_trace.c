@@ -19,8 +19,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "sim/import_int.h"
-#include "sim/sim_int.h"
+#include "import/import_int.h"
 
 /* One arrival waiting for its end. */
 typedef struct arrival {
@@ -277,7 +276,7 @@ static int add_attempt(trace_rd *rd, arrival *a, const cJSON *ev, int line) {
   double ra_ms = get_num(ev, "retry_after_ms", -1);
   double when;
   const char *ra = imp__resp_get_header(&r, "retry-after");
-  if (ra != NULL && sim__http_date_parse(ra, &when) == 0) {
+  if (ra != NULL && sim_http_date_parse(ra, &when) == 0) {
     double sent_s = (rd->start_ms + get_num(ev, "t", a->t)) / 1000.0;
     if (imp__resp_get_header(&r, "retry-after-ms") == NULL) {
       if (ra_ms >= 0) {
@@ -332,8 +331,8 @@ int imp__read_trace(imp_log *lg, const char *text, size_t len) {
   int rc = SIM_OK;
   while (rc == SIM_OK && imp__next_line(&it, &s, &n)) {
     if (n == 0) continue;
-    if (n > SIM_IMPORT_MAX_LINE) {
-      rc = imp__fail(lg, it.line, "line longer than %zu bytes", (size_t)SIM_IMPORT_MAX_LINE);
+    if (n > IMP_MAX_LINE) {
+      rc = imp__fail(lg, it.line, "line longer than %zu bytes", (size_t)IMP_MAX_LINE);
       break;
     }
     cJSON *ev = cJSON_ParseWithLength(s, n);

@@ -14,7 +14,7 @@
 #include <strings.h>
 #include <time.h>
 
-#include "sim/import_int.h"
+#include "import/import_int.h"
 
 /* ============================================================ steps */
 
@@ -312,7 +312,7 @@ int imp__add(imp_log *lg, const imp_attempt *a, const imp_resp *r) {
     lg->cap = cap;
   }
   imp_buf b;
-  imp__buf_init(&b, SIM_IMPORT_MAX_OUTPUT);
+  imp__buf_init(&b, IMP_MAX_OUTPUT);
   imp_resp view = *r; /* shallow: only read */
   if (lg->raw_dates) view.has_ra_date = 0;
   /* A status a scenario cannot send (a 1xx, or outside 200..599) left the
@@ -324,7 +324,7 @@ int imp__add(imp_log *lg, const imp_attempt *a, const imp_resp *r) {
   if (b.over) {
     imp__buf_free(&b);
     return imp__fail(lg, a->line, "this attempt alone would exceed the %zu-byte scenario limit",
-                     (size_t)SIM_IMPORT_MAX_OUTPUT);
+                     (size_t)IMP_MAX_OUTPUT);
   }
   if (b.nomem) {
     imp__buf_free(&b);

@@ -4,7 +4,7 @@
  * upstream fixed at start with libcurl, and its answer passed back to the
  * client as it arrives (SSE chunks included), unchanged: same status,
  * headers and bytes; an upstream that resets, closes early or never answers
- * is mirrored as such (the reset through sim__tcp_reset). Any other target
+ * is mirrored as such (the reset through sim_tcp_reset). Any other target
  * is answered 400 and never forwarded. Every exchange is noted as one JSON
  * Lines attempt (record_note.c: sim's request key and redaction rule).
  *
@@ -12,7 +12,7 @@
  * mode) plus one libcurl worker per exchange: a proxy is waiting on two
  * sockets, and plain threads keep that simple. Recording is for a handful
  * of concurrent calls, not for load: connections are capped and an idle
- * client is closed (sim_record_opts).
+ * client is closed (imp_record_opts).
  */
 #define _GNU_SOURCE /* strcasestr */
 #include <arpa/inet.h>
@@ -32,19 +32,18 @@
 #include <curl/curl.h>
 #include <microhttpd.h>
 
-#include "sim/record_int.h"
-#include "sim/sim.h"
-#include "sim/sim_int.h"
+#include "import/import.h"
+#include "import/record_int.h"
 
 #define MAX_REQ_BODY ((size_t)32 << 20) /* bytes of one request forwarded */
 #define MAX_REC_BODY ((size_t)256 << 10) /* bytes of one response kept for the log */
 #define MAX_PENDING ((size_t)1 << 20)    /* bytes buffered between curl and the client */
 #define MAX_HEADERS 128
 
-static double now_ms(void) { return sim__now_ms(); }
+static double now_ms(void) { return sim_now_ms(); }
 
 /* The recorder: the daemon and the exchanges noted so far. */
-struct sim_recorder {
+struct imp_recorder {
   char *upstream; /* scheme://host[:port][/prefix], without a trailing '/' */
   double t0;
   volatile int stopping;
@@ -53,10 +52,10 @@ struct sim_recorder {
   pthread_mutex_t mu;
   char *log; /* JSON Lines */
   size_t log_len, log_cap;
-  int full;  /* the log reached SIM_IMPORT_MAX_INPUT */
+  int full;  /* the log reached IMP_MAX_INPUT */
   long exchanges, failures, refused;
 };
-typedef struct sim_recorder recorder;
+typedef struct imp_recorder recorder;
 
 /* One proxied exchange, shared by the client's connection thread and the
    curl worker; mu guards everything below it. */
@@ -258,7 +257,7 @@ static void note(xfer *x, const char *error) {
   if (x->noted) return;
   x->noted = 1;
   double end = x->done ? x->t_done : now_ms();
-  sim_rec_exchange e = {
+  imp_rec_exchange e = {
       .method = x->method, .path = x->path ? x->path : "/", .query = x->query,
       .idem = x->idem, .body = x->body, .body_len = x->body_len,
       .t_ms = x->t_start - rec->t0,
@@ -266,11 +265,11 @@ static void note(xfer *x, const char *error) {
       .duration_ms = end - x->t_start, .status = x->status, .headers_done = x->headers_done,
       .stream = x->stream, .hname = x->hname, .hvalue = x->hvalue, .nh = x->nh,
       .kept = x->kept, .received = x->received, .error = error};
-  char *line = sim__record_note(&e);
+  char *line = imp__record_note(&e);
   if (line == NULL) return;
   size_t n = strlen(line);
   pthread_mutex_lock(&rec->mu);
-  if (rec->log_len + n + 1 > SIM_IMPORT_MAX_INPUT) {
+  if (rec->log_len + n + 1 > IMP_MAX_INPUT) {
     rec->full = 1;
   } else {
     if (rec->log_len + n + 1 > rec->log_cap) {
@@ -309,7 +308,7 @@ static const char *error_of(const xfer *x) {
 
 static void reset_client(struct MHD_Connection *mc) {
   const union MHD_ConnectionInfo *ci = MHD_get_connection_info(mc, MHD_CONNECTION_INFO_CONNECTION_FD);
-  if (ci != NULL) sim__tcp_reset(ci->connect_fd);
+  if (ci != NULL) sim_tcp_reset(ci->connect_fd);
 }
 
 /* 1 if the client closed its side while we wait for the upstream. */
@@ -444,7 +443,7 @@ static enum MHD_Result forward(xfer *x, const char *url) {
   x->query = q.q;
   x->path = strdup(url);
   if (x->path == NULL) return MHD_NO;
-  if (sim__record_target(rec->upstream, url, x->query, &x->url) != SIM_OK) {
+  if (imp__record_target(rec->upstream, url, x->query, &x->url) != SIM_OK) {
     x->noted = 1; /* e.g. a control byte once %-decoded: never forwarded */
     pthread_mutex_lock(&rec->mu);
     rec->refused++;
@@ -658,7 +657,7 @@ done:
 }
 
 /* Starts the recorder (see sim.h). */
-int sim_record_start(const sim_record_opts *opts, sim_recorder **out, char err[SIM_ERRLEN]) {
+int imp_record_start(const imp_record_opts *opts, imp_recorder **out, char err[SIM_ERRLEN]) {
   *out = NULL;
   err[0] = '\0';
   if (opts == NULL) {
@@ -702,14 +701,14 @@ int sim_record_start(const sim_record_opts *opts, sim_recorder **out, char err[S
   pthread_mutex_init(&rec->mu, NULL);
   rec->upstream = parse_upstream(opts->upstream, err);
   if (rec->upstream == NULL) {
-    sim_record_free(rec);
+    imp_record_free(rec);
     return SIM_EINVAL;
   }
   rec->t0 = now_ms();
   unsigned limit = opts->max_connections > 0 ? (unsigned)opts->max_connections
-                                             : SIM_RECORD_MAX_CONNECTIONS;
+                                             : IMP_RECORD_MAX_CONNECTIONS;
   unsigned idle = opts->idle_timeout_s > 0 ? (unsigned)opts->idle_timeout_s
-                                           : SIM_RECORD_IDLE_TIMEOUT;
+                                           : IMP_RECORD_IDLE_TIMEOUT;
   rec->d = MHD_start_daemon(flags, (uint16_t)opts->port, NULL, NULL, on_request, rec,
                             MHD_OPTION_SOCK_ADDR, addr, MHD_OPTION_NOTIFY_COMPLETED,
                             on_completed, rec, MHD_OPTION_CONNECTION_LIMIT, limit,
@@ -717,7 +716,7 @@ int sim_record_start(const sim_record_opts *opts, sim_recorder **out, char err[S
   if (rec->d == NULL) {
     snprintf(err, SIM_ERRLEN, "cannot listen on %.100s:%d (port in use, or no permission)",
              bind, opts->port);
-    sim_record_free(rec);
+    imp_record_free(rec);
     return SIM_ELISTEN;
   }
   const union MHD_DaemonInfo *di = MHD_get_daemon_info(rec->d, MHD_DAEMON_INFO_BIND_PORT);
@@ -727,36 +726,36 @@ int sim_record_start(const sim_record_opts *opts, sim_recorder **out, char err[S
 }
 
 /* The listening port. */
-int sim_record_port(const sim_recorder *rec) { return rec->port; }
+int imp_record_port(const imp_recorder *rec) { return rec->port; }
 
 /* The upstream in use. */
-const char *sim_record_upstream(const sim_recorder *rec) { return rec->upstream; }
+const char *imp_record_upstream(const imp_recorder *rec) { return rec->upstream; }
 
 /* Stops the daemon; exchanges in flight are noted as they end. */
-void sim_record_stop(sim_recorder *rec) {
+void imp_record_stop(imp_recorder *rec) {
   if (rec == NULL || rec->d == NULL) return;
   rec->stopping = 1;
   MHD_stop_daemon(rec->d);
   rec->d = NULL;
 }
 
-/* The log; final after sim_record_stop. */
-const char *sim_record_log(const sim_recorder *rec, size_t *len) {
+/* The log; final after imp_record_stop. */
+const char *imp_record_log(const imp_recorder *rec, size_t *len) {
   *len = rec->log_len;
   return rec->log ? rec->log : "";
 }
 
-long sim_record_exchanges(const sim_recorder *rec) { return rec->exchanges; }
-long sim_record_unreachable(const sim_recorder *rec) { return rec->failures; }
-long sim_record_refused(const sim_recorder *rec) { return rec->refused; }
-int sim_record_full(const sim_recorder *rec) { return rec->full; }
+long imp_record_exchanges(const imp_recorder *rec) { return rec->exchanges; }
+long imp_record_unreachable(const imp_recorder *rec) { return rec->failures; }
+long imp_record_refused(const imp_recorder *rec) { return rec->refused; }
+int imp_record_full(const imp_recorder *rec) { return rec->full; }
 
 /* The scenario replaying the log (see sim.h). */
-int sim_record_scenario(const sim_recorder *rec, const sim_import_opts *opts, char **out_lua,
-                        sim_import_stats *stats, char err[SIM_ERRLEN]) {
-  sim_import_opts o = {0};
+int imp_record_scenario(const imp_recorder *rec, const imp_opts *opts, char **out_lua,
+                        imp_stats *stats, char err[SIM_ERRLEN]) {
+  imp_opts o = {0};
   if (opts != NULL) o = *opts;
-  o.format = SIM_IMPORT_JSONL;
+  o.format = IMP_JSONL;
   o.source = "recorded exchanges";
   char name[SIM_ERRLEN + 64];
   if (o.name == NULL) {
@@ -765,13 +764,13 @@ int sim_record_scenario(const sim_recorder *rec, const sim_import_opts *opts, ch
     free(up);
     o.name = name;
   }
-  return sim_import_buffer(rec->log ? rec->log : "", rec->log_len, &o, out_lua, stats, err);
+  return imp_buffer(rec->log ? rec->log : "", rec->log_len, &o, out_lua, stats, err);
 }
 
 /* Stops and releases the recorder. */
-void sim_record_free(sim_recorder *rec) {
+void imp_record_free(imp_recorder *rec) {
   if (rec == NULL) return;
-  sim_record_stop(rec);
+  imp_record_stop(rec);
   free(rec->log);
   free(rec->upstream);
   pthread_mutex_destroy(&rec->mu);

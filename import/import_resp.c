@@ -15,8 +15,7 @@
 #include <strings.h>
 #include <time.h>
 
-#include "sim/import_int.h"
-#include "sim/sim_int.h"
+#include "import/import_int.h"
 
 /* ============================================================ responses */
 
@@ -128,10 +127,10 @@ int imp__resp_chunk(imp_resp *r, const char *s, size_t n) {
 void imp__resp_ra_date(imp_resp *r, double ref_epoch_ms) {
   const char *ra = imp__resp_get_header(r, "retry-after");
   double when;
-  if (ra == NULL || sim__http_date_parse(ra, &when) != 0) return;
+  if (ra == NULL || sim_http_date_parse(ra, &when) != 0) return;
   const char *date = imp__resp_get_header(r, "date");
   double ref_s;
-  if (date == NULL || sim__http_date_parse(date, &ref_s) != 0) {
+  if (date == NULL || sim_http_date_parse(date, &ref_s) != 0) {
     if (ref_epoch_ms <= 0) return;
     ref_s = ref_epoch_ms / 1000.0;
   }

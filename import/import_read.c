@@ -15,7 +15,7 @@
 #include <strings.h>
 #include <time.h>
 
-#include "sim/import_int.h"
+#include "import/import_int.h"
 
 /* ============================================================ helpers */
 

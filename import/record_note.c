@@ -10,12 +10,11 @@
 
 #include <cjson/cJSON.h>
 
-#include "sim/record_int.h"
-#include "sim/sim.h"
-#include "sim/sim_int.h"
+#include "import/import.h"
+#include "import/record_int.h"
 
 /* Checks the target and joins base + target + query (see record_int.h). */
-int sim__record_target(const char *base, const char *target, const char *query, char **url) {
+int imp__record_target(const char *base, const char *target, const char *query, char **url) {
   *url = NULL;
   if (base == NULL || target == NULL || target[0] != '/') return SIM_EINVAL;
   for (const unsigned char *p = (const unsigned char *)target; *p; p++)
@@ -33,15 +32,15 @@ int sim__record_target(const char *base, const char *target, const char *query, 
 static double ms3(double v) { return (double)(long long)(v * 1000) / 1000; }
 
 /* The exchange as one JSON Lines attempt, redacted (see record_int.h). */
-char *sim__record_note(const sim_rec_exchange *e) {
+char *imp__record_note(const imp_rec_exchange *e) {
   cJSON *o = cJSON_CreateObject();
   if (o == NULL) return NULL;
   char key[512];
   const char *idem = e->idem;
   char *red_idem = NULL;
   if (idem != NULL && strlen(idem) > 400) idem = NULL; /* too long to be a key: hash */
-  if (sim__request_key(idem, e->method, e->path, e->body ? e->body : "", e->body_len, key,
-                       sizeof key) != SIM_OK)
+  if (sim_request_key(idem, e->method, e->path, e->body ? e->body : "", e->body_len, key,
+                      sizeof key) != SIM_OK)
     snprintf(key, sizeof key, "hash:0");
   red_idem = sim_redact_text(key, strlen(key)); /* an Idempotency-Key holding a key */
   size_t plen = strlen(e->path) + (e->query ? strlen(e->query) : 0) + 1;

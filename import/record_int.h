@@ -2,13 +2,13 @@
  * record_int.h - the recorder's parts that need no sockets (record_note.c),
  * shared by record.c, its tests and fuzz/fuzz_record.c.
  */
-#ifndef FUSEBOX_SIM_RECORD_INT_H
-#define FUSEBOX_SIM_RECORD_INT_H
+#ifndef FUSEBOX_IMPORT_RECORD_INT_H
+#define FUSEBOX_IMPORT_RECORD_INT_H
 
 #include <stddef.h>
 
 /* One exchange as the recorder saw it. */
-typedef struct sim_rec_exchange {
+typedef struct imp_rec_exchange {
   const char *method;
   const char *path;      /* the request's origin-form path, without its query */
   const char *query;     /* "?a=b&c" as forwarded, or NULL */
@@ -27,7 +27,7 @@ typedef struct sim_rec_exchange {
   const char *kept;      /* the first bytes of the response body, or NULL */
   size_t received;       /* response body bytes received */
   const char *error;     /* "closed", "reset", "timeout", "truncated", or NULL */
-} sim_rec_exchange;
+} imp_rec_exchange;
 
 /*
  * Checks a request target and builds the upstream URL: base (scheme, host,
@@ -37,16 +37,16 @@ typedef struct sim_rec_exchange {
  * SIM_EINVAL for any other target (absolute-form, "*", "@host:port/...",
  * ".evil.example/..."), SIM_ENOMEM.
  */
-int sim__record_target(const char *base, const char *target, const char *query, char **url);
+int imp__record_target(const char *base, const char *target, const char *query, char **url);
 
 /*
  * One JSON Lines attempt (docs/import.md) for an exchange, without the
- * newline: its logical key (sim__request_key), status, latency, response
+ * newline: its logical key (sim_request_key), status, latency, response
  * headers, body and error, everything through the redaction rule. A status
  * outside 200-599 is kept as "upstream_status" and the attempt noted as a
  * closed connection, the nearest thing a scenario can replay. The caller
  * frees the result; NULL when out of memory.
  */
-char *sim__record_note(const sim_rec_exchange *e);
+char *imp__record_note(const imp_rec_exchange *e);
 
 #endif

@@ -8,17 +8,17 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "test_lua_util.h"
+#include "import/import.h"
+#include "unit_sim/test_lua_util.h"
 
 
 /* Imports text with opts; returns the scenario's expect table as JSON
    (caller frees), or NULL with err. Fills st. */
-static char *expect_of(const char *text, sim_import_opts *o, sim_import_stats *st,
-                       char err[SIM_ERRLEN]) {
+static char *expect_of(const char *text, imp_opts *o, imp_stats *st, char err[SIM_ERRLEN]) {
   char *lua = NULL;
   o->source = "log.jsonl";
   o->date = "2024-05-01";
-  if (sim_import_buffer(text, strlen(text), o, &lua, st, err) != SIM_OK) return NULL;
+  if (imp_buffer(text, strlen(text), o, &lua, st, err) != SIM_OK) return NULL;
   char *path = tl_write(lua);
   free(lua);
   sim_scenario_info info = {0};
@@ -62,8 +62,8 @@ static const expect_case CASES[] = {
 static void test_expect_table(void) {
   for (size_t i = 0; i < sizeof CASES / sizeof CASES[0]; i++) {
     const expect_case *c = &CASES[i];
-    sim_import_opts o = {0};
-    sim_import_stats st;
+    imp_opts o = {0};
+    imp_stats st;
     char err[SIM_ERRLEN] = "";
     char *js = expect_of(c->log, &o, &st, err);
     if (js == NULL) fprintf(stderr, "\n  %s: %s\n", c->what, err);
@@ -96,8 +96,8 @@ static void test_map_and_warnings(void) {
       "{\"timestamp\":\"2024-05-01T12:00:00Z\",\"status_code\":429,"
       "\"response_headers\":{\"retry-after\":\"2\"}}\n"
       "{\"timestamp\":\"2024-05-01T12:00:02Z\",\"status_code\":200}\n";
-  sim_import_opts o = {0};
-  sim_import_stats st;
+  imp_opts o = {0};
+  imp_stats st;
   char err[SIM_ERRLEN];
   char *js = expect_of(log, &o, &st, err);
   CU_ASSERT_PTR_NOT_NULL(js);
@@ -106,7 +106,7 @@ static void test_map_and_warnings(void) {
   CU_ASSERT(js && strstr(js, "retry_after_honoured") == NULL);
   free(js);
 
-  sim_import_opts m = {.map = "status=status_code,t=timestamp,headers=response_headers"};
+  imp_opts m = {.map = "status=status_code,t=timestamp,headers=response_headers"};
   js = expect_of(log, &m, &st, err);
   CU_ASSERT_PTR_NOT_NULL(js);
   CU_ASSERT_STRING_EQUAL(st.unknown, "");
@@ -115,17 +115,17 @@ static void test_map_and_warnings(void) {
   free(js);
 
   /* A log that knows its fields warns about nothing. */
-  sim_import_opts n = {0};
+  imp_opts n = {0};
   js = expect_of(L("\"status\":503") L("\"status\":200"), &n, &st, err);
   CU_ASSERT_STRING_EQUAL(st.unknown, "");
   CU_ASSERT_EQUAL(st.drops_only, 0);
   free(js);
 
   /* A bad map is an error that says why. */
-  sim_import_opts bad = {.map = "bogus=x"};
+  imp_opts bad = {.map = "bogus=x"};
   CU_ASSERT_PTR_NULL(expect_of(log, &bad, &st, err));
   CU_ASSERT(strstr(err, "'bogus' is not a field") != NULL);
-  sim_import_opts bad2 = {.map = "status"};
+  imp_opts bad2 = {.map = "status"};
   CU_ASSERT_PTR_NULL(expect_of(log, &bad2, &st, err));
   CU_ASSERT(strstr(err, "ours=theirs") != NULL);
 }
@@ -135,10 +135,10 @@ static void test_request_choice(void) {
   const char *log = L("\"key\":\"a\",\"status\":401") L("\"key\":\"b\",\"status\":503")
                         L("\"key\":\"b\",\"status\":200");
   for (int n = 1; n <= 3; n++) {
-    sim_import_opts o = {.source = "log.jsonl", .date = "2024-05-01", .request = n};
+    imp_opts o = {.source = "log.jsonl", .date = "2024-05-01", .request = n};
     char *lua = NULL;
     char err[SIM_ERRLEN];
-    int rc = sim_import_buffer(log, strlen(log), &o, &lua, NULL, err);
+    int rc = imp_buffer(log, strlen(log), &o, &lua, NULL, err);
     if (n == 3) { /* only two recorded requests */
       CU_ASSERT_EQUAL(rc, SIM_EINVAL);
       CU_ASSERT(strstr(err, "--request 3") != NULL);
