@@ -22,4 +22,5 @@
   X(import)            \
   X(redact)            \
   X(import_expect)     \
-  X(alloc_fail)
+  X(alloc_fail)        \
+  X(end_state)
