@@ -53,6 +53,15 @@ char *sim__answer_body(sim_dialect d, const sim_step *s, const char *id, const c
   }
 }
 
+/* The dialect's word on step s's answer sent whole; see sim_int.h. Only
+   the Responses API has a finished answer that is not a complete one (its
+   "incomplete" status): a chat finish_reason "length", Anthropic's
+   "max_tokens" and Gemini's "MAX_TOKENS" are finished answers. */
+sim_end_state sim__answer_done(sim_dialect d, const sim_step *s) {
+  if (d == SIM_DIALECT_RESPONSES && s != NULL) return sim__responses_done(s);
+  return SIM_STATE_COMPLETE;
+}
+
 /* The chat completions (or Anthropic) body of plain text; kept for callers
    that have no step. Owned by the caller. */
 char *sim__chat_body(sim_dialect d, const char *id, const char *model,

@@ -70,6 +70,9 @@ int sim__anthropic_sse(const sim_step *s, const char *id, const char *model,
 
 char *sim__responses_body(const sim_step *s, const char *id, const char *model,
                           const char *text, int tokens_in, int tokens_out);
+/* SIM_STATE_INCOMPLETE when a response of s is "incomplete", else
+   SIM_STATE_COMPLETE: what its body, or its stream's last event, says. */
+sim_end_state sim__responses_done(const sim_step *s);
 int sim__responses_sse(const sim_step *s, const char *id, const char *model,
                        int tokens_in, int tokens_out, char **texts, int ntexts,
                        sim_sse *out);

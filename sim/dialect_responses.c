@@ -170,6 +170,13 @@ char *sim__responses_body(const sim_step *s, const char *id, const char *model,
   return sim__jw_take(&w);
 }
 
+/* What a response of step s is once sent whole (the body, or the stream
+   through its last event): "incomplete" when it stops short for a reason
+   (max_output_tokens, content_filter), else "completed". */
+sim_end_state sim__responses_done(const sim_step *s) {
+  return incomplete_reason(s) ? SIM_STATE_INCOMPLETE : SIM_STATE_COMPLETE;
+}
+
 /* Numbers events in the order they are written, which is the wire order. */
 typedef struct seqb {
   int seq;
@@ -348,6 +355,7 @@ int sim__responses_sse(const sim_step *s, const char *id, const char *model,
   sim__jw_init(&w, SIM__BODY_MAX);
   ev_response(&w, &b, v.reason ? "response.incomplete" : "response.completed", id, model, &v);
   out->marker = sim__jw_take(&w);
+  out->done = sim__responses_done(s); /* the marker above: completed or incomplete */
   out->error = error_frames(s, id, model, err_seq);
   free(text);
   return SIM_OK;

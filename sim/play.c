@@ -50,6 +50,13 @@ struct sim_player {
 
 enum { P_PRE, P_CHUNKS, P_TAIL, P_MARKER, P_DONE };
 
+/* The player ends the attempt here: `how` for the trace's `how`, e for
+   its `state` (sim__end_state). */
+static void end_as(sim_conn *c, const char *how, sim_end_how e) {
+  c->how = how;
+  c->ended = e;
+}
+
 /* Releases a stream player; NULL is a no-op. */
 void sim__player_free(sim_player *p) {
   if (p == NULL) return;
@@ -195,7 +202,7 @@ static ssize_t shared_body_read(void *cls, uint64_t pos, char *buf, size_t max) 
   shared_body *b = cls;
   if (pos >= b->limit) {
     if (!b->early_close || pos >= b->total) return MHD_CONTENT_READER_END_OF_STREAM;
-    b->c->how = "early_close";
+    end_as(b->c, "early_close", SIM_END_CUT);
     return MHD_CONTENT_READER_END_WITH_ERROR;
   }
   if (max > b->limit - pos) max = (size_t)(b->limit - pos);
@@ -313,6 +320,7 @@ static shared_body *shared_for(sim_conn *c, const sim_step *s, int *status) {
   char *whole = sim__answer_body(d, s, c->rid, s->model ? s->model : c->model, SHARED_MARK,
                                  tin, tout);
   shared_body *b = shared_split(whole, s->content_blob, json, jlen);
+  c->sent.done = (unsigned char)sim__answer_done(d, s);
   if (b != NULL) {
     c->tokens_in = tin;
     c->tokens_out = tout;
@@ -388,6 +396,7 @@ static char *step_body(sim_conn *c, const sim_step *s, int *status, const char *
   c->tokens_out = s->usage_out >= 0 ? s->usage_out
                                     : (text ? tokens_of(text) : 0) + tool_tokens(s);
   *status = 200;
+  c->sent.done = (unsigned char)sim__answer_done(d, s);
   if (text) sim__conn_add_text(c, text);
   char *b;
   if (d == SIM_DIALECT_EMBEDDINGS) {
@@ -465,6 +474,7 @@ static ssize_t emit_text(sim_player *p, char *buf, size_t max) {
       if (p->tf_off < p->piece_len) {
         if (w == 0 && n == 0) { /* max < 6: one escape cannot fit; never happens */
           p->tf_part = 0;
+          end_as(p->c, "dropped", SIM_END_CUT);
           return MHD_CONTENT_READER_END_WITH_ERROR;
         }
         break;
@@ -506,13 +516,14 @@ static ssize_t stream_reader(void *cls, uint64_t pos, char *buf, size_t max) {
     if (p->waiting) {
       p->waiting = 0;
       if (c->wake == SIM_WAKE_HANGUP) {
-        c->how = "client_abort";
+        end_as(c, "client_abort", SIM_END_PEER_LEFT);
         return MHD_CONTENT_READER_END_WITH_ERROR;
       }
       if (c->wake == SIM_WAKE_SHUTDOWN) {
-        c->how = "shutdown";
+        end_as(c, "shutdown", SIM_END_SHUTDOWN);
         return MHD_CONTENT_READER_END_WITH_ERROR;
       }
+      c->sent.stalling = 0; /* resumed: a stall is over */
     }
     switch (p->phase) {
     case P_PRE:
@@ -524,15 +535,17 @@ static ssize_t stream_reader(void *cls, uint64_t pos, char *buf, size_t max) {
         set_frame(p, p->sse.error);
         p->phase = P_DONE;
         c->how = "complete";
+        c->sent.error_event = 1;
         break;
       }
       if (s->drop_after >= 0 && p->sent == s->drop_after) {
-        c->how = "dropped";
+        end_as(c, "dropped", SIM_END_CUT);
         return MHD_CONTENT_READER_END_WITH_ERROR;
       }
       if (s->stall_after >= 0 && p->sent == s->stall_after && !p->stall_done) {
         p->stall_done = 1;
         c->stalled = 1;
+        c->sent.stalling = 1;
         return pause_until(p, s->stall < 0 ? -1 : sim__srv_now(c->srv) + s->stall * 1000.0 * c->srv->scale);
       }
       if (p->sent == p->nframes) {
@@ -566,6 +579,7 @@ static ssize_t stream_reader(void *cls, uint64_t pos, char *buf, size_t max) {
     case P_MARKER:
       set_frame(p, p->sse.marker);
       p->phase = P_DONE;
+      c->sent.end_marker = 1;
       break;
     default:
       return MHD_CONTENT_READER_END_OF_STREAM;
@@ -725,6 +739,8 @@ static enum MHD_Result play_stream(sim_conn *c, const sim_step *s) {
   }
   c->player = p;
   c->player_ntexts = p->ntexts;
+  c->sent.stream = 1;
+  c->sent.done = (unsigned char)p->sse.done; /* the dialect's word on its marker */
   struct MHD_Response *r =
       MHD_create_response_from_callback(MHD_SIZE_UNKNOWN, 4096, stream_reader, p, NULL);
   if (r == NULL) return MHD_NO;
@@ -743,7 +759,7 @@ static enum MHD_Result play_stream(sim_conn *c, const sim_step *s) {
 static ssize_t early_close_reader(void *cls, uint64_t pos, char *buf, size_t max) {
   sim_player *p = cls;
   if (pos >= p->limit) {
-    p->c->how = "early_close";
+    end_as(p->c, "early_close", SIM_END_CUT);
     return MHD_CONTENT_READER_END_WITH_ERROR;
   }
   size_t n = p->limit - (size_t)pos;
@@ -761,10 +777,12 @@ static enum MHD_Result play_truncate(sim_conn *c, const sim_step *s) {
   int status;
   const char *ctype;
   size_t at = s->at < 0 ? 0 : (size_t)s->at;
+  c->sent.kind = inner->kind;
   shared_body *shared = shared_for(c, inner, &status);
   if (shared != NULL) { /* a large body: cut the shared copy, not a private one */
     if (at < shared->limit) {
       shared->limit = at;
+      c->sent.short_body = 1;
       if (c->text) c->text[0] = '\0', c->text_len = 0;
     }
     shared->early_close = s->early_close && at < shared->total;
@@ -778,6 +796,7 @@ static enum MHD_Result play_truncate(sim_conn *c, const sim_step *s) {
   }
   size_t len = strlen(body);
   if (at > len) at = len;
+  c->sent.short_body = at < len;
   /* The trace shows what was actually sent. */
   if (c->text && at < len) c->text[0] = '\0', c->text_len = 0;
   enum MHD_Result ret;
@@ -914,7 +933,7 @@ static void reset_socket(sim_conn *c) {
    hang), else the whole answer. */
 static enum MHD_Result play_unstreamable(sim_conn *c, const sim_step *s) {
   if (s->drop_after >= 0) {
-    c->how = "dropped";
+    end_as(c, "dropped", SIM_END_CUT);
     return MHD_NO;
   }
   int status;
@@ -945,14 +964,15 @@ static enum MHD_Result play_unstreamable(sim_conn *c, const sim_step *s) {
 enum MHD_Result sim__play(sim_conn *c) {
   for (;;) {
     if (c->wake == SIM_WAKE_HANGUP) {
-      c->how = "client_abort";
+      end_as(c, "client_abort", SIM_END_PEER_LEFT);
       return MHD_NO;
     }
     if (c->wake == SIM_WAKE_SHUTDOWN) {
-      c->how = "shutdown";
+      end_as(c, "shutdown", SIM_END_SHUTDOWN);
       return MHD_NO;
     }
     const sim_step *s = c->cur;
+    c->sent.kind = s->kind; /* the answer's step, once the wrappers unwrap */
     if (c->lookup_key != NULL) return play_lookup(c);
     if (s->kind != SIM_STEP_DELAY && s->kind != SIM_STEP_EFFECT)
       c->step_name = sim__step_kind_name(s->kind);
@@ -984,10 +1004,10 @@ enum MHD_Result sim__play(sim_conn *c) {
       sim__conn_wait(c, -1);
       return MHD_YES;
     case SIM_STEP_DROP:
-      c->how = "dropped";
+      end_as(c, "dropped", SIM_END_CUT);
       return MHD_NO;
     case SIM_STEP_RESET:
-      c->how = "reset";
+      end_as(c, "reset", SIM_END_CUT);
       reset_socket(c);
       return MHD_NO;
     case SIM_STEP_EFFECT:

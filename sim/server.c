@@ -445,6 +445,25 @@ static const char *how_from_toe(enum MHD_RequestTerminationCode toe) {
   }
 }
 
+/* How the connection ended when the player did not end it itself: as
+   libmicrohttpd's termination code says. */
+static sim_end_how ended_from_toe(enum MHD_RequestTerminationCode toe) {
+  switch (toe) {
+  case MHD_REQUEST_TERMINATED_COMPLETED_OK: return SIM_END_CLEAN;
+  case MHD_REQUEST_TERMINATED_DAEMON_SHUTDOWN: return SIM_END_SHUTDOWN;
+  default: return SIM_END_PEER_LEFT; /* an abort, a read or write error, a timeout */
+  }
+}
+
+/* The attempt's terminal state (sim__end_state): what the player sent,
+   and how it or the connection ended. */
+static const char *state_of(const sim_conn *c, enum MHD_RequestTerminationCode toe) {
+  sim_sent sent = c->sent;
+  sent.status = c->status;
+  sim_end_how e = c->ended != SIM_END_OPEN ? c->ended : ended_from_toe(toe);
+  return sim__end_state_name(sim__end_state(&sent, e));
+}
+
 /* The end line: what was played and sent, field by field (no tree). */
 static void trace_end(sim_conn *c, enum MHD_RequestTerminationCode toe) {
   sim_jw *w = sim__trace_begin(c->srv->trace, "end", sim__srv_t(c->srv));
@@ -456,6 +475,7 @@ static void trace_end(sim_conn *c, enum MHD_RequestTerminationCode toe) {
   SIM__JW_NEXT_STR(w, "step", c->step_name ? c->step_name : "none");
   SIM__JW_NEXT_NUM(w, "status", c->status);
   SIM__JW_NEXT_STR(w, "how", how);
+  SIM__JW_NEXT_STR(w, "state", state_of(c, toe));
   if (unserved(c)) SIM__JW_LIT(w, ",\"unserved\":true");
   SIM__JW_NEXT_NUM(w, "bytes", (double)c->bytes);
   if (c->resp_headers) {
@@ -463,7 +483,9 @@ static void trace_end(sim_conn *c, enum MHD_RequestTerminationCode toe) {
     sim__jw_cjson(w, c->resp_headers);
   }
   if (c->has_ra) SIM__JW_NEXT_NUM(w, "retry_after_ms", c->retry_after_ms);
-  if (c->cur && c->cur->kind == SIM_STEP_FAIL) {
+  if (c->sent.error_event) SIM__JW_LIT(w, ",\"error_event\":true");
+  /* a fail step's error, or the one a stream carried in band (error_after) */
+  if (c->cur && (c->cur->kind == SIM_STEP_FAIL || c->sent.error_event)) {
     if (c->cur->code) SIM__JW_NEXT_STR(w, "code", c->cur->code);
     if (c->cur->type) SIM__JW_NEXT_STR(w, "type", c->cur->type);
   }

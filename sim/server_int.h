@@ -95,6 +95,8 @@ typedef struct sim_conn {
 
   /* What happened, for the `end` event. */
   const char *how;          /* NULL until decided; see docs/trace.md */
+  sim_end_how ended;        /* how the player ended it (SIM_END_OPEN: it did not) */
+  sim_sent sent;            /* what went out, for sim__end_state (status is c->status) */
   const char *step_name;
   int status;
   long bytes;

@@ -375,6 +375,56 @@ struct sim_jw;
 struct sim_jw *sim__trace_begin(const sim_trace *tr, const char *kind, double t_ms);
 void sim__trace_commit(sim_trace *tr, struct sim_jw *w);
 
+/* ------------------------------------------------ attempt end states */
+
+/* end_state.c: the terminal state of an attempt, as its API would call it:
+   the `state` of the trace's `end` event (docs/trace.md lists them). */
+typedef enum sim_end_state {
+  SIM_STATE_COMPLETE = 0,  /* a 2xx answer sent whole that its API calls finished */
+  SIM_STATE_ERROR_STATUS,  /* a non-2xx status sent whole */
+  SIM_STATE_ERROR_EVENT,   /* a 2xx stream that carried an in-band error */
+  SIM_STATE_INCOMPLETE,    /* an answer its API calls incomplete (Responses) */
+  SIM_STATE_NO_END,        /* a stream that ended cleanly without its finish/end marker */
+  SIM_STATE_CUT,           /* a status line went out, the server cut the rest */
+  SIM_STATE_STALLED,       /* a stream stalled and never resumed to its end */
+  SIM_STATE_UNPARSABLE,    /* a 2xx body sent whole that is not its API's JSON */
+  SIM_STATE_NO_RESPONSE,   /* no status line was ever sent */
+  SIM_STATE_ABORTED        /* the client left while a live answer was being sent */
+} sim_end_state;
+#define SIM_STATE_COUNT 10
+
+/* How an attempt's connection ended. */
+typedef enum sim_end_how {
+  SIM_END_OPEN = 0,  /* the player did not end it: libmicrohttpd's
+                        termination code tells (server.c resolves it) */
+  SIM_END_CLEAN,     /* the response went out as the player made it */
+  SIM_END_CUT,       /* the server closed it on purpose: drop, reset,
+                        drop_after, an early close */
+  SIM_END_PEER_LEFT, /* the client went away first (or timed out) */
+  SIM_END_SHUTDOWN   /* the server stopped with the attempt open */
+} sim_end_how;
+
+/* What the player sent of one attempt: filled where the answer is made
+   (play.c), with the dialect's own word on what its answer is (`done`). */
+typedef struct sim_sent {
+  sim_step_kind kind;        /* the step whose answer went out (a truncate's
+                                inner step; an effect's `next`) */
+  int status;                /* the status line sent; 0 = none */
+  unsigned char stream;      /* the answer is an SSE stream */
+  unsigned char short_body;  /* truncate: fewer bytes than the answer has */
+  unsigned char error_event; /* stream: its in-band error event went out */
+  unsigned char end_marker;  /* stream: its end marker went out (after its finish) */
+  unsigned char stalling;    /* stream: stalled, and not resumed */
+  unsigned char done;        /* sim_end_state the dialect gives its answer
+                                when sent whole: COMPLETE or INCOMPLETE */
+} sim_sent;
+
+/* The state of an attempt that sent `sent` and ended `how` (SIM_END_OPEN
+   counts as CLEAN). The one rule; pure, no server needed. */
+sim_end_state sim__end_state(const sim_sent *sent, sim_end_how how);
+/* The state's name as the trace spells it ("complete", "error_event", ...). */
+const char *sim__end_state_name(sim_end_state st);
+
 /* dialect.c: bodies shaped as each provider shapes them. All returned
    strings are malloc'd and owned by the caller. */
 const char *sim__request_id_header(sim_dialect d);
@@ -384,6 +434,10 @@ char *sim__chat_body(sim_dialect d, const char *id, const char *model,
    shape; s NULL = plain text. */
 char *sim__answer_body(sim_dialect d, const sim_step *s, const char *id, const char *model,
                        const char *text, int tokens_in, int tokens_out);
+/* The dialect's word on step s's answer sent whole (a body, or a stream
+   through its end marker): SIM_STATE_INCOMPLETE where the API calls it
+   so (Responses' "incomplete"), else SIM_STATE_COMPLETE. */
+sim_end_state sim__answer_done(sim_dialect d, const sim_step *s);
 /* The embeddings list: ninputs vectors derived from text. */
 char *sim__embeddings_body(const char *model, const char *text, int ninputs, int tokens_in);
 /* As sim__error_body; retry_s >= 0 adds Google's RetryInfo (Gemini). */
@@ -403,6 +457,8 @@ typedef struct sim_sse {
   char *tail;      /* finish frames after the text (not the end marker) */
   char *marker;    /* the end marker: data: [DONE] / message_stop */
   char *error;     /* the in-stream error event */
+  sim_end_state done; /* the dialect's word on the stream sent through its
+                         marker: SIM_STATE_COMPLETE or SIM_STATE_INCOMPLETE */
 } sim_sse;
 int sim__sse_build(sim_dialect d, const sim_step *s, const char *id,
                    const char *model, int tokens_in, char **texts, int ntexts,

@@ -20,4 +20,5 @@
   X(waiter)            \
   X(ratelimit)         \
   X(redact)            \
-  X(alloc_fail)
+  X(alloc_fail)        \
+  X(end_state)
