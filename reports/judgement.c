@@ -167,20 +167,21 @@ void rpt_judgement_free(rpt_judgement *j) {
    policy, how to have them judged. */
 static const struct {
   const char *name, *what, *how;
+  int by_profile; /* a client profile's verdict judges it too (attempts, waits) */
 } POINTS[] = {
-    {"attempts", "the attempt count", "pass --profile FILE (the client's policy) to judge it"},
-    {"max_requests", "the requests sent", NULL},
-    {"no_retry_after", "no retry after a permanent error", NULL},
-    {"retry_after_honoured", "Retry-After", NULL},
-    {"backoff", "the backoff", "pass --profile FILE (the client's policy) to judge it"},
+    {"attempts", "the attempt count", "pass --profile FILE (the client's policy) to judge it", 1},
+    {"max_requests", "the requests sent", NULL, 0},
+    {"no_retry_after", "no retry after a permanent error", NULL, 0},
+    {"retry_after_honoured", "Retry-After", NULL, 0},
+    {"backoff", "the backoff", "pass --profile FILE (the client's policy) to judge it", 1},
     {"within_deadline", "the deadline",
-     "pass --deadline scenario (or --deadline S) to hold the client to it"},
-    {"herd", "the herd", NULL},
-    {"outcome", "the outcome", NULL},
-    {"side_effects", "the side effects", NULL},
-    {"no_stream_splice", "stream splicing", NULL},
-    {"cost", "the cost", NULL},
-    {"tool_integrity", "the tool calls", NULL},
+     "pass --deadline scenario (or --deadline S) to hold the client to it", 0},
+    {"herd", "the herd", NULL, 0},
+    {"outcome", "the outcome", NULL, 0},
+    {"side_effects", "the side effects", NULL, 0},
+    {"no_stream_splice", "stream splicing", NULL, 0},
+    {"cost", "the cost", NULL, 0},
+    {"tool_integrity", "the tool calls", NULL, 0},
 };
 #define NPOINTS ((int)(sizeof POINTS / sizeof POINTS[0]))
 
@@ -259,18 +260,24 @@ int rpt__v_point(rpt__ctx *c, const char *name, const cJSON *val) {
   cJSON_ArrayForEach(it, val) {
     int k = point_index(it->valuestring);
     const rpt_verdict *v = rpt_judgement_find(c->j, it->valuestring);
+    /* Not in the table (exec leaves it to the client's policy): a profile
+       judges attempts and waits against what the client promises. */
+    if (v == NULL && POINTS[k].by_profile) v = rpt_judgement_find(c->j, "profile");
     if (v && v->status != RPT_NA) return 0; /* judged: pass, or a failure */
     if (first < 0) first = k;
     if (v == NULL && absent < 0) absent = k;
-    if (v && na == NULL) na = v;
+    if (v && na == NULL) {
+      na = v;
+      first = k;
+    }
   }
   /* Not judged: say what the scenario is about and what would judge it. */
   if (absent >= 0 && POINTS[absent].how)
     return rpt__verdict_add(c, name, RPT_NA, "not judged: this scenario tests %s (%s); %s",
                             POINTS[absent].what, POINTS[absent].name, POINTS[absent].how);
   if (na)
-    return rpt__verdict_add(c, name, RPT_NA, "not judged: this scenario tests %s (%s), n/a here: %s",
-                            POINTS[point_index(na->name)].what, na->name, na->evidence);
+    return rpt__verdict_add(c, name, RPT_NA, "not judged: this scenario tests %s, %s n/a here: %s",
+                            POINTS[first].what, na->name, na->evidence);
   return rpt__verdict_add(c, name, RPT_NA, "not judged: this scenario tests %s (%s), which this "
                           "run does not judge", POINTS[first].what, POINTS[first].name);
 }

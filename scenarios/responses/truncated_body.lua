@@ -14,7 +14,7 @@ return scenario {
   client = { dialect = "responses", deadline = 6, attempts = 3 },
 
   expect = {
-    point = { "outcome" },
+    point = { "outcome", "attempts" },
     attempts = 2,
     outcome = "ok",
     within_deadline = true,
