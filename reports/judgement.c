@@ -255,8 +255,8 @@ int rpt__v_point(rpt__ctx *c, const char *name, const cJSON *val) {
       return rpt__bad_value(c, name, "'%.40s' is not a key of this expect table", s);
   }
   if (c->tr == NULL) return 0;
-  const rpt_verdict *na = NULL;
-  int first = -1, absent = -1;
+  const rpt_verdict *na = NULL; /* the first point verdict that was n/a */
+  int first = -1, absent = -1, na_k = -1;
   cJSON_ArrayForEach(it, val) {
     int k = point_index(it->valuestring);
     const rpt_verdict *v = rpt_judgement_find(c->j, it->valuestring);
@@ -268,7 +268,7 @@ int rpt__v_point(rpt__ctx *c, const char *name, const cJSON *val) {
     if (v == NULL && absent < 0) absent = k;
     if (v && na == NULL) {
       na = v;
-      first = k;
+      na_k = k;
     }
   }
   /* Not judged: say what the scenario is about and what would judge it. */
@@ -277,7 +277,7 @@ int rpt__v_point(rpt__ctx *c, const char *name, const cJSON *val) {
                             POINTS[absent].what, POINTS[absent].name, POINTS[absent].how);
   if (na)
     return rpt__verdict_add(c, name, RPT_NA, "not judged: this scenario tests %s, %s n/a here: %s",
-                            POINTS[first].what, na->name, na->evidence);
+                            POINTS[na_k].what, na->name, na->evidence);
   return rpt__verdict_add(c, name, RPT_NA, "not judged: this scenario tests %s (%s), which this "
                           "run does not judge", POINTS[first].what, POINTS[first].name);
 }
