@@ -31,7 +31,10 @@ static const char USAGE[] =
     "scenario's expect table (no_retry_after, retry_after_honoured, side_effects,\n"
     "no_stream_splice, max_requests, herd, cost) and its outcome (CMD's exit\n"
     "status: 0 = ok); attempts, backoff and the deadline are the client's own\n"
-    "policy. CMD's standard output is taken as the answer text.\n"
+    "policy, judged only with --profile and --deadline. A scenario whose point\n"
+    "(expect.point) is left unjudged is N/A with the option that would judge it.\n"
+    "The deadline counts from CMD's first request, not its start; the start-up\n"
+    "is shown beside the result. CMD's standard output is taken as the answer text.\n"
     "\n"
     "options:\n"
     "  --tags T,...      only scenarios with one of these tags\n"
@@ -44,7 +47,8 @@ static const char USAGE[] =
     "  --profile FILE    also judge policy conformance against a client profile\n"
     "                    (profiles/*.lua): attempts, retried failures, backoff gaps,\n"
     "                    Retry-After, as the profile promises (verdict `profile`)\n";
-#define EXEC_OPTS (CLI_OPT_REPORTS | CLI_OPT_SEED | CLI_OPT_TIMEOUT | CLI_OPT_TRACE_DIR | CLI_OPT_JOBS)
+#define EXEC_OPTS (CLI_OPT_REPORTS | CLI_OPT_SEED | CLI_OPT_TIMEOUT | CLI_OPT_TRACE_DIR | CLI_OPT_JOBS | \
+                   CLI_OPT_DEADLINE)
 
 static void exec_usage(FILE *f) {
   cli_common d;
@@ -59,14 +63,17 @@ static void exec_usage(FILE *f) {
  * The best-practice part of an expect table: what holds for any client,
  * whatever it promises (no retry after a permanent error, Retry-After as a
  * floor, no duplicate side effect, no stream splice, bounded amplification,
- * no herd, bounded cost, the outcome a good client ends with). Attempt
+ * no herd, bounded cost, the outcome a good client ends with), and the
+ * scenario's point, so that reports say when it went unjudged. Attempt
  * counts, backoff and the deadline are a client's own policy, not judged
- * here. Caller frees.
+ * here; --deadline puts the deadline back (the scenario's own, or S
+ * seconds). Caller frees.
  */
-static char *best_practice(const char *expect_json, const char *profile_json) {
+static char *best_practice(const char *expect_json, const char *profile_json,
+                           const exec_opts *o) {
   static const char *const KEEP[] = {"no_retry_after", "retry_after_honoured", "side_effects",
                                      "no_stream_splice", "max_requests", "herd", "cost",
-                                     "outcome", "exercised", "tool_integrity", NULL};
+                                     "outcome", "exercised", "tool_integrity", "point", NULL};
   cJSON *e = expect_json ? cJSON_Parse(expect_json) : NULL;
   cJSON *out = cJSON_CreateObject();
   const cJSON *k;
@@ -75,6 +82,11 @@ static char *best_practice(const char *expect_json, const char *profile_json) {
       if (strcmp(k->string, KEEP[i]) == 0)
         cJSON_AddItemToObject(out, k->string, cJSON_Duplicate(k, 1));
   }
+  const cJSON *dl = cJSON_GetObjectItemCaseSensitive(e, "within_deadline");
+  if (dl && !cJSON_IsFalse(dl) && o->deadline_own)
+    cJSON_AddItemToObject(out, "within_deadline", cJSON_Duplicate(dl, 1));
+  else if (dl && !cJSON_IsFalse(dl) && o->deadline_s > 0)
+    cJSON_AddNumberToObject(out, "within_deadline", o->deadline_s);
   cJSON_Delete(e);
   cJSON *prof = profile_json ? cJSON_Parse(profile_json) : NULL;
   if (prof) cJSON_AddItemToObject(out, "profile", prof);
@@ -120,7 +132,8 @@ static void prepare(xslot *s, const exec_opts *o) {
   } else if (exec_describe(sim_scenario_client_json(s->sc), &s->call, err) != 0) {
     snprintf(s->error, sizeof s->error, "%.200s: %.300s", s->file, err);
   } else {
-    s->expect = best_practice(expect_json, o->profile_json);
+    s->expect = best_practice(expect_json, o->profile_json, o);
+    if (o->deadline_s > 0) s->call.deadline_s = o->deadline_s; /* told as FUSEBOX_DEADLINE */
     if ((o->without & EXEC_WITHOUT_STREAM) && s->call.stream)
       snprintf(s->skip, sizeof s->skip,
                "skipped: the scenario streams and the client declared --without stream");
@@ -334,6 +347,8 @@ int cmd_exec(int argc, char **argv) {
   o.seed = c.seed;
   o.jobs = c.jobs;
   o.quiet = c.quiet;
+  if (c.deadline && strcmp(c.deadline, "scenario") == 0) o.deadline_own = 1;
+  else if (c.deadline) o.deadline_s = strtod(c.deadline, NULL); /* checked by the option table */
   if (o.warp > 1) {
     o.faketime_lib = exec_find_faketime();
     if (o.faketime_lib == NULL) {

@@ -27,6 +27,8 @@ typedef struct exec_opts {
                         F times faster and the server plays at time scale 1/F */
   const char *faketime_lib; /* libfaketime's path, when warp > 1 */
   int quiet;         /* no progress lines on stderr */
+  double deadline_s; /* --deadline S: judge within_deadline = S (and export it); 0 = none */
+  int deadline_own;  /* --deadline scenario: judge each scenario's own within_deadline */
 } exec_opts;
 
 /* What a scenario asks of an outside client: the FUSEBOX_* variables. */
@@ -55,6 +57,7 @@ typedef struct exec_result {
   int exit_code;     /* 128 + signal when killed */
   int timed_out;
   double wall_ms;
+  double started_t;  /* trace ms (the session's clock) when the command was started */
 } exec_result;
 
 /*

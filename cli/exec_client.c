@@ -250,6 +250,7 @@ static void note_account(sim_server *srv, const exec_result *res, const char *la
   cJSON_AddNumberToObject(ev, "call", 0);
   cJSON_AddStringToObject(ev, "outcome", res->exit_code == 0 && !res->timed_out ? "ok" : "error");
   cJSON_AddNumberToObject(ev, "total_ms", res->wall_ms);
+  cJSON_AddNumberToObject(ev, "started_t", (double)(long long)(res->started_t * 1000.0) / 1000.0);
   char *clean = sim_redact_text(text, n); /* captured output: keys never reach the trace */
   cJSON_AddStringToObject(ev, "text", clean ? clean : "");
   free(clean);
@@ -286,6 +287,9 @@ int exec_scenario(sim_scenario *sc, const exec_call *call, char **argv, const ex
   env_list e = {.n = 0};
   char **envp = build_env(&e, call, sim_server_port(srv), scenario, o);
   int rc = -1;
+  /* The command's start on the trace's clock: reports time a deadline from
+     its first request and show the start-up before it (docs/trace.md). */
+  res->started_t = sim_server_elapsed_ms(srv);
   if (envp == NULL) snprintf(err, EXEC_ERRLEN, "out of memory");
   else rc = run_command(argv, envp, o, res, err);
   if (rc == 0 && (res->exit_code == 126 || res->exit_code == 127) &&

@@ -35,6 +35,13 @@ static const opt_row ROWS[] = {
     {"--trace-dir", NULL, CLI_OPT_TRACE_DIR, ARG_PATH, 0, 0,
      "keep traces (and a command's output) in DIR; without it nothing is left behind"},
     {"-j", "--jobs", CLI_OPT_JOBS, ARG_INT, 1, CLI_JOBS_MAX, "scenarios played at once"},
+    {"--deadline", NULL, CLI_OPT_DEADLINE, ARG_PATH, 0.1, 86400,
+     "\n                    hold the command to a deadline where the scenario\n"
+     "                    judges one (within_deadline): `scenario` = its own\n"
+     "                    (client.deadline, exported as FUSEBOX_DEADLINE), or S\n"
+     "                    seconds everywhere (then FUSEBOX_DEADLINE=S). Timed from\n"
+     "                    the first request, not the process start. Default: not\n"
+     "                    held; a scenario about the deadline is then N/A"},
 };
 
 void cli_common_init(cli_common *o, double time_scale, int jobs) {
@@ -56,6 +63,7 @@ static void store(const opt_row *r, cli_common *o, const char *v, double d) {
   else if (strcmp(r->name, "--timeout") == 0) o->timeout_s = d;
   else if (strcmp(r->name, "--trace-dir") == 0) o->trace_dir = v;
   else if (strcmp(r->name, "-j") == 0) o->jobs = (int)d;
+  else if (strcmp(r->name, "--deadline") == 0) o->deadline = v;
 }
 
 static int taken(const opt_row *r, unsigned which) { return (r->group & which) != 0; }
@@ -77,6 +85,10 @@ int cli_common_option(const char *cmd, int argc, char **argv, int *i, unsigned w
         fprintf(stderr, "fusebox %s: %s needs a value\n", cmd, a);
         return -1;
       }
+      double d;
+      if (strcmp(r->name, "--deadline") == 0 && strcmp(v, "scenario") != 0 &&
+          cli_parse_double(a, v, r->lo, r->hi, &d) != 0)
+        return -1; /* `scenario` or seconds in range */
       store(r, o, v, 0);
     } else if (r->arg == ARG_DOUBLE) {
       double d;
@@ -99,6 +111,7 @@ void cli_common_usage(FILE *f, unsigned which, const cli_common *d) {
     if (!taken(r, which)) continue;
     const char *arg = r->arg == ARG_NONE ? "" : strcmp(r->name, "--time-scale") == 0 ? " F"
                       : strcmp(r->name, "--timeout") == 0 ? " S"
+                      : strcmp(r->name, "--deadline") == 0 ? " S|scenario"
                       : r->arg == ARG_PATH ? (strcmp(r->name, "--trace-dir") == 0 ? " DIR" : " FILE")
                                            : " N";
     char head[40];

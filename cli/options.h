@@ -40,6 +40,7 @@ enum {
   CLI_OPT_TIMEOUT = 1 << 5,   /* --timeout */
   CLI_OPT_TRACE_DIR = 1 << 6, /* --trace-dir */
   CLI_OPT_JOBS = 1 << 7,      /* -j / --jobs */
+  CLI_OPT_DEADLINE = 1 << 8,  /* --deadline (exec: hold a command to a deadline) */
   CLI_OPT_REPORTS = CLI_OPT_JSON_HTML | CLI_OPT_JUNIT | CLI_OPT_QUIET
 };
 
@@ -52,6 +53,7 @@ typedef struct cli_common {
   double timeout_s;
   const char *trace_dir;
   int jobs;
+  const char *deadline; /* --deadline: "scenario" or seconds as given, NULL: none */
 } cli_common;
 
 /* Sets every default; time_scale and jobs are the command's own default

@@ -28,6 +28,7 @@ static const struct {
     {"profile", rpt__v_profile},
     {"exercised", rpt__v_exercised}, /* a declaration: judged with `served` below */
     {"tool_integrity", rpt__v_tool_integrity},
+    {"point", rpt__v_point}, /* last: it reads the verdicts above */
 };
 #define NFAMILIES ((int)(sizeof families / sizeof families[0]))
 
@@ -146,7 +147,7 @@ int rpt_judge(const rpt_trace *tr, const char *expect_json, const char *client_j
   double tol_ms = o.tol_ms > 0 ? o.tol_ms : RPT__DEFAULT_TOL_MS;
   double slack = o.slack_ms > 0 ? o.slack_ms : (o.slack_ms < 0 ? 0 : RPT__DEFAULT_SLACK_MS);
   rpt__ctx c = {.tr = tr, .scale = scale, .tol = tol_ms * scale + slack, .slack = slack,
-                .client = client, .j = j, .err = err};
+                .client = client, .expect = expect, .j = j, .err = err};
   rc = scenario_errors(&c);
   if (rc == 0) rc = run_families(&c, expect);
   if (rc == 0) rc = rpt__scenario_verdicts(&c, expect);
@@ -175,7 +176,7 @@ int rpt_expect_check(const char *expect_json, const char *client_json, char err[
   if (rc == 0) rc = parse_table(client_json, "client", &client, err);
   if (rc == 0) rc = check_expect_keys(expect, err);
   if (rc == 0) {
-    rpt__ctx c = {.tr = NULL, .scale = 1, .client = client, .err = err};
+    rpt__ctx c = {.tr = NULL, .scale = 1, .client = client, .expect = expect, .err = err};
     rc = run_families(&c, expect);
   }
   cJSON_Delete(expect);

@@ -159,3 +159,142 @@ void rpt_judgement_free(rpt_judgement *j) {
   rpt__arena_free(&j->arena);
   free(j);
 }
+
+/* ------------------------------------------------------------ point */
+
+/* The verdicts a scenario may exist for (expect.point), with what a reader
+   calls them and, for the ones `fusebox exec` leaves to the client's own
+   policy, how to have them judged. */
+static const struct {
+  const char *name, *what, *how;
+  int by_profile; /* a client profile's verdict judges it too (attempts, waits) */
+} POINTS[] = {
+    {"attempts", "the attempt count", "pass --profile FILE (the client's policy) to judge it", 1},
+    {"max_requests", "the requests sent", NULL, 0},
+    {"no_retry_after", "no retry after a permanent error", NULL, 0},
+    {"retry_after_honoured", "Retry-After", NULL, 0},
+    {"backoff", "the backoff", "pass --profile FILE (the client's policy) to judge it", 1},
+    {"within_deadline", "the deadline",
+     "pass --deadline scenario (or --deadline S) to hold the client to it", 0},
+    {"herd", "the herd", NULL, 0},
+    {"outcome", "the outcome", NULL, 0},
+    {"side_effects", "the side effects", NULL, 0},
+    {"no_stream_splice", "stream splicing", NULL, 0},
+    {"cost", "the cost", NULL, 0},
+    {"tool_integrity", "the tool calls", NULL, 0},
+};
+#define NPOINTS ((int)(sizeof POINTS / sizeof POINTS[0]))
+
+static int point_index(const char *s) {
+  for (int i = 0; i < NPOINTS; i++)
+    if (strcmp(POINTS[i].name, s) == 0) return i;
+  return -1;
+}
+
+/* Levenshtein distance of a and b, both under 64 bytes (else 99). */
+static int distance(const char *a, const char *b) {
+  size_t la = strlen(a), lb = strlen(b);
+  if (la >= 64 || lb >= 64) return 99;
+  int row[65];
+  for (size_t k = 0; k <= lb; k++) row[k] = (int)k;
+  for (size_t i = 1; i <= la; i++) {
+    int diag = row[0];
+    row[0] = (int)i;
+    for (size_t k = 1; k <= lb; k++) {
+      int up = row[k];
+      int best = diag + (a[i - 1] != b[k - 1]);
+      if (up + 1 < best) best = up + 1;
+      if (row[k - 1] + 1 < best) best = row[k - 1] + 1;
+      row[k] = best;
+      diag = up;
+    }
+  }
+  return row[lb];
+}
+
+/* The point name closest to s when it is a likely typo, else NULL. */
+static const char *near_point(const char *s) {
+  const char *best = NULL;
+  int bd = 4;
+  for (int i = 0; i < NPOINTS; i++) {
+    int d = distance(s, POINTS[i].name);
+    if (d < bd) {
+      bd = d;
+      best = POINTS[i].name;
+    }
+  }
+  return best;
+}
+
+/*
+ * expect.point = { "within_deadline", ... }: the verdicts the scenario
+ * exists for. Validated against the expect table (each must be one of its
+ * keys); when judging, adds an n/a `point` verdict saying what would judge
+ * the scenario unless one of them passed (a failed one fails the scenario
+ * anyway). Runs after every other family, so their verdicts are in c->j.
+ */
+int rpt__v_point(rpt__ctx *c, const char *name, const cJSON *val) {
+  if (!cJSON_IsArray(val) || cJSON_GetArraySize(val) == 0)
+    return rpt__bad_value(c, name, "expected a list of verdict names, e.g. { \"within_deadline\" }");
+  const cJSON *it;
+  cJSON_ArrayForEach(it, val) {
+    if (!cJSON_IsString(it)) return rpt__bad_value(c, name, "expected verdict names (strings)");
+    const char *s = it->valuestring;
+    if (point_index(s) < 0) {
+      const char *near = near_point(s);
+      if (near)
+        return rpt__bad_value(c, name, "unknown verdict '%.40s' (did you mean '%s'?)", s, near);
+      return rpt__bad_value(c, name, "unknown verdict '%.40s' (a key of the expect table: "
+                            "attempts, outcome, within_deadline, ...)", s);
+    }
+    for (const cJSON *o = it->next; o; o = o->next)
+      if (cJSON_IsString(o) && strcmp(o->valuestring, s) == 0)
+        return rpt__bad_value(c, name, "'%.40s' given twice", s);
+    /* Validating a scenario: each point is judged by its own table. */
+    if (c->tr == NULL && c->expect && !cJSON_GetObjectItemCaseSensitive(c->expect, s))
+      return rpt__bad_value(c, name, "'%.40s' is not a key of this expect table", s);
+  }
+  if (c->tr == NULL) return 0;
+  const rpt_verdict *na = NULL; /* the first point verdict that was n/a */
+  int first = -1, absent = -1, na_k = -1;
+  cJSON_ArrayForEach(it, val) {
+    int k = point_index(it->valuestring);
+    const rpt_verdict *v = rpt_judgement_find(c->j, it->valuestring);
+    /* Not in the table (exec leaves it to the client's policy): a profile
+       judges attempts and waits against what the client promises. */
+    if (v == NULL && POINTS[k].by_profile) v = rpt_judgement_find(c->j, "profile");
+    if (v && v->status != RPT_NA) return 0; /* judged: pass, or a failure */
+    if (first < 0) first = k;
+    if (v == NULL && absent < 0) absent = k;
+    if (v && na == NULL) {
+      na = v;
+      na_k = k;
+    }
+  }
+  /* Not judged: say what the scenario is about and what would judge it. */
+  if (absent >= 0 && POINTS[absent].how)
+    return rpt__verdict_add(c, name, RPT_NA, "not judged: this scenario tests %s (%s); %s",
+                            POINTS[absent].what, POINTS[absent].name, POINTS[absent].how);
+  if (na)
+    return rpt__verdict_add(c, name, RPT_NA, "not judged: this scenario tests %s, %s n/a here: %s",
+                            POINTS[na_k].what, na->name, na->evidence);
+  return rpt__verdict_add(c, name, RPT_NA, "not judged: this scenario tests %s (%s), which this "
+                          "run does not judge", POINTS[first].what, POINTS[first].name);
+}
+
+/*
+ * Scenario status word: "fail" (a verdict failed), "pass" (exercised held,
+ * a verdict beyond served / exercised applied, and the scenario's point was
+ * judged) or "n/a" (nothing failed, but no evidence either way).
+ */
+const char *rpt__judgement_status(const rpt_judgement *j) {
+  if (rpt_judgement_failed(j)) return "fail";
+  int applied = 0, exercised = -1, point = 0;
+  for (int i = 0; j && i < j->n; i++) {
+    const rpt_verdict *v = &j->v[i];
+    if (strcmp(v->name, "exercised") == 0) exercised = v->status == RPT_PASS;
+    else if (strcmp(v->name, "point") == 0) point = v->status != RPT_PASS;
+    else if (!rpt__verdict_is_meta(v->name) && v->status != RPT_NA) applied++;
+  }
+  return applied > 0 && exercised != 0 && !point ? "pass" : "n/a";
+}

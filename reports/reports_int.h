@@ -19,6 +19,7 @@
 #define RPT__ARENA_MAX (512u << 20) /* bytes one trace may hold in memory */
 #define RPT__TEXT_CAP 4096          /* the server cuts end.text at this size */
 
+#define RPT__STARTUP_SHOWN_MS 1000.0 /* a command's start-up from this long is shown in its row */
 #define RPT__DEFAULT_TOL_MS 50.0
 #define RPT__DEFAULT_SLACK_MS 20.0
 
@@ -143,6 +144,7 @@ typedef struct rpt__client_ev {
   int exit_code;     /* its exit status; -1 when absent */
   int timed_out;     /* killed by --timeout */
   const char *error_line; /* the command's error line, or NULL */
+  double started_t;  /* trace ms when the external command was started, < 0 absent */
 } rpt__client_ev;
 
 typedef struct rpt__error_ev {
@@ -201,6 +203,7 @@ typedef struct rpt__ctx {
   double tol;         /* ms: tol_ms x scale + slack_ms */
   double slack;       /* ms, unscaled */
   const cJSON *client;/* the client table, or NULL */
+  const cJSON *expect;/* the whole expect table (for `point`), or NULL */
   rpt_judgement *j;
   char *err;          /* RPT_ERRLEN bytes */
 } rpt__ctx;
@@ -246,6 +249,26 @@ int rpt__scenario_verdicts(rpt__ctx *c, const cJSON *expect);
 /* 1 for verdicts that say whether a scenario ran, not how well it went. */
 int rpt__verdict_is_meta(const char *name);
 int rpt__v_tool_integrity(rpt__ctx *c, const char *name, const cJSON *val);
+/* expect.point (judgement.c): validated; adds an n/a `point` verdict when
+   none of the point verdicts passed. Runs after every other family. */
+int rpt__v_point(rpt__ctx *c, const char *name, const cJSON *val);
+/* The scenario status word of a judgement (judgement.c): "fail", "pass" or
+   "n/a"; see docs/verdicts.md "When a scenario passes". */
+const char *rpt__judgement_status(const rpt_judgement *j);
+/*
+ * An external command's start-up (verdict_timing.c): for ce, an account
+ * with started_t, *startup_ms = the first request's arrival minus the
+ * command's start (-1 when no request arrived) and *counted_ms = its time
+ * from that arrival to its exit (what a deadline is judged on; -1 when no
+ * request arrived). Returns 1, or 0 when ce has no start time.
+ */
+int rpt__client_startup(const rpt_trace *tr, const rpt__client_ev *ce, double *startup_ms,
+                        double *counted_ms);
+/* Writes "started its first request after 8.9 s" (or "sent no request in
+   2.0 s") into out for an account with a start time, else "" (verdict_timing.c).
+   Returns out. */
+const char *rpt__startup_note(const rpt_trace *tr, const rpt__client_ev *ce, char *out,
+                              size_t n);
 
 /* ------------------------------------------------------------- run */
 

@@ -181,21 +181,11 @@ int rpt_run_add_verdict(rpt_run *run, const char *name, rpt_status status, const
   return rpt__judgement_add(e->j, name, status, evidence);
 }
 
-/*
- * Scenario status word: "error", "fail" (a verdict failed), "n/a" (nothing
- * failed, but the scenario was not exercised or no verdict beyond served /
- * exercised applied: no evidence either way) or "pass".
- */
+/* Scenario status word: "error" (not judged), else the judgement's:
+   "fail", "pass" or "n/a" (rpt__judgement_status, judgement.c). */
 const char *rpt__entry_status(const rpt__entry *e) {
   if (e->error) return "error";
-  if (rpt_judgement_failed(e->j)) return "fail";
-  int applied = 0, exercised = -1;
-  for (int i = 0; e->j && i < e->j->n; i++) {
-    const rpt_verdict *v = &e->j->v[i];
-    if (strcmp(v->name, "exercised") == 0) exercised = v->status == RPT_PASS;
-    else if (!rpt__verdict_is_meta(v->name) && v->status != RPT_NA) applied++;
-  }
-  return applied > 0 && exercised != 0 ? "pass" : "n/a";
+  return rpt__judgement_status(e->j);
 }
 
 /* Verdicts passed and judged (skipped ones excluded) of an entry. */

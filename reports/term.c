@@ -54,6 +54,13 @@ static void scenario_line(FILE *f, const rpt__entry *e, const style *s) {
   int killed, code = rpt__entry_exit(e, &killed);
   if (killed) fprintf(f, "  killed");
   else if (code >= 0) fprintf(f, "  exit %d", code);
+  /* An outside command's slow start-up (never counted against a deadline). */
+  const rpt__client_ev *ce = e->trace && e->trace->ncli > 0 ? &e->trace->cli[0] : NULL;
+  double startup, counted;
+  char up[80];
+  if (ce && rpt__client_startup(e->trace, ce, &startup, &counted) &&
+      (startup < 0 || startup >= RPT__STARTUP_SHOWN_MS))
+    fprintf(f, "  %s", rpt__startup_note(e->trace, ce, up, sizeof up));
   if (skipped) fprintf(f, "  %s%d n/a%s", s->dim, skipped, s->off);
   fputc('\n', f);
   for (int i = 0; e->j && i < e->j->n; i++) {

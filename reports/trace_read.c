@@ -392,6 +392,7 @@ static int ev_client(reader *r, const cJSON *o, double t) {
   c->exit_code = has_num(o, "exit_code", &ex) ? get_int(o, "exit_code", 0) : -1;
   c->timed_out = get_bool(o, "timed_out");
   c->error_line = get_str(r, o, "error_line");
+  c->started_t = get_num(o, "started_t", -1);
   if (c->outcome == NULL) return fail(r, RPT_ETRACE, "client event without an outcome");
   return 0;
 }

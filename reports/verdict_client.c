@@ -44,7 +44,8 @@ static int post_attempts(const rpt_trace *tr) {
  * a non-zero exit too, since from outside a canned answer and a real one
  * look alike; "pending" (the result is unknown) accepts both. A kill by --timeout is no
  * outcome at all. An expected error must come within the client table's
- * deadline when it has one.
+ * deadline when it has one, counted from the first request's arrival (the
+ * command's start-up is shown, not counted).
  */
 static int external_outcome(rpt__ctx *c, const char *name, const cJSON *val, const char *want) {
   const rpt_trace *tr = c->tr;
@@ -53,32 +54,47 @@ static int external_outcome(rpt__ctx *c, const char *name, const cJSON *val, con
   int ok_wanted = wants(val, "ok");
   int err_wanted = wants(val, "error") || wants(val, "blocked") || wants(val, "degraded");
   int any = wants(val, "pending");
-  char tb[32], line[200] = "";
+  char tb[32], line[200] = "", up[96] = "", note[80];
   if (ce->error_line && ce->error_line[0]) snprintf(line, sizeof line, ": %.180s", ce->error_line);
   rpt__fmt_ms(ce->total_ms >= 0 ? ce->total_ms : tr->t_last, tb, sizeof tb);
+  /* The start-up (process start to first request) is shown, never counted. */
+  double startup = -1, counted = -1;
+  int timed = rpt__client_startup(tr, ce, &startup, &counted);
+  if (timed) snprintf(up, sizeof up, "; %s", rpt__startup_note(tr, ce, note, sizeof note));
+  if (ce->timed_out && timed && startup < 0)
+    return rpt__verdict_add(c, name, RPT_FAIL,
+                            "the command sent no request before --timeout killed it after %s "
+                            "(its start-up never ended); expected %s",
+                            tb, want);
   if (ce->timed_out)
     return rpt__verdict_add(c, name, RPT_FAIL,
                             "the command was killed by --timeout after %s and %d attempt%s; "
-                            "expected %s",
-                            tb, att, att == 1 ? "" : "s", want);
+                            "expected %s%s",
+                            tb, att, att == 1 ? "" : "s", want, up);
   int code = ce->exit_code >= 0 ? ce->exit_code : (strcmp(ce->outcome, "ok") == 0 ? 0 : 1);
   int ok = code == 0 ? (ok_wanted || any) : (err_wanted || any);
   if (!ok)
     return rpt__verdict_add(c, name, RPT_FAIL, "the command exited %d after %s and %d attempt%s; "
-                            "expected %s (exit %s)%s",
+                            "expected %s (exit %s)%s%s",
                             code, tb, att, att == 1 ? "" : "s", want,
-                            ok_wanted ? "0" : "non-zero", line);
+                            ok_wanted ? "0" : "non-zero", line, up);
+  /* An expected error within the deadline: timed from the first request
+     when the start is known (no request: nothing to time). */
   const cJSON *d = c->client ? cJSON_GetObjectItemCaseSensitive(c->client, "deadline") : NULL;
-  if (code != 0 && cJSON_IsNumber(d) && d->valuedouble > 0 && ce->total_ms >= 0) {
+  double took = timed ? counted : ce->total_ms;
+  if (code != 0 && cJSON_IsNumber(d) && d->valuedouble > 0 && took >= 0) {
     double allow = d->valuedouble * 1000.0 * c->scale * 1.05 + c->tol;
-    if (ce->total_ms > allow)
+    char tc[32];
+    if (took > allow)
       return rpt__verdict_add(c, name, RPT_FAIL,
-                              "the command exited %d, but only after %s (deadline %g s)%s", code,
-                              tb, d->valuedouble * c->scale, line);
+                              "the command exited %d, but only after %s%s (deadline %g s)%s%s",
+                              code, rpt__fmt_ms(took, tc, sizeof tc),
+                              timed ? " from its first request" : "", d->valuedouble * c->scale,
+                              line, up);
   }
   return rpt__verdict_add(c, name, RPT_PASS, "the command exited %d after %s and %d attempt%s "
-                          "(expected %s)%s",
-                          code, tb, att, att == 1 ? "" : "s", want, line);
+                          "(expected %s)%s%s",
+                          code, tb, att, att == 1 ? "" : "s", want, line, up);
 }
 
 /*

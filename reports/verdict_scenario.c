@@ -213,5 +213,6 @@ int rpt__scenario_verdicts(rpt__ctx *c, const cJSON *expect) {
 /* 1 for the verdicts that say whether a scenario ran, not how well. */
 int rpt__verdict_is_meta(const char *name) {
   return strcmp(name, "served") == 0 || strcmp(name, "exercised") == 0 ||
-         strcmp(name, "command_finished") == 0 || strcmp(name, "scenario_ran") == 0;
+         strcmp(name, "command_finished") == 0 || strcmp(name, "scenario_ran") == 0 ||
+         strcmp(name, "point") == 0;
 }

@@ -17,6 +17,7 @@ return scenario {
              max_tokens = 2000, budget = { per_call = 1000 }, deadline = 6 },
 
   expect = {
+    point = { "max_requests" },
     attempts = 0,
     max_requests = 0,
     outcome = "blocked",

@@ -15,6 +15,7 @@ return scenario {
   client = { requests = 5, concurrency = 1, budget = { per_session = 250 }, deadline = 6 },
 
   expect = {
+    point = { "max_requests" },
     attempts = 1,
     max_requests = 2,
     outcome = { "ok", "blocked" },

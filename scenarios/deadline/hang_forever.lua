@@ -16,6 +16,7 @@ return scenario {
   client = { deadline = 4, attempts = 3 },
 
   expect = {
+    point = { "within_deadline" },
     attempts = { min = 1, max = 3 },
     outcome = { "degraded", "error" },
     within_deadline = true,

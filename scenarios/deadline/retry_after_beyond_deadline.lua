@@ -18,6 +18,7 @@ return scenario {
   client = { deadline = 3, attempts = 3 },
 
   expect = {
+    point = { "within_deadline" },
     attempts = 1,
     max_requests = 2,
     retry_after_honoured = true,

@@ -19,6 +19,7 @@ return scenario {
   client = { deadline = 6, attempts = 3, backoff = { base = 0.2, cap = 1 } },
 
   expect = {
+    point = { "within_deadline" },
     attempts = 3,
     outcome = "ok",
     within_deadline = true,

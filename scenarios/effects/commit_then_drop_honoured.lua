@@ -18,6 +18,7 @@ return scenario {
   client = { call = "effect", effect = "send_email", deadline = 8, attempts = 3 },
 
   expect = {
+    point = { "side_effects" },
     outcome = "ok",
     side_effects = true,
     max_requests = 2,

@@ -21,6 +21,7 @@ return scenario {
              deadline = 8, attempts = 3 },
 
   expect = {
+    point = { "side_effects" },
     outcome = "ok",
     side_effects = true,
     max_requests = 2,

@@ -18,6 +18,7 @@ return scenario {
              deadline = 6, attempts = 3, attempt_timeout = 1 },
 
   expect = {
+    point = { "side_effects" },
     outcome = "ok",
     side_effects = true,
     max_requests = 2,

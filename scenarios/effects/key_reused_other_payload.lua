@@ -20,6 +20,7 @@ return scenario {
              deadline = 6, attempts = 3 },
 
   expect = {
+    point = { "side_effects" },
     attempts = 1,
     max_requests = 1,
     no_retry_after = { 409 },

@@ -20,6 +20,7 @@ return scenario {
              deadline = 8, attempts = 3 },
 
   expect = {
+    point = { "side_effects" },
     attempts = 1,
     outcome = "pending",
     side_effects = true,

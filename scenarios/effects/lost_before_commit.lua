@@ -17,6 +17,7 @@ return scenario {
   client = { call = "effect", effect = "send_email", deadline = 8, attempts = 3 },
 
   expect = {
+    point = { "side_effects" },
     attempts = 2,
     outcome = "ok",
     side_effects = true,

@@ -15,6 +15,7 @@ return scenario {
   client = { dialect = "anthropic", deadline = 8, attempts = 3 },
 
   expect = {
+    point = { "outcome", "attempts" },
     attempts = 2,
     outcome = "ok",
   },

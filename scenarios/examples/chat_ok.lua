@@ -13,6 +13,7 @@ return scenario {
   client = { deadline = 5, attempts = 3 },
 
   expect = {
+    point = { "outcome", "attempts" },
     attempts = 1,
     outcome = "ok",
     within_deadline = true,

@@ -17,6 +17,7 @@ return scenario {
   client = { call = "effect", deadline = 8, attempts = 3 },
 
   expect = {
+    point = { "side_effects" },
     outcome = "ok",
     side_effects = { at_most_once = true },
   },

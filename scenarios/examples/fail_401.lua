@@ -16,6 +16,7 @@ return scenario {
   client = { deadline = 5, attempts = 3 },
 
   expect = {
+    point = { "no_retry_after" },
     attempts = 1,
     no_retry_after = { 401 },
     outcome = "degraded",

@@ -15,6 +15,7 @@ return scenario {
   client = { deadline = 8, attempts = 3 },
 
   expect = {
+    point = { "retry_after_honoured" },
     attempts = 2,
     retry_after_honoured = true,
     outcome = "ok",

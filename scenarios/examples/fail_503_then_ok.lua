@@ -16,6 +16,7 @@ return scenario {
   client = { deadline = 10, attempts = 4, backoff = { base = 0.2, cap = 1 } },
 
   expect = {
+    point = { "outcome", "attempts" },
     attempts = 3,
     outcome = "ok",
     within_deadline = true,

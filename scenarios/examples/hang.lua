@@ -15,6 +15,7 @@ return scenario {
   client = { deadline = 6, attempts = 3, attempt_timeout = 1 },
 
   expect = {
+    point = { "within_deadline" },
     attempts = 2,
     outcome = "ok",
     within_deadline = true,

@@ -14,6 +14,7 @@ return scenario {
   client = { call = "stream", deadline = 5, attempts = 3 },
 
   expect = {
+    point = { "outcome", "attempts" },
     attempts = 1,
     outcome = "ok",
   },

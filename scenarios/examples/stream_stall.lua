@@ -16,6 +16,7 @@ return scenario {
   client = { call = "stream", deadline = 10, attempts = 3, attempt_timeout = 2 },
 
   expect = {
+    point = { "within_deadline" },
     attempts = 2,
     outcome = "ok",
     within_deadline = true,

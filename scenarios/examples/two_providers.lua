@@ -15,6 +15,7 @@ return scenario {
   client = { deadline = 10, attempts = 2, chain = { "primary", "backup" } },
 
   expect = {
+    point = { "outcome" },
     outcome = "ok",
     within_deadline = true,
   },

@@ -17,6 +17,7 @@ return scenario {
              degraded = "The assistant is busy right now; your question has been saved." },
 
   expect = {
+    point = { "outcome" },
     max_requests = 4,
     outcome = "degraded",
     within_deadline = true,

@@ -18,6 +18,7 @@ return scenario {
   client = { deadline = 6, attempts = 3, chain = { "primary", "backup" } },
 
   expect = {
+    point = { "no_retry_after", "outcome" },
     attempts = 1,
     max_requests = 2,
     no_retry_after = { 401 },

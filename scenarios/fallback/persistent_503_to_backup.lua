@@ -16,6 +16,7 @@ return scenario {
   client = { deadline = 6, attempts = 2, backoff = { base = 0.5, cap = 2 } },
 
   expect = {
+    point = { "outcome" },
     max_requests = 3,
     outcome = "ok",
     within_deadline = true,

@@ -12,6 +12,7 @@ return scenario {
   client = { dialect = "gemini", deadline = 6, attempts = 3 },
 
   expect = {
+    point = { "max_requests" },
     attempts = 1,
     max_requests = 1,
     outcome = { "degraded", "error" },

@@ -16,6 +16,7 @@ return scenario {
   client = { call = "stream", dialect = "gemini", deadline = 8, attempts = 3 },
 
   expect = {
+    point = { "no_stream_splice" },
     attempts = 2,
     outcome = "ok",
     no_stream_splice = true,

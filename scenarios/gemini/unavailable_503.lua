@@ -13,6 +13,7 @@ return scenario {
   client = { dialect = "gemini", deadline = 8, attempts = 3 },
 
   expect = {
+    point = { "outcome", "attempts" },
     attempts = 2,
     outcome = "ok",
     within_deadline = true,

@@ -21,6 +21,7 @@ return scenario {
              degraded = "The assistant is busy right now; your question has been saved." },
 
   expect = {
+    point = { "no_retry_after", "max_requests" },
     attempts = 1,
     max_requests = 1,
     no_retry_after = { 401 },

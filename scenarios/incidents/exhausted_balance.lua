@@ -21,6 +21,7 @@ return scenario {
   client = { requests = 5, concurrency = 1, deadline = 6, attempts = 3 },
 
   expect = {
+    point = { "no_retry_after" },
     attempts = 1,
     max_requests = 10,
     no_retry_after = { "quota" },

@@ -55,6 +55,7 @@ return scenario {
              backoff = { base = 2, cap = 8, jitter = 0.1 } },
 
   expect = {
+    point = { "no_retry_after", "max_requests" },
     attempts = { min = 1, max = 3 },
     max_requests = 16,
     no_retry_after = { 413 },

@@ -34,6 +34,7 @@ return scenario {
              degraded = "The report is not ready; it will be generated tonight." },
 
   expect = {
+    point = { "cost", "max_requests" },
     max_requests = 2,
     cost = { max_billed = 18000 },
     outcome = { "degraded", "error" },

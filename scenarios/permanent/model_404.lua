@@ -15,6 +15,7 @@ return scenario {
   client = { deadline = 6, attempts = 3 },
 
   expect = {
+    point = { "no_retry_after" },
     attempts = 1,
     max_requests = 1,
     no_retry_after = { 404 },

@@ -16,6 +16,7 @@ return scenario {
   client = { deadline = 10, attempts = 3 },
 
   expect = {
+    point = { "retry_after_honoured" },
     attempts = 2,
     retry_after_honoured = true,
     outcome = "ok",

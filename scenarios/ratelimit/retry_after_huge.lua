@@ -16,6 +16,7 @@ return scenario {
   client = { deadline = 8, attempts = 3 },
 
   expect = {
+    point = { "within_deadline" },
     attempts = 2,
     outcome = "ok",
     within_deadline = true,

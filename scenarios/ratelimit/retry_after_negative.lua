@@ -17,6 +17,7 @@ return scenario {
              backoff = { base = 1, cap = 4, jitter = "equal" } },
 
   expect = {
+    point = { "backoff" },
     attempts = 2,
     backoff = { min_gap = 0.3 },
     outcome = "ok",

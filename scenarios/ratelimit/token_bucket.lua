@@ -21,6 +21,7 @@ return scenario {
              breaker = false, retry_budget = false },
 
   expect = {
+    point = { "retry_after_honoured" },
     attempts = { min = 1, max = 5 },
     retry_after_honoured = true,
     outcome = "ok",

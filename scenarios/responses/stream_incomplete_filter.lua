@@ -15,6 +15,7 @@ return scenario {
   client = { call = "stream", dialect = "responses", deadline = 6, attempts = 3 },
 
   expect = {
+    point = { "max_requests" },
     attempts = 1,
     max_requests = 1,
     outcome = { "degraded", "error" },

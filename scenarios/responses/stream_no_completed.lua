@@ -15,6 +15,7 @@ return scenario {
   client = { call = "stream", dialect = "responses", deadline = 8, attempts = 3 },
 
   expect = {
+    point = { "no_stream_splice" },
     attempts = 2,
     outcome = "ok",
     no_stream_splice = true,

@@ -14,6 +14,7 @@ return scenario {
   client = { dialect = "responses", deadline = 8, attempts = 3 },
 
   expect = {
+    point = { "outcome", "attempts" },
     attempts = 3,
     outcome = "ok",
     within_deadline = true,

@@ -18,6 +18,7 @@ return scenario {
              breaker = { threshold = 5, cooldown = 30 }, retry_budget = false },
 
   expect = {
+    point = { "max_requests" },
     max_requests = 5,
     outcome = { "degraded", "error" },
   },

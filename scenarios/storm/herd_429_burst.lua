@@ -30,6 +30,7 @@ return scenario {
              breaker = false, retry_budget = false },
 
   expect = {
+    point = { "herd" },
     attempts = 2,
     outcome = "ok",
     herd = { window = 2, max = 55 },  -- full jitter over 8 s: about 25 a window, peaks in the 30s; a herd: all 100

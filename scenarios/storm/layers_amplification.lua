@@ -15,6 +15,7 @@ return scenario {
   client = { layers = 3, deadline = 10, attempts = 3, backoff = { base = 0.2, cap = 1 } },
 
   expect = {
+    point = { "max_requests" },
     max_requests = 3,
     outcome = { "degraded", "error" },
     within_deadline = true,

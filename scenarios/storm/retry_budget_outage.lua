@@ -18,6 +18,7 @@ return scenario {
              retry_budget = { capacity = 5, cost = 1, refill = 0.2 } },
 
   expect = {
+    point = { "max_requests" },
     max_requests = 35,
     outcome = { "degraded", "error" },
   },

@@ -19,6 +19,7 @@ return scenario {
   client = { call = "stream", deadline = 8, attempts = 3 },
 
   expect = {
+    point = { "no_stream_splice" },
     attempts = 2,
     outcome = "ok",
     no_stream_splice = true,

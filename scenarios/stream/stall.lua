@@ -18,6 +18,7 @@ return scenario {
   client = { call = "stream", deadline = 6, attempts = 3, idle_timeout = 1 },
 
   expect = {
+    point = { "within_deadline" },
     attempts = 2,
     outcome = "ok",
     within_deadline = true,

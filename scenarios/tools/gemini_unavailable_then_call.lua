@@ -13,6 +13,7 @@ return scenario {
   client = { call = "tools", dialect = "gemini", deadline = 8, attempts = 3 },
 
   expect = {
+    point = { "tool_integrity" },
     tool_integrity = true,
     outcome = "ok",
     within_deadline = true,

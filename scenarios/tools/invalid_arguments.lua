@@ -15,6 +15,7 @@ return scenario {
   client = { call = "tools", deadline = 6, attempts = 3 },
 
   expect = {
+    point = { "tool_integrity" },
     tool_integrity = true,
     outcome = "ok",
     within_deadline = true,

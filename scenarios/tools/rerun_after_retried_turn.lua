@@ -19,6 +19,7 @@ return scenario {
   client = { call = "stream_tools", deadline = 8, attempts = 3 },
 
   expect = {
+    point = { "tool_integrity" },
     tool_integrity = true,
     outcome = "ok",
     within_deadline = true,

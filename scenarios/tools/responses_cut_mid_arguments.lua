@@ -17,6 +17,7 @@ return scenario {
   client = { call = "stream_tools", dialect = "responses", deadline = 8, attempts = 3 },
 
   expect = {
+    point = { "tool_integrity" },
     tool_integrity = true,
     outcome = "ok",
     within_deadline = true,

@@ -17,6 +17,7 @@ return scenario {
   client = { dialect = "anthropic", deadline = 8, attempts = 3 },
 
   expect = {
+    point = { "outcome", "attempts" },
     attempts = 3,
     outcome = "ok",
     within_deadline = true,

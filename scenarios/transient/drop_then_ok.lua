@@ -19,6 +19,7 @@ return scenario {
              backoff = { base = 2, cap = 8, jitter = 0.1 } },
 
   expect = {
+    point = { "outcome", "attempts" },
     attempts = 3,
     outcome = "ok",
     backoff = { growth = true },

@@ -17,6 +17,7 @@ return scenario {
   client = { deadline = 5, attempts = 3, attempt_timeout = 1 },
 
   expect = {
+    point = { "within_deadline" },
     attempts = 2,
     outcome = "ok",
     within_deadline = true,

@@ -109,6 +109,7 @@ static int status_of(const char *word) {
   if (strcmp(word, "pass") == 0) return RPT_PASS;
   if (strcmp(word, "fail") == 0) return RPT_FAIL;
   if (strcmp(word, "skip") == 0 || strcmp(word, "n/a") == 0) return RPT_NA;
+  if (strcmp(word, "absent") == 0) return -1; /* no such verdict (rt_status) */
   return -2;
 }
 
@@ -186,6 +187,21 @@ int rt_check_data_file(const char *path, char *why, size_t n) {
     snprintf(why, n, "wanted %d verdicts, got %d", count->valueint, rpt_judgement_count(j));
     ok = 0;
     goto out;
+  }
+  /* "scenario": the scenario's status word in a run ("pass", "fail", "n/a"). */
+  const cJSON *scen = cJSON_GetObjectItem(x, "scenario");
+  if (cJSON_IsString(scen)) {
+    rpt_run *run = rpt_run_new();
+    rpt_input in = {.trace_path = path};
+    rpt_result res = {0};
+    if (run == NULL || rpt_run_add(run, &in, err) != 0 || rpt_run_result(run, 0, &res) != 0 ||
+        strcmp(res.status, scen->valuestring) != 0) {
+      snprintf(why, n, "scenario: wanted %s, got %s %s", scen->valuestring,
+               res.status ? res.status : "nothing", err);
+      ok = 0;
+    }
+    rpt_run_free(run);
+    if (!ok) goto out;
   }
   const cJSON *complete = cJSON_GetObjectItem(x, "complete");
   if (cJSON_IsBool(complete)) {

@@ -16,6 +16,8 @@
 static void test_ra_data(void) { rt_check_prefix("ra_"); }
 static void test_backoff_data(void) { rt_check_prefix("backoff_"); }
 static void test_deadline_data(void) { rt_check_prefix("deadline_"); }
+/* An external command's time counts from its first request (startup_*). */
+static void test_startup_data(void) { rt_check_prefix("startup_"); }
 
 static rpt_judgement *judge_data(const char *name, const rpt_opts *o) {
   char path[4096], err[RPT_ERRLEN];
@@ -157,6 +159,7 @@ int suite_verdict_deadline(void) {
   CU_pSuite s = CU_add_suite("verdict_deadline", NULL, NULL);
   if (s == NULL) return CU_get_error();
   ADD(s, "data: deadline_*.jsonl", test_deadline_data);
+  ADD(s, "data: startup_*.jsonl (time from the first request)", test_startup_data);
   ADD(s, "a number of seconds overrides the client table", test_deadline_number_overrides);
   return 0;
 }
