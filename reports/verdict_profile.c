@@ -293,11 +293,23 @@ static int same_api(const char *word, const char *d) {
 
 /* 1 when the profile names this dialect (or names none). */
 static int speaks(const profile *p, const char *d) {
-  if (p->dialect == NULL || d == NULL || strcmp(d, "effect") == 0) return 1;
+  if (p->dialect == NULL || d == NULL) return 1;
   if (cJSON_IsString(p->dialect)) return same_api(p->dialect->valuestring, d);
   const cJSON *e;
   cJSON_ArrayForEach(e, p->dialect) if (cJSON_IsString(e) && same_api(e->valuestring, d)) return 1;
   return 0;
+}
+
+/*
+ * 1 when an arrival is a request the profiled SDK made, the only kind a
+ * profile judges: not a GET (a model list, a health probe), not a path no
+ * provider serves (judged by `served`), and not a call to the effect
+ * endpoint (dialect "effect"): that is the client's own tool executor, whose
+ * keys, attempts and timeouts are the client's, not the SDK's.
+ */
+static int sdk_request(const rpt__arrival *a) {
+  if (a->unserved || (a->method && strcmp(a->method, "GET") == 0)) return 0;
+  return a->dialect == NULL || strcmp(a->dialect, "effect") != 0;
 }
 
 /*
@@ -310,7 +322,7 @@ static int other_promises(rpt__ctx *c, const char *name, const profile *p) {
   char key[64];
   for (int i = 0; i < tr->narr; i++) {
     const rpt__arrival *a = &tr->arr[i];
-    if (a->unserved || (a->method && strcmp(a->method, "GET") == 0)) continue;
+    if (!sdk_request(a)) continue;
     if (!speaks(p, a->dialect)) {
       int rc = rpt__verdict_add(c, name, RPT_FAIL, "attempt %d of request %s called the %s "
                                 "dialect, which %s does not speak", a->attempt,
@@ -345,8 +357,14 @@ static int other_promises(rpt__ctx *c, const char *name, const profile *p) {
   if (p->deadline_ms >= 0)
     for (int g = 0; g < tr->ngroups; g++) {
       const rpt__group *gr = &tr->groups[g];
-      if (gr->n == 0) continue;
-      const rpt__arrival *f = &tr->arr[gr->idx[0]], *l = &tr->arr[gr->idx[gr->n - 1]];
+      const rpt__arrival *f = NULL, *l = NULL;
+      for (int k = 0; k < gr->n; k++) {
+        const rpt__arrival *a = &tr->arr[gr->idx[k]];
+        if (!sdk_request(a)) continue;
+        if (f == NULL) f = a;
+        l = a;
+      }
+      if (f == NULL) continue;
       double span = (l->has_end ? l->t_end : tr->t_last) - f->t_arrive;
       if (span > p->deadline_ms * c->scale * 1.05 + c->tol + 250) {
         int rc = rpt__verdict_add(c, name, RPT_FAIL, "request %s took %.0f ms in all; %s stops "
@@ -542,8 +560,7 @@ int rpt__v_profile(rpt__ctx *c, const char *name, const cJSON *val) {
     rpt__short_key(gr->key, key, sizeof key);
     for (int k = 0; k < gr->n; k++) {
       const rpt__arrival *a = &tr->arr[gr->idx[k]];
-      if (a->method && strcmp(a->method, "GET") == 0) continue;
-      if (a->unserved) continue; /* judged by `served` */
+      if (!sdk_request(a)) continue;
       n++;
       if (n > p.max_attempts)
         return rpt__verdict_add(c, name, RPT_FAIL, "request %s: attempt %d, but %s makes at most %d",
