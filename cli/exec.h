@@ -32,7 +32,7 @@ typedef struct exec_opts {
 /* What a scenario asks of an outside client: the FUSEBOX_* variables. */
 typedef struct exec_call {
   int stream;              /* FUSEBOX_STREAM */
-  int anthropic;           /* FUSEBOX_DIALECT: 1 anthropic, 0 openai */
+  int dialect;             /* guard_dialect (client.dialect): FUSEBOX_DIALECT, _MODEL, _PATH */
   int effect;              /* FUSEBOX_CALL: 1 effect, 0 chat */
   char effect_name[64];    /* the effect endpoint's name */
   char payload[1024];      /* FUSEBOX_EFFECT_PAYLOAD: the effect's JSON body */
