@@ -27,6 +27,7 @@ typedef struct exec_opts {
                         F times faster and the server plays at time scale 1/F */
   const char *faketime_lib; /* libfaketime's path, when warp > 1 */
   int quiet;         /* no progress lines on stderr */
+  const char *cmd;   /* the subcommand, for messages ("exec", "matrix"); NULL: exec */
 } exec_opts;
 
 /* What a scenario asks of an outside client: the FUSEBOX_* variables. */
@@ -68,14 +69,24 @@ typedef struct exec_result {
  */
 int exec_scenario(sim_scenario *sc, const exec_call *call, char **argv, const exec_opts *o,
                   const char *label, const char *base, exec_result *res, char err[EXEC_ERRLEN]);
-/*
- * Plays each file against argv (label names the client), o->jobs at a time,
- * and adds them to run in file order, with a `command_finished` verdict
- * each. Returns how many could not be played (a usage or input error).
- */
 typedef struct rpt_run rpt_run;
-int exec_suite(rpt_run *run, char **files, size_t nfiles, char **argv, const exec_opts *o,
-               const char *label, const char *dir);
+/* One outside client of a suite: its command, its name, where its results go. */
+typedef struct exec_client {
+  char **argv;     /* the command, NULL-terminated */
+  const char *label; /* names the client in traces and reports ("exec", a matrix NAME) */
+  rpt_run *run;    /* its results are added here (the caller owns it) */
+} exec_client;
+/*
+ * Plays each file against each client: the (client, scenario) cells,
+ * o->jobs at a time (each on its own port), client after client in file
+ * order when one at a time. Adds each client's results to its run in file
+ * order, with a `command_finished` verdict each; a scenario o->without
+ * rules out is added skipped, with the reason. Trace files go to
+ * DIR/LABEL-N-NAME.*. Returns how many cells could not be played (a usage
+ * or input error).
+ */
+int exec_suites(const exec_client *clients, size_t nclients, char **files, size_t nfiles,
+                const exec_opts *o, const char *dir);
 /* The last line of the command's stderr, control characters blanked. */
 void exec_last_stderr(const exec_result *res, char *out, size_t cap);
 /*
