@@ -3,12 +3,14 @@
  * clients x scenarios: the retry-policy comparison.
  */
 #include <errno.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "guard/guard.h"
 #include "reports/reports.h"
 #include "cli/cli.h"
 #include "cli/options.h"
@@ -143,6 +145,11 @@ int cmd_matrix(int argc, char **argv) {
     path_list_clear(&files);
     goto out;
   }
+  /* Servers and built-in clients run on several threads at once, as in run
+     and exec; a client that hangs up must not kill the process. */
+  sim_global_init();
+  guard_global_init();
+  signal(SIGPIPE, SIG_IGN);
   int bad = 0;
   rpt_matrix *m = rpt_matrix_new();
   rpt_run *runs[MAX_CLIENTS] = {NULL};
