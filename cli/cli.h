@@ -26,6 +26,13 @@ typedef struct path_list {
  */
 int cli_collect_scenarios(char **paths, int npaths, path_list *out);
 void path_list_clear(path_list *l);
+/*
+ * Keeps in files only the scenarios with one of the tags of the comma list
+ * tags (NULL: any) and none of skip_tags (NULL: none); the others are freed.
+ * Returns 0, or -1 with a message naming cmd on stderr when a scenario does
+ * not load (it is kept, so the caller's load reports it too).
+ */
+int cli_select_tags(const char *cmd, path_list *files, const char *tags, const char *skip_tags);
 /* The standard scenario library folder. */
 const char *cli_scenario_dir(void);
 

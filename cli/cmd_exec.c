@@ -25,30 +25,27 @@ static const char USAGE[] =
     "For each scenario: serve it on a free loopback port, run CMD with the base\n"
     "URLs of every SDK family (OPENAI_BASE_URL, ANTHROPIC_BASE_URL, GROQ_BASE_URL),\n"
     "placeholder keys, and what the scenario asks of the client (FUSEBOX_STREAM,\n"
-    "FUSEBOX_DIALECT, FUSEBOX_CALL, FUSEBOX_EFFECT_URL, FUSEBOX_MODEL,\n"
-    "FUSEBOX_DEADLINE, FUSEBOX_REQUESTS, FUSEBOX_CONCURRENCY; docs/exec.md),\n"
-    "then judge what CMD did on the wire against the best-practice part of the\n"
-    "scenario's expect table (no_retry_after, retry_after_honoured, side_effects,\n"
-    "no_stream_splice, max_requests, herd, cost) and its outcome (CMD's exit\n"
-    "status: 0 = ok); attempts, backoff and the deadline are the client's own\n"
-    "policy, judged only with --profile and --deadline. A scenario whose point\n"
-    "(expect.point) is left unjudged is N/A with the option that would judge it.\n"
-    "The deadline counts from CMD's first request, not its start; the start-up\n"
-    "is shown beside the result. CMD's standard output is taken as the answer text.\n"
+    "FUSEBOX_DIALECT, FUSEBOX_PATH, FUSEBOX_MODEL, FUSEBOX_CALL,\n"
+    "FUSEBOX_EFFECT_URL, FUSEBOX_DEADLINE, FUSEBOX_REQUESTS, FUSEBOX_CONCURRENCY;\n"
+    "docs/exec.md), then judge what CMD did on the wire against the best-practice\n"
+    "part of the scenario's expect table (no_retry_after, retry_after_honoured,\n"
+    "side_effects, no_stream_splice, max_requests, herd, cost) and its outcome\n"
+    "(CMD's exit status: 0 = ok); attempts, backoff and the deadline are the\n"
+    "client's own policy, judged only with --profile and --deadline. A scenario\n"
+    "whose point (expect.point) is left unjudged is N/A with the option that\n"
+    "would judge it. The deadline counts from CMD's first request, not its start;\n"
+    "the start-up is shown beside the result. CMD's standard output is taken as\n"
+    "the answer text.\n"
     "\n"
     "options:\n"
-    "  --tags T,...      only scenarios with one of these tags\n"
-    "  --skip-tags T,... leave out scenarios with one of these tags\n"
-    "  --without W,...   what CMD cannot do: stream, effects. Scenarios that need\n"
-    "                    it are reported skipped, with the reason (never pass)\n"
     "  --warp F          run CMD under libfaketime F times faster (2..100) while\n"
     "                    the server plays at time scale 1/F; needs the Debian\n"
     "                    package libfaketime\n"
     "  --profile FILE    also judge policy conformance against a client profile\n"
     "                    (profiles/*.lua): attempts, retried failures, backoff gaps,\n"
     "                    Retry-After, as the profile promises (verdict `profile`)\n";
-#define EXEC_OPTS (CLI_OPT_REPORTS | CLI_OPT_SEED | CLI_OPT_TIMEOUT | CLI_OPT_TRACE_DIR | CLI_OPT_JOBS | \
-                   CLI_OPT_DEADLINE)
+#define EXEC_OPTS (CLI_OPT_REPORTS | CLI_OPT_SEED | CLI_OPT_TIMEOUT | CLI_OPT_TRACE_DIR | \
+                   CLI_OPT_JOBS | CLI_OPT_SELECT | CLI_OPT_WITHOUT | CLI_OPT_DEADLINE)
 
 static void exec_usage(FILE *f) {
   cli_common d;
@@ -95,8 +92,9 @@ static char *best_practice(const char *expect_json, const char *profile_json,
   return s;
 }
 
-/* One scenario of a suite: prepared, then played by a worker. */
+/* One (client, scenario) cell of a suite: prepared, then played by a worker. */
 typedef struct xslot {
+  const exec_client *client;
   const char *file;
   char base[4000];
   char error[EXEC_ERRLEN]; /* non-empty: could not be played (exit 2) */
@@ -111,9 +109,7 @@ typedef struct xsuite {
   xslot *slots;
   size_t n;
   atomic_size_t next;
-  char **argv;
   const exec_opts *o;
-  const char *label;
 } xsuite;
 
 /* Loads and validates the scenario once (cli_scenario_load, the same as
@@ -150,11 +146,17 @@ static void *worker(void *arg) {
     size_t i = atomic_fetch_add(&x->next, 1);
     if (i >= x->n) break;
     xslot *s = &x->slots[i];
-    if (!x->o->quiet) fprintf(stderr, "fusebox exec: %s ...\n", s->file);
+    const exec_client *cl = s->client;
+    if (!x->o->quiet) {
+      if (x->o->cmd && strcmp(x->o->cmd, "exec") != 0)
+        fprintf(stderr, "fusebox %s: %s: %s ...\n", x->o->cmd, cl->label, s->file);
+      else
+        fprintf(stderr, "fusebox exec: %s ...\n", s->file);
+    }
     prepare(s, x->o);
     /* A skipped scenario is not played: reported as skipped, with the reason. */
     if (!s->error[0] && !s->skip[0] &&
-        exec_scenario(s->sc, &s->call, x->argv, x->o, x->label, s->base, &s->res, s->error) != 0 &&
+        exec_scenario(s->sc, &s->call, cl->argv, x->o, cl->label, s->base, &s->res, s->error) != 0 &&
         s->error[0] == '\0')
       snprintf(s->error, sizeof s->error, "%s: could not be played", s->file);
     sim_scenario_free(s->sc);
@@ -166,7 +168,7 @@ static void *worker(void *arg) {
 /* Adds one played slot to run; returns 1 if it was an error. */
 static int add_slot(rpt_run *run, xslot *s, const exec_opts *o, const char *label) {
   if (s->error[0]) {
-    fprintf(stderr, "fusebox exec: %s\n", s->error);
+    fprintf(stderr, "fusebox %s: %s\n", o->cmd ? o->cmd : "exec", s->error);
     rpt_run_add_error(run, NULL, s->file, s->error);
     return 1;
   }
@@ -192,23 +194,40 @@ static int add_slot(rpt_run *run, xslot *s, const exec_opts *o, const char *labe
   return 0;
 }
 
-/* Runs one client over the scenarios into run; see exec.h. */
-int exec_suite(rpt_run *run, char **files, size_t nfiles, char **argv, const exec_opts *o,
-               const char *label, const char *dir) {
-  xslot *slots = calloc(nfiles ? nfiles : 1, sizeof *slots);
-  if (slots == NULL) return (int)nfiles;
-  for (size_t i = 0; i < nfiles; i++) {
-    const char *slash = strrchr(files[i], '/');
-    slots[i].file = files[i];
-    snprintf(slots[i].base, sizeof slots[i].base, "%s/%s-%zu-%s", dir, label, i,
-             slash ? slash + 1 : files[i]);
-    size_t bl = strlen(slots[i].base);
-    if (bl > 4 && strcmp(slots[i].base + bl - 4, ".lua") == 0) slots[i].base[bl - 4] = '\0';
-  }
-  xsuite x = {.slots = slots, .n = nfiles, .argv = argv, .o = o, .label = label};
+/* Plays every (client, scenario) cell, o->jobs at once; see exec.h. */
+/* Copies the options exec and matrix share from the parsed common options. */
+void exec_opts_take(exec_opts *o, const cli_common *c, const char *cmd) {
+  o->timeout_s = c->timeout_s;
+  o->seed = c->seed;
+  o->jobs = c->jobs;
+  o->quiet = c->quiet;
+  if (c->deadline && strcmp(c->deadline, "scenario") == 0) o->deadline_own = 1;
+  else if (c->deadline) o->deadline_s = strtod(c->deadline, NULL); /* checked by the option table */
+  o->without = c->without;
+  o->cmd = cmd;
+}
+
+int exec_suites(const exec_client *clients, size_t nclients, char **files, size_t nfiles,
+                const exec_opts *o, const char *dir) {
+  size_t ncells = nclients * nfiles;
+  xslot *slots = calloc(ncells ? ncells : 1, sizeof *slots);
+  if (slots == NULL) return (int)ncells;
+  /* Client after client, each in file order: -j 1 plays them as listed. */
+  for (size_t c = 0; c < nclients; c++)
+    for (size_t i = 0; i < nfiles; i++) {
+      xslot *s = &slots[c * nfiles + i];
+      const char *slash = strrchr(files[i], '/');
+      s->client = &clients[c];
+      s->file = files[i];
+      snprintf(s->base, sizeof s->base, "%s/%s-%zu-%s", dir, clients[c].label, i,
+               slash ? slash + 1 : files[i]);
+      size_t bl = strlen(s->base);
+      if (bl > 4 && strcmp(s->base + bl - 4, ".lua") == 0) s->base[bl - 4] = '\0';
+    }
+  xsuite x = {.slots = slots, .n = ncells, .o = o};
   atomic_init(&x.next, 0);
   int jobs = o->jobs < 1 ? 1 : o->jobs;
-  if ((size_t)jobs > nfiles) jobs = nfiles ? (int)nfiles : 1;
+  if ((size_t)jobs > ncells) jobs = ncells ? (int)ncells : 1;
   pthread_t th[CLI_JOBS_MAX];
   int started = 0;
   for (; started < jobs && started < CLI_JOBS_MAX; started++)
@@ -216,59 +235,18 @@ int exec_suite(rpt_run *run, char **files, size_t nfiles, char **argv, const exe
   if (started == 0) worker(&x);
   for (int i = 0; i < started; i++) pthread_join(th[i], NULL);
   int bad = 0;
-  for (size_t i = 0; i < nfiles; i++) {
-    bad += add_slot(run, &slots[i], o, label);
+  for (size_t i = 0; i < ncells; i++) {
+    bad += add_slot(slots[i].client->run, &slots[i], o, slots[i].client->label);
     free(slots[i].expect);
   }
   free(slots);
   return bad;
 }
 
-/* Splits "a,b" into the NULL-terminated list out (pointers into s). */
-static int split_list(char *s, char **out, int max) {
-  int n = 0;
-  for (char *tok = strtok(s, ","); tok && n < max - 1; tok = strtok(NULL, ","))
-    if (tok[0]) out[n++] = tok;
-  out[n] = NULL;
-  return n;
-}
-
-static int has_tag(const sim_scenario_info *info, char **tags) {
-  for (int i = 0; tags[i]; i++)
-    for (int k = 0; k < info->ntags; k++)
-      if (strcmp(info->tags[k], tags[i]) == 0) return 1;
-  return 0;
-}
-
-/* Keeps the files selected by --tags/--skip-tags; -1 when one does not load. */
-static int select_tags(path_list *files, char **want, char **skip) {
-  size_t k = 0;
-  int rc = 0;
-  for (size_t i = 0; i < files->n; i++) {
-    sim_scenario_info info = {0};
-    char err[SIM_ERRLEN];
-    int keep = 1;
-    if (sim_scenario_inspect(files->v[i], &info, err) != SIM_OK) {
-      fprintf(stderr, "fusebox exec: %s\n", err);
-      rc = -1;
-    } else {
-      if (want[0] && !has_tag(&info, want)) keep = 0;
-      if (skip[0] && has_tag(&info, skip)) keep = 0;
-    }
-    sim_scenario_info_clear(&info);
-    if (keep) files->v[k++] = files->v[i];
-    else free(files->v[i]);
-  }
-  files->n = k;
-  return rc;
-}
-
 int cmd_exec(int argc, char **argv) {
   exec_opts o = {0};
   cli_common c;
   cli_common_init(&c, CLI_TIME_SCALE_SERVE, CLI_JOBS_EXEC);
-  char *want[33] = {NULL}, *skip[33] = {NULL};
-  char *tags_buf = NULL, *skip_buf = NULL;
   int dashdash = -1;
   char *profile_json = NULL;
   char **paths = calloc((size_t)argc + 1, sizeof *paths);
@@ -304,29 +282,6 @@ int cmd_exec(int argc, char **argv) {
       }
       o.profile_json = profile_json;
       i++;
-    } else if (v && strcmp(a, "--tags") == 0) {
-      free(tags_buf);
-      tags_buf = strdup(v);
-      if (tags_buf == NULL || split_list(tags_buf, want, 33) == 0) goto out;
-      i++;
-    } else if (v && strcmp(a, "--skip-tags") == 0) {
-      free(skip_buf);
-      skip_buf = strdup(v);
-      if (skip_buf == NULL || split_list(skip_buf, skip, 33) == 0) goto out;
-      i++;
-    } else if (v && strcmp(a, "--without") == 0) {
-      char buf[256], *list[17];
-      snprintf(buf, sizeof buf, "%s", v);
-      split_list(buf, list, 17);
-      for (int k = 0; list[k]; k++) {
-        if (strcmp(list[k], "stream") == 0) o.without |= EXEC_WITHOUT_STREAM;
-        else if (strcmp(list[k], "effects") == 0) o.without |= EXEC_WITHOUT_EFFECTS;
-        else {
-          fprintf(stderr, "fusebox exec: --without takes stream and effects, not '%s'\n", list[k]);
-          goto out;
-        }
-      }
-      i++;
     } else if (strcmp(a, "--warp") == 0) {
       if (cli_parse_double(a, v, 1, EXEC_WARP_MAX, &o.warp) != 0) goto out;
       i++;
@@ -343,12 +298,7 @@ int cmd_exec(int argc, char **argv) {
     exec_usage(stderr);
     goto out;
   }
-  o.timeout_s = c.timeout_s;
-  o.seed = c.seed;
-  o.jobs = c.jobs;
-  o.quiet = c.quiet;
-  if (c.deadline && strcmp(c.deadline, "scenario") == 0) o.deadline_own = 1;
-  else if (c.deadline) o.deadline_s = strtod(c.deadline, NULL); /* checked by the option table */
+  exec_opts_take(&o, &c, "exec");
   if (o.warp > 1) {
     o.faketime_lib = exec_find_faketime();
     if (o.faketime_lib == NULL) {
@@ -359,7 +309,7 @@ int cmd_exec(int argc, char **argv) {
     }
   }
   if (cli_collect_scenarios(paths, npaths, &files) != 0) goto out;
-  if ((want[0] || skip[0]) && select_tags(&files, want, skip) != 0) goto out;
+  if (cli_select_tags("exec", &files, c.tags, c.skip_tags) != 0) goto out;
   if (files.n == 0) {
     fprintf(stderr, "fusebox exec: no scenario left to play (check --tags/--skip-tags)\n");
     goto out;
@@ -381,7 +331,8 @@ int cmd_exec(int argc, char **argv) {
   sim_global_init();
   signal(SIGPIPE, SIG_IGN);
   rpt_run *run = rpt_run_new();
-  int bad = run ? exec_suite(run, files.v, files.n, argv + dashdash + 1, &o, "exec", dir) : 1;
+  exec_client client = {.argv = argv + dashdash + 1, .label = "exec", .run = run};
+  int bad = run ? exec_suites(&client, 1, files.v, files.n, &o, dir) : 1;
   if (run) {
     char err[RPT_ERRLEN];
     int wr = 0;
@@ -398,7 +349,5 @@ out:
   path_list_clear(&files);
   free(paths);
   free(profile_json);
-  free(tags_buf);
-  free(skip_buf);
   return status;
 }

@@ -3,12 +3,14 @@
  * clients x scenarios: the retry-policy comparison.
  */
 #include <errno.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "guard/guard.h"
 #include "reports/reports.h"
 #include "cli/cli.h"
 #include "cli/options.h"
@@ -28,17 +30,24 @@ static const char USAGE[] =
     "options:\n"
     "  --client SPEC     a client (repeatable, at least one)\n";
 static const char TAIL[] =
+    "-j N plays N (client, scenario) cells of the command clients at once, each on\n"
+    "its own port; the built-in clients play 4 scenarios at once. --tags and\n"
+    "--skip-tags choose the scenarios for every client, as for exec; --without\n"
+    "says what the command clients cannot do (the built-in ones can do both).\n"
     "--time-scale applies to the built-in clients; commands play in real time.\n"
     "A cell is PASS only when the client exercised the scenario, a verdict applied\n"
     "and none failed; N/A means no evidence either way. Cells show the attempts\n"
     "and the exit status of an external command.\n"
     "Exit status: 0 every client passed everything, 1 some verdict failed, 2 usage.\n";
 #define MATRIX_OPTS (CLI_OPT_REPORTS | CLI_OPT_SCALE | CLI_OPT_SEED | CLI_OPT_TIMEOUT | \
-                     CLI_OPT_TRACE_DIR)
+                     CLI_OPT_TRACE_DIR | CLI_OPT_JOBS | CLI_OPT_SELECT | CLI_OPT_WITHOUT | \
+                     CLI_OPT_DEADLINE)
+#define MATRIX_JOBS 1         /* command cells at once, as exec plays scenarios */
+#define MATRIX_BUILTIN_JOBS 4 /* a built-in client's scenarios at once */
 
 static void matrix_usage(FILE *f) {
   cli_common d;
-  cli_common_init(&d, CLI_TIME_SCALE_CLIENT, CLI_JOBS_RUN);
+  cli_common_init(&d, CLI_TIME_SCALE_CLIENT, MATRIX_JOBS);
   fputs(USAGE, f);
   cli_common_usage(f, MATRIX_OPTS, &d);
   fputs(TAIL, f);
@@ -56,7 +65,7 @@ int cmd_matrix(int argc, char **argv) {
   memset(cl, 0, sizeof cl);
   exec_opts eo = {0};
   cli_common co;
-  cli_common_init(&co, CLI_TIME_SCALE_CLIENT, CLI_JOBS_RUN);
+  cli_common_init(&co, CLI_TIME_SCALE_CLIENT, MATRIX_JOBS);
   char **paths = calloc((size_t)argc + 1, sizeof *paths);
   int npaths = 0, status = EXIT_USAGE;
   if (paths == NULL) return EXIT_USAGE;
@@ -100,9 +109,7 @@ int cmd_matrix(int argc, char **argv) {
       paths[npaths++] = argv[i];
     }
   }
-  eo.timeout_s = co.timeout_s;
-  eo.seed = co.seed;
-  eo.quiet = co.quiet;
+  exec_opts_take(&eo, &co, "matrix");
   double scale = co.time_scale;
   const char *trace_dir = co.trace_dir, *json = co.json, *html = co.html, *junit = co.junit;
   int quiet = co.quiet;
@@ -110,40 +117,69 @@ int cmd_matrix(int argc, char **argv) {
     fprintf(stderr, "fusebox matrix: give at least one --client\n\n%s", USAGE);
     goto out;
   }
-  char tmpdir[] = "/tmp/fusebox-matrix-XXXXXX";
-  const char *dir = trace_dir;
-  if (dir == NULL) {
-    if (mkdtemp(tmpdir) == NULL) goto out;
-    dir = tmpdir;
-  } else if (mkdir(dir, 0755) != 0 && errno != EEXIST) {
-    fprintf(stderr, "fusebox matrix: cannot create %s: %s\n", dir, strerror(errno));
-    goto out;
-  }
   path_list files = {0};
-  if (cli_collect_scenarios(paths, npaths, &files) != 0) {
+  if (cli_collect_scenarios(paths, npaths, &files) != 0 ||
+      cli_select_tags("matrix", &files, co.tags, co.skip_tags) != 0) {
     path_list_clear(&files);
     goto out;
   }
+  if (files.n == 0) {
+    fprintf(stderr, "fusebox matrix: no scenario left to play (check --tags/--skip-tags)\n");
+    path_list_clear(&files);
+    goto out;
+  }
+  char tmpdir[] = "/tmp/fusebox-matrix-XXXXXX";
+  const char *dir = trace_dir;
+  if (dir == NULL) {
+    if (mkdtemp(tmpdir) == NULL) {
+      path_list_clear(&files);
+      goto out;
+    }
+    dir = tmpdir;
+  } else if (mkdir(dir, 0755) != 0 && errno != EEXIST) {
+    fprintf(stderr, "fusebox matrix: cannot create %s: %s\n", dir, strerror(errno));
+    path_list_clear(&files);
+    goto out;
+  }
+  /* Servers and built-in clients run on several threads at once, as in run
+     and exec; a client that hangs up must not kill the process. */
+  sim_global_init();
+  guard_global_init();
+  signal(SIGPIPE, SIG_IGN);
   int bad = 0;
   rpt_matrix *m = rpt_matrix_new();
-  if (m == NULL) bad++;
-  for (int c = 0; m && c < ncl; c++) {
-    rpt_run *run = rpt_run_new();
-    if (run == NULL) {
-      bad++;
-      break;
-    }
+  rpt_run *runs[MAX_CLIENTS] = {NULL};
+  exec_client ex[MAX_CLIENTS];
+  char *sh[MAX_CLIENTS][4];
+  size_t nex = 0;
+  int ready = m != NULL; /* every client has its run */
+  for (int c = 0; ready && c < ncl; c++)
+    if ((runs[c] = rpt_run_new()) == NULL) ready = 0;
+  if (!ready) bad++;
+  /* The command clients: every (client, scenario) cell in one pool of -j. */
+  for (int c = 0; ready && c < ncl; c++) {
+    if (cl[c].cmd == NULL) continue;
+    sh[c][0] = "/bin/sh";
+    sh[c][1] = "-c";
+    sh[c][2] = (char *)cl[c].cmd;
+    sh[c][3] = NULL;
+    ex[nex++] = (exec_client){.argv = sh[c], .label = cl[c].name, .run = runs[c]};
+  }
+  if (ready && nex > 0) bad += exec_suites(ex, nex, files.v, files.n, &eo, dir);
+  for (int c = 0; ready && c < ncl; c++) {
+    if (cl[c].cmd) continue;
     if (!quiet) fprintf(stderr, "fusebox matrix: client %s\n", cl[c].name);
-    if (cl[c].cmd) {
-      char *sh[] = {"/bin/sh", "-c", (char *)cl[c].cmd, NULL};
-      bad += exec_suite(run, files.v, files.n, sh, &eo, cl[c].name, dir);
-    } else {
-      run_opts ro = {.client = cl[c].kind, .jobs = 4, .scale = scale, .seed = eo.seed};
-      int le = 0;
-      run_suite(run, files.v, files.n, &ro, &le);
-      bad += le;
-    }
-    if (rpt_matrix_add(m, cl[c].name, cl[c].cmd, run) != RPT_OK) bad++;
+    run_opts ro = {.client = cl[c].kind, .jobs = MATRIX_BUILTIN_JOBS, .scale = scale,
+                   .seed = eo.seed};
+    int le = 0;
+    run_suite(runs[c], files.v, files.n, &ro, &le);
+    bad += le;
+  }
+  /* The table in the order the clients were given; the matrix owns each run. */
+  for (int c = 0; c < ncl; c++) {
+    if (runs[c] == NULL) continue;
+    if (m == NULL) rpt_run_free(runs[c]);
+    else if (rpt_matrix_add(m, cl[c].name, cl[c].cmd, runs[c]) != RPT_OK) bad++;
   }
   if (m) {
     char err[RPT_ERRLEN];

@@ -9,6 +9,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "cli/options.h"
 #include "sim/sim.h"
 
 #define EXEC_ERRLEN 512
@@ -29,12 +30,13 @@ typedef struct exec_opts {
   int quiet;         /* no progress lines on stderr */
   double deadline_s; /* --deadline S: judge within_deadline = S (and export it); 0 = none */
   int deadline_own;  /* --deadline scenario: judge each scenario's own within_deadline */
+  const char *cmd;   /* the subcommand, for messages ("exec", "matrix"); NULL: exec */
 } exec_opts;
 
 /* What a scenario asks of an outside client: the FUSEBOX_* variables. */
 typedef struct exec_call {
   int stream;              /* FUSEBOX_STREAM */
-  int anthropic;           /* FUSEBOX_DIALECT: 1 anthropic, 0 openai */
+  int dialect;             /* guard_dialect (client.dialect): FUSEBOX_DIALECT, _MODEL, _PATH */
   int effect;              /* FUSEBOX_CALL: 1 effect, 0 chat */
   char effect_name[64];    /* the effect endpoint's name */
   char payload[1024];      /* FUSEBOX_EFFECT_PAYLOAD: the effect's JSON body */
@@ -71,14 +73,30 @@ typedef struct exec_result {
  */
 int exec_scenario(sim_scenario *sc, const exec_call *call, char **argv, const exec_opts *o,
                   const char *label, const char *base, exec_result *res, char err[EXEC_ERRLEN]);
-/*
- * Plays each file against argv (label names the client), o->jobs at a time,
- * and adds them to run in file order, with a `command_finished` verdict
- * each. Returns how many could not be played (a usage or input error).
- */
 typedef struct rpt_run rpt_run;
-int exec_suite(rpt_run *run, char **files, size_t nfiles, char **argv, const exec_opts *o,
-               const char *label, const char *dir);
+/* One outside client of a suite: its command, its name, where its results go. */
+typedef struct exec_client {
+  char **argv;     /* the command, NULL-terminated */
+  const char *label; /* names the client in traces and reports ("exec", a matrix NAME) */
+  rpt_run *run;    /* its results are added here (the caller owns it) */
+} exec_client;
+/*
+ * Plays each file against each client: the (client, scenario) cells,
+ * o->jobs at a time (each on its own port), client after client in file
+ * order when one at a time. Adds each client's results to its run in file
+ * order, with a `command_finished` verdict each; a scenario o->without
+ * rules out is added skipped, with the reason. Trace files go to
+ * DIR/LABEL-N-NAME.*. Returns how many cells could not be played (a usage
+ * or input error).
+ */
+int exec_suites(const exec_client *clients, size_t nclients, char **files, size_t nfiles,
+                const exec_opts *o, const char *dir);
+/*
+ * Copies what exec and matrix share of the parsed common options (timeout,
+ * seed, jobs, quiet, --deadline, --without) into o; cmd names the
+ * subcommand in messages.
+ */
+void exec_opts_take(exec_opts *o, const cli_common *c, const char *cmd);
 /* The last line of the command's stderr, control characters blanked. */
 void exec_last_stderr(const exec_result *res, char *out, size_t cap);
 /*

@@ -56,7 +56,7 @@ int exec_describe(const char *client_json, exec_call *call, char err[EXEC_ERRLEN
   }
   call->stream = w.call == RUN_CALL_STREAM;
   call->effect = w.call == RUN_CALL_EFFECT;
-  call->anthropic = w.dialect == 1; /* GUARD_ANTHROPIC */
+  call->dialect = w.dialect;
   snprintf(call->effect_name, sizeof call->effect_name, "%s", w.effect);
   snprintf(call->payload, sizeof call->payload, "%s", w.payload);
   call->requests = w.requests;
@@ -115,6 +115,22 @@ static int overridden(const env_list *e, const char *entry) {
 }
 
 /*
+ * The API a scenario's client calls, in docs/apis.md's words, with a model
+ * of that family and the path to call on the server: indexed by
+ * guard_dialect, which client.dialect sets (absent: chat completions, the
+ * API every SDK family can reach). Gemini names the model in the path.
+ */
+static const struct {
+  const char *dialect, *model, *path, *stream_path;
+} APIS[] = {
+    {"openai-chat", "gpt-fusebox", "/v1/chat/completions", "/v1/chat/completions"},
+    {"anthropic", "claude-fusebox", "/v1/messages", "/v1/messages"},
+    {"openai-responses", "gpt-fusebox", "/v1/responses", "/v1/responses"},
+    {"gemini", "gemini-fusebox", "/v1beta/models/gemini-fusebox:generateContent",
+     "/v1beta/models/gemini-fusebox:streamGenerateContent?alt=sse"},
+};
+
+/*
  * Builds the environment (docs/exec.md). Returns a NULL-terminated array
  * (the caller frees it and e's strings), or NULL when out of memory.
  */
@@ -129,11 +145,13 @@ static char **build_env(env_list *e, const exec_call *c, int port, const char *s
   env_add(e, "FUSEBOX_URL", "%s", host);
   env_add(e, "FUSEBOX_SCENARIO", "%s", scenario);
   env_add(e, "FUSEBOX_STREAM", "%d", c->stream ? 1 : 0);
-  env_add(e, "FUSEBOX_DIALECT", "%s", c->anthropic ? "anthropic" : "openai");
+  int api = c->dialect >= 0 && (size_t)c->dialect < sizeof APIS / sizeof APIS[0] ? c->dialect : 0;
+  env_add(e, "FUSEBOX_DIALECT", "%s", APIS[api].dialect);
+  env_add(e, "FUSEBOX_PATH", "%s", c->stream ? APIS[api].stream_path : APIS[api].path);
   env_add(e, "FUSEBOX_CALL", "%s", c->effect ? "effect" : "chat");
   env_add(e, "FUSEBOX_EFFECT_URL", "%s/v1/effects/%s", host, c->effect_name);
   if (c->payload[0]) env_add(e, "FUSEBOX_EFFECT_PAYLOAD", "%s", c->payload);
-  env_add(e, "FUSEBOX_MODEL", "%s", c->anthropic ? "claude-fusebox" : "gpt-fusebox");
+  env_add(e, "FUSEBOX_MODEL", "%s", APIS[api].model);
   if (c->deadline_s > 0) env_add(e, "FUSEBOX_DEADLINE", "%g", c->deadline_s);
   if (c->attempt_timeout_s > 0) env_add(e, "FUSEBOX_ATTEMPT_TIMEOUT", "%g", c->attempt_timeout_s);
   env_add(e, "FUSEBOX_REQUESTS", "%d", c->requests);

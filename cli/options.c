@@ -5,10 +5,11 @@
 #include <string.h>
 
 #include "cli/cli.h"
+#include "cli/exec.h"
 #include "cli/options.h"
 #include "cli/run.h"
 
-typedef enum { ARG_NONE, ARG_PATH, ARG_DOUBLE, ARG_INT } arg_kind;
+typedef enum { ARG_NONE, ARG_PATH, ARG_DOUBLE, ARG_INT, ARG_LIST } arg_kind;
 
 typedef struct opt_row {
   const char *name, *alias; /* alias may be NULL */
@@ -42,7 +43,39 @@ static const opt_row ROWS[] = {
      "                    seconds everywhere (then FUSEBOX_DEADLINE=S). Timed from\n"
      "                    the first request, not the process start. Default: not\n"
      "                    held; a scenario about the deadline is then N/A"},
+    {"--tags", NULL, CLI_OPT_SELECT, ARG_LIST, 0, 0, "only scenarios with one of these tags"},
+    {"--skip-tags", NULL, CLI_OPT_SELECT, ARG_LIST, 0, 0,
+     "leave out scenarios with one of these tags"},
+    {"--without", NULL, CLI_OPT_WITHOUT, ARG_LIST, 0, 0,
+     "what CMD cannot do: stream, effects. Scenarios that need\n"
+     "                    it are reported skipped, with the reason (never pass)"},
 };
+
+/* The capabilities --without names, as EXEC_WITHOUT_* bits. */
+static const struct {
+  const char *name;
+  unsigned bit;
+} WITHOUT[] = {{"stream", EXEC_WITHOUT_STREAM}, {"effects", EXEC_WITHOUT_EFFECTS}};
+
+/* Reads a --without list into *bits; -1 with a message on an unknown word. */
+static int parse_without(const char *cmd, const char *v, unsigned *bits) {
+  const char *p = v;
+  while (*p) {
+    size_t n = strcspn(p, ",");
+    size_t k = 0;
+    for (; n > 0 && k < sizeof WITHOUT / sizeof WITHOUT[0]; k++)
+      if (strlen(WITHOUT[k].name) == n && strncmp(p, WITHOUT[k].name, n) == 0) break;
+    if (n > 0 && k == sizeof WITHOUT / sizeof WITHOUT[0]) {
+      fprintf(stderr, "fusebox %s: --without takes stream and effects, not '%.*s'\n", cmd,
+              (int)(n > 64 ? 64 : n), p);
+      return -1;
+    }
+    if (n > 0) *bits |= WITHOUT[k].bit;
+    p += n;
+    if (*p == ',') p++;
+  }
+  return 0;
+}
 
 void cli_common_init(cli_common *o, double time_scale, int jobs) {
   memset(o, 0, sizeof *o);
@@ -64,6 +97,8 @@ static void store(const opt_row *r, cli_common *o, const char *v, double d) {
   else if (strcmp(r->name, "--trace-dir") == 0) o->trace_dir = v;
   else if (strcmp(r->name, "-j") == 0) o->jobs = (int)d;
   else if (strcmp(r->name, "--deadline") == 0) o->deadline = v;
+  else if (strcmp(r->name, "--tags") == 0) o->tags = v;
+  else if (strcmp(r->name, "--skip-tags") == 0) o->skip_tags = v;
 }
 
 static int taken(const opt_row *r, unsigned which) { return (r->group & which) != 0; }
@@ -80,8 +115,8 @@ int cli_common_option(const char *cmd, int argc, char **argv, int *i, unsigned w
       store(r, o, NULL, 0);
       return 1;
     }
-    if (r->arg == ARG_PATH) {
-      if (v == NULL || v[0] == '\0') {
+    if (r->arg == ARG_PATH || r->arg == ARG_LIST) {
+      if (v == NULL || v[0] == '\0' || (r->arg == ARG_LIST && strspn(v, ",") == strlen(v))) {
         fprintf(stderr, "fusebox %s: %s needs a value\n", cmd, a);
         return -1;
       }
@@ -89,7 +124,11 @@ int cli_common_option(const char *cmd, int argc, char **argv, int *i, unsigned w
       if (strcmp(r->name, "--deadline") == 0 && strcmp(v, "scenario") != 0 &&
           cli_parse_double(a, v, r->lo, r->hi, &d) != 0)
         return -1; /* `scenario` or seconds in range */
-      store(r, o, v, 0);
+      if (strcmp(r->name, "--without") == 0) {
+        if (parse_without(cmd, v, &o->without) != 0) return -1;
+      } else {
+        store(r, o, v, 0);
+      }
     } else if (r->arg == ARG_DOUBLE) {
       double d;
       if (cli_parse_double(a, v, r->lo, r->hi, &d) != 0) return -1;
@@ -112,6 +151,8 @@ void cli_common_usage(FILE *f, unsigned which, const cli_common *d) {
     const char *arg = r->arg == ARG_NONE ? "" : strcmp(r->name, "--time-scale") == 0 ? " F"
                       : strcmp(r->name, "--timeout") == 0 ? " S"
                       : strcmp(r->name, "--deadline") == 0 ? " S|scenario"
+                      : strcmp(r->name, "--without") == 0 ? " W,..."
+                      : r->arg == ARG_LIST ? " T,..."
                       : r->arg == ARG_PATH ? (strcmp(r->name, "--trace-dir") == 0 ? " DIR" : " FILE")
                                            : " N";
     char head[40];

@@ -2,7 +2,8 @@
  * options.h - the options several fusebox subcommands share, in one table
  * with one default each: report files (--json, --junit, --html, --quiet),
  * the built-in client names, --time-scale (range and default), --seed,
- * --timeout, --trace-dir and -j. A subcommand says which it takes; the
+ * --timeout, --trace-dir, -j, the scenario selection (--tags, --skip-tags)
+ * and what a command cannot do (--without). A subcommand says which it takes; the
  * help text of each comes from the same table, so the copies cannot drift.
  */
 #ifndef FUSEBOX_CLI_OPTIONS_H
@@ -40,7 +41,9 @@ enum {
   CLI_OPT_TIMEOUT = 1 << 5,   /* --timeout */
   CLI_OPT_TRACE_DIR = 1 << 6, /* --trace-dir */
   CLI_OPT_JOBS = 1 << 7,      /* -j / --jobs */
-  CLI_OPT_DEADLINE = 1 << 8,  /* --deadline (exec: hold a command to a deadline) */
+  CLI_OPT_SELECT = 1 << 8,    /* --tags --skip-tags */
+  CLI_OPT_WITHOUT = 1 << 9,   /* --without */
+  CLI_OPT_DEADLINE = 1 << 10, /* --deadline (exec: hold a command to a deadline) */
   CLI_OPT_REPORTS = CLI_OPT_JSON_HTML | CLI_OPT_JUNIT | CLI_OPT_QUIET
 };
 
@@ -53,6 +56,8 @@ typedef struct cli_common {
   double timeout_s;
   const char *trace_dir;
   int jobs;
+  const char *tags, *skip_tags; /* comma lists as given, NULL: none (cli_select_tags) */
+  unsigned without;             /* EXEC_WITHOUT_* (exec.h) */
   const char *deadline; /* --deadline: "scenario" or seconds as given, NULL: none */
 } cli_common;
 

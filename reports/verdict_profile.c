@@ -291,7 +291,8 @@ static int same_api(const char *word, const char *d) {
   return 0;
 }
 
-/* 1 when the profile names this dialect (or names none). */
+/* 1 when the profile names this dialect (or names none); the effect
+   endpoint is no API: any client can post to it. */
 static int speaks(const profile *p, const char *d) {
   if (p->dialect == NULL || d == NULL || strcmp(d, "effect") == 0) return 1;
   if (cJSON_IsString(p->dialect)) return same_api(p->dialect->valuestring, d);
@@ -301,16 +302,38 @@ static int speaks(const profile *p, const char *d) {
 }
 
 /*
+ * 1 when an arrival is a request the profiled SDK made, the only kind a
+ * profile judges: not a GET (a model list, a health probe), not a path no
+ * provider serves (judged by `served`), and not a call to the effect
+ * endpoint (dialect "effect"): that is the client's own tool executor, whose
+ * keys, attempts and timeouts are the client's, not the SDK's. Except when
+ * the scenario asks for the effect call itself (client.call = "effect",
+ * effect_call): then it is the one call the client was asked to make, and a
+ * client makes it through its SDK (examples/clients: `client.post`).
+ */
+static int sdk_request(const rpt__arrival *a, int effect_call) {
+  if (a->unserved || (a->method && strcmp(a->method, "GET") == 0)) return 0;
+  return a->dialect == NULL || strcmp(a->dialect, "effect") != 0 || effect_call;
+}
+
+/* 1 when the scenario's client table asks for the effect call itself. */
+static int asks_effect_call(const rpt__ctx *c) {
+  const cJSON *call = cJSON_GetObjectItemCaseSensitive(c->client, "call");
+  return cJSON_IsString(call) && strcmp(call->valuestring, "effect") == 0;
+}
+
+/*
  * The promises that are not about retries: the dialect it calls, its
  * Idempotency-Key habit, its attempt timeout and its deadline. Returns 1
  * with a verdict added when one is broken, 0 when all hold, <0 on error.
  */
 static int other_promises(rpt__ctx *c, const char *name, const profile *p) {
   const rpt_trace *tr = c->tr;
+  int fx = asks_effect_call(c);
   char key[64];
   for (int i = 0; i < tr->narr; i++) {
     const rpt__arrival *a = &tr->arr[i];
-    if (a->unserved || (a->method && strcmp(a->method, "GET") == 0)) continue;
+    if (!sdk_request(a, fx)) continue;
     if (!speaks(p, a->dialect)) {
       int rc = rpt__verdict_add(c, name, RPT_FAIL, "attempt %d of request %s called the %s "
                                 "dialect, which %s does not speak", a->attempt,
@@ -345,8 +368,14 @@ static int other_promises(rpt__ctx *c, const char *name, const profile *p) {
   if (p->deadline_ms >= 0)
     for (int g = 0; g < tr->ngroups; g++) {
       const rpt__group *gr = &tr->groups[g];
-      if (gr->n == 0) continue;
-      const rpt__arrival *f = &tr->arr[gr->idx[0]], *l = &tr->arr[gr->idx[gr->n - 1]];
+      const rpt__arrival *f = NULL, *l = NULL;
+      for (int k = 0; k < gr->n; k++) {
+        const rpt__arrival *a = &tr->arr[gr->idx[k]];
+        if (!sdk_request(a, fx)) continue;
+        if (f == NULL) f = a;
+        l = a;
+      }
+      if (f == NULL) continue;
       double span = (l->has_end ? l->t_end : tr->t_last) - f->t_arrive;
       if (span > p->deadline_ms * c->scale * 1.05 + c->tol + 250) {
         int rc = rpt__verdict_add(c, name, RPT_FAIL, "request %s took %.0f ms in all; %s stops "
@@ -532,7 +561,7 @@ int rpt__v_profile(rpt__ctx *c, const char *name, const cJSON *val) {
   int rc = read_profile(c, name, val, &p);
   if (rc || c->tr == NULL) return rc;
   const rpt_trace *tr = c->tr;
-  int killed = tr->ncli > 0 && tr->cli[0].timed_out;
+  int killed = tr->ncli > 0 && tr->cli[0].timed_out, fx = asks_effect_call(c);
   char fb[16], key[64], note[200] = "";
   int checked = 0, failures = 0;
   for (int g = 0; g < tr->ngroups; g++) {
@@ -542,8 +571,7 @@ int rpt__v_profile(rpt__ctx *c, const char *name, const cJSON *val) {
     rpt__short_key(gr->key, key, sizeof key);
     for (int k = 0; k < gr->n; k++) {
       const rpt__arrival *a = &tr->arr[gr->idx[k]];
-      if (a->method && strcmp(a->method, "GET") == 0) continue;
-      if (a->unserved) continue; /* judged by `served` */
+      if (!sdk_request(a, fx)) continue;
       n++;
       if (n > p.max_attempts)
         return rpt__verdict_add(c, name, RPT_FAIL, "request %s: attempt %d, but %s makes at most %d",

@@ -15,7 +15,11 @@
  *    (OpenAI sk-, sk-proj-, Anthropic sk-ant-), "AIza" + 20 or more (Google),
  *    a run of exactly 32 hex digits (Azure api-key), "Bearer " or "Basic " +
  *    8 or more token characters, and NAME=value, NAME: value, "NAME":"value"
- *    where NAME is a secret name.
+ *    where NAME is a secret name. "NAME: value" runs to the end of the line
+ *    only on a header line (NAME starts the line); inside a line it is one
+ *    word (a scheme word and its token). An exception class name (KeyError,
+ *    openai.AuthenticationError) is not a secret name in text: what follows
+ *    it is a message.
  */
 #include <ctype.h>
 #include <stdlib.h>
@@ -161,6 +165,34 @@ static size_t value_at(const char *s, size_t n, size_t i, int after_repl, size_t
   return 0;
 }
 
+/* 1 when the n bytes at s name an exception class (KeyError,
+   openai.AuthenticationError, TokenExpiredError): the last dotted part is
+   letters and digits only and ends in Error, Exception or Warning. In text
+   such a name is followed by its message, never by a credential, so the
+   secret words inside it ("key", "auth", "token") do not make it a secret
+   name. A header name has a '-' (X-Key-Error) and stays one. */
+static int exception_name(const char *s, size_t n) {
+  static const char *const SUFFIXES[] = {"Error", "Exception", "Warning", NULL};
+  size_t b = n;
+  while (b > 0 && s[b - 1] != '.') b--;
+  for (size_t k = b; k < n; k++)
+    if (!isalnum((unsigned char)s[k])) return 0;
+  for (int k = 0; SUFFIXES[k]; k++) {
+    size_t m = strlen(SUFFIXES[k]);
+    if (n - b > m && memcmp(s + n - m, SUFFIXES[k], m) == 0) return 1;
+  }
+  return 0;
+}
+
+/* 1 when s[i] starts a header line in text: only blanks and the markers of
+   a verbose HTTP log (curl -v's '>' and '<', '*') before it on its line. */
+static int header_line_at(const char *s, size_t i, int after_repl) {
+  if (after_repl) return 0; /* the output has ']' before s[i] */
+  for (; i > 0 && s[i - 1] != '\n' && s[i - 1] != '\r'; i--)
+    if (strchr(" \t><*", s[i - 1]) == NULL) return 0;
+  return 1;
+}
+
 /* At s[i], an identifier that is a secret name followed by a separator and a
    value: returns the offset where the value starts and sets *vend; else 0.
    after_repl: s[i - 1] was replaced, so the output has ']' before s[i] (a
@@ -170,6 +202,7 @@ static size_t named_value_at(const char *s, size_t n, size_t i, int after_repl, 
   size_t j = i;
   while (j < n && ident_char(s[j]) && j - i <= NAME_MAX_LEN) j++;
   if (j == i || j - i > NAME_MAX_LEN || !name_secret(s + i, j - i)) return 0;
+  if (exception_name(s + i, j - i)) return 0;
   int quoted_name = i > 0 && s[i - 1] == '"' && j < n && s[j] == '"';
   if (quoted_name) j++;
   while (j < n && (s[j] == ' ' || s[j] == '\t')) j++;
@@ -189,8 +222,21 @@ static size_t named_value_at(const char *s, size_t n, size_t i, int after_repl, 
   }
   size_t v = j;
   while (j < n && !isspace((unsigned char)s[j]) && strchr("&;,\"'<>)}]", s[j]) == NULL) j++;
-  if (sep == ':' && !quoted_name) { /* a header line: the value runs to the end of the line */
+  if (sep == ':' && !quoted_name && header_line_at(s, i, after_repl)) {
+    /* a header line: the value runs to the end of the line */
     while (j < n && s[j] != '\n' && s[j] != '\r') j++;
+  } else if (sep == ':' && j > v && j < n && (s[j] == ' ' || s[j] == '\t')) {
+    /* mid-line "NAME: value": one word, or an auth scheme and its token
+       ("Authorization: Bearer abc" inside a log line) */
+    static const char *const SCHEMES[] = {"bearer", "basic", "token", "digest", "apikey",
+                                          "negotiate", NULL};
+    int scheme = 0;
+    for (int k = 0; SCHEMES[k]; k++)
+      if (j - v == strlen(SCHEMES[k]) && strncasecmp(s + v, SCHEMES[k], j - v) == 0) scheme = 1;
+    size_t t = j;
+    while (t < n && (s[t] == ' ' || s[t] == '\t')) t++;
+    if (scheme && t < n && token_char(s[t]))
+      for (j = t; j < n && !isspace((unsigned char)s[j]) && strchr("&;,\"'<>)}]", s[j]) == NULL; j++) {}
   }
   *vend = j;
   return j > v ? v : 0;

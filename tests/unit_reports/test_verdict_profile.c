@@ -3,7 +3,9 @@
  * promises? Pass and fail cases on hand-written traces
  * (tests/data/traces/profile_*.jsonl): too many attempts, a retry the
  * profile does not make, giving up early, a Retry-After form not read, and
- * the boundaries of max_attempts and of the backoff window.
+ * the boundaries of max_attempts and of the backoff window; calls to the
+ * effect endpoint (the client's own tool executor) are not judged unless
+ * the scenario asks for that call (client.call = "effect") (profile_effect_*).
  */
 #include <CUnit/CUnit.h>
 
