@@ -93,10 +93,19 @@ const cli_library *cli_library_find(void) {
   return &lib;
 }
 
-/* The standard scenario folder, or NULL when none was found. */
+/* The standard scenario folder, or NULL when none was found: "scenarios"
+   when it is the working folder's own (so that reports run in a checkout
+   name "scenarios/x/y.lua", as they always have), else absolute. */
 const char *cli_scenario_dir(void) {
+  static char shown[sizeof lib.scenarios];
   const cli_library *l = cli_library_find();
-  return l->scenarios[0] ? l->scenarios : NULL;
+  if (l->scenarios[0] == '\0') return NULL;
+  if (shown[0] == '\0') {
+    char here[PATH_MAX];
+    int same = realpath("scenarios", here) != NULL && strcmp(here, l->scenarios) == 0;
+    strcpy(shown, same ? "scenarios" : l->scenarios); /* both fit: same size */
+  }
+  return shown;
 }
 
 /* Writes "library: DIR (HOW)" (or that none was found) into out. */
@@ -212,7 +221,7 @@ int cli_resolve_scenario(const char *arg, char *out, size_t n) {
   }
   const cli_library *l = cli_library_find();
   int plain = arg[0] != '\0' && arg[0] != '/' && strstr(arg, "..") == NULL;
-  if (plain && l->scenarios[0] && try_under(l->scenarios, arg, out, n)) return 0;
+  if (plain && l->scenarios[0] && try_under(cli_scenario_dir(), arg, out, n)) return 0;
   /* "scenarios/x.lua" or "profiles/y.lua": a path below the library's home. */
   if (plain && l->home[0] && try_under(l->home, arg, out, n)) return 0;
   const char *where = l->scenarios[0] == '\0'                ? "none found"
@@ -240,7 +249,11 @@ const char *cli_library_name(const char *path, char *buf, size_t n) {
   const char *dir = cli_scenario_dir();
   if (dir == NULL || !is_lua(path)) return NULL;
   size_t dl = strlen(dir);
-  if (strncmp(path, dir, dl) != 0 || path[dl] != '/') return NULL;
+  if (strncmp(path, dir, dl) != 0 || path[dl] != '/') {
+    dir = cli_library_find()->scenarios;
+    dl = strlen(dir);
+    if (strncmp(path, dir, dl) != 0 || path[dl] != '/') return NULL;
+  }
   const char *rel = path + dl + 1;
   size_t rl = strlen(rel) - 4;
   if (rl == 0 || rl >= n) return NULL;
