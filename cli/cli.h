@@ -21,8 +21,9 @@ typedef struct path_list {
 } path_list;
 
 /*
- * Expands files and folders (recursively, *.lua, sorted) into out. With no
- * paths, the standard library. Returns 0, or -1 with a message on stderr.
+ * Expands files, folders and library names (cli_resolve_scenario) into
+ * scenario files (recursively, *.lua, sorted) in out. With no paths, the
+ * standard library. Returns 0, or -1 with a message on stderr.
  */
 int cli_collect_scenarios(char **paths, int npaths, path_list *out);
 void path_list_clear(path_list *l);
@@ -33,8 +34,43 @@ void path_list_clear(path_list *l);
  * not load (it is kept, so the caller's load reports it too).
  */
 int cli_select_tags(const char *cmd, path_list *files, const char *tags, const char *skip_tags);
-/* The standard scenario library folder. */
+/*
+ * The standard library, found at run time (nothing compiled in), first of:
+ * BINDIR/../share/fusebox (an installed or moved prefix), $FUSEBOX_HOME, the
+ * source tree named by BINDIR/fusebox-home (a marker CMake writes into the
+ * build tree), ./scenarios. A library is a folder with scenarios/ (and
+ * profiles/, integrations/). $FUSEBOX_SCENARIOS replaces its scenario
+ * folder. Found once; the struct is static (never freed).
+ */
+typedef struct cli_library {
+  char home[4096];      /* the library folder (absolute), "" when none */
+  char scenarios[4096]; /* its scenario folder, or $FUSEBOX_SCENARIOS; "" when none */
+  char how[64];         /* how it was found: "next to the binary", ... */
+} cli_library;
+const cli_library *cli_library_find(void);
+/* The standard scenario folder, or NULL when no library was found. */
 const char *cli_scenario_dir(void);
+/* "library: DIR (HOW)", or that none was found, into out (n bytes). */
+void cli_library_describe(char *out, size_t n);
+/*
+ * One scenario argument of a command: a path that exists is that path;
+ * else NAME, NAME.lua or the folder NAME under the library's scenario
+ * folder (then under the library itself: "profiles/x.lua"). Writes the
+ * path into out (n bytes) and returns 0; or says "no scenario or file
+ * named X (library: DIR)", with a "did you mean" when a library name is
+ * close, on stderr and returns -1 (the caller exits 2).
+ */
+int cli_resolve_scenario(const char *arg, char *out, size_t n);
+/* The --help line every command that takes scenarios prints. */
+#define CLI_NAME_HELP                                                                  \
+  "A SCENARIO is a file or folder that exists, else a name in the standard library:\n" \
+  "NAME, NAME.lua or the folder NAME under its scenarios/ (ratelimit,\n"              \
+  "ratelimit/retry_after_seconds); 'fusebox list' shows every name and where the\n"   \
+  "library is.\n"
+/* The library name of a file under the library's scenario folder
+   ("ratelimit/retry_after_seconds") written into buf (n bytes) and
+   returned, or NULL when path is not a .lua file under it. */
+const char *cli_library_name(const char *path, char *buf, size_t n);
 
 /* 1 when an expect table (JSON, may be NULL) states nothing to judge:
    run and exec refuse such a scenario (exit 2). */
@@ -69,5 +105,6 @@ int cmd_exec(int argc, char **argv);
 int cmd_matrix(int argc, char **argv);
 int cmd_import(int argc, char **argv);
 int cmd_record(int argc, char **argv);
+int cmd_which(int argc, char **argv);
 
 #endif

@@ -32,7 +32,8 @@ static const char CHECK_USAGE[] =
     "Loads each scenario in the sandbox and validates all of it without serving:\n"
     "its steps, providers, effects, ratelimit, client and expect tables, exactly\n"
     "as run, serve and exec do before they start.\n"
-    "Prints 'ok FILE' or 'FILE:LINE: message'; exit status 2 if any fails.\n";
+    "Prints 'ok FILE' or 'FILE:LINE: message'; exit status 2 if any fails.\n"
+    "\n" CLI_NAME_HELP;
 
 int cmd_check(int argc, char **argv) {
   if (wants_help(argc, argv, CHECK_USAGE)) return EXIT_PASS;
@@ -69,7 +70,11 @@ int cmd_check(int argc, char **argv) {
 static const char LIST_USAGE[] =
     "usage: fusebox list [SCENARIO|FOLDER...]\n"
     "\n"
-    "Shows each scenario's file, name, tags and doc (default: the standard library).\n";
+    "Shows each scenario's file, name, tags and doc (default: the standard library).\n"
+    "The first line says where the standard library was found and how; a scenario\n"
+    "in it is shown by its library name (ratelimit/retry_after_seconds), which every\n"
+    "command accepts in place of its path.\n"
+    "\n" CLI_NAME_HELP;
 
 /* Prints doc text indented, one paragraph line per source line. */
 static void print_doc(const char *doc) {
@@ -92,6 +97,9 @@ int cmd_list(int argc, char **argv) {
     path_list_clear(&files);
     return EXIT_USAGE;
   }
+  char where[4200];
+  cli_library_describe(where, sizeof where);
+  printf("%s\n\n", sim_term_safe(where));
   int bad = 0;
   for (size_t i = 0; i < files.n; i++) {
     sim_scenario_info info = {0};
@@ -104,7 +112,9 @@ int cmd_list(int argc, char **argv) {
     sim_term_safe(info.name); /* text from the scenario: no terminal controls */
     sim_term_safe(info.doc);
     for (int t = 0; t < info.ntags; t++) sim_term_safe(info.tags[t]);
-    printf("%s\n  %s", files.v[i], info.name);
+    char lname[4096];
+    const char *shown = cli_library_name(files.v[i], lname, sizeof lname);
+    printf("%s\n  %s", shown ? shown : files.v[i], info.name);
     if (info.ntags) {
       printf("  [");
       for (int t = 0; t < info.ntags; t++) printf("%s%s", t ? ", " : "", info.tags[t]);

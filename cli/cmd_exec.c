@@ -22,6 +22,7 @@
 static const char USAGE[] =
     "usage: fusebox exec [options] SCENARIO|FOLDER... -- CMD [ARGS...]\n"
     "\n"
+    CLI_NAME_HELP "\n"
     "For each scenario: serve it on a free loopback port, run CMD with the base\n"
     "URLs of every SDK family (OPENAI_BASE_URL, ANTHROPIC_BASE_URL, GROQ_BASE_URL),\n"
     "placeholder keys, and what the scenario asks of the client (FUSEBOX_STREAM,\n"

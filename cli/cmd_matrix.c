@@ -22,6 +22,7 @@
 static const char USAGE[] =
     "usage: fusebox matrix --client NAME='CMD' [--client ...] [options] [SCENARIO|FOLDER...]\n"
     "\n"
+    CLI_NAME_HELP "\n"
     "Plays one suite (default: the standard library) with several clients and\n"
     "prints a clients x scenarios table: status, attempts, exit, failed verdicts.\n"
     "A client is NAME='shell command' (run as with exec, in real time), or one\n"

@@ -31,7 +31,7 @@ static const char RUN_USAGE[] =
     "client, each in its own server session, and judges what happened on the wire.\n"
     "Scenarios expected to take longest (from their client tables) start first;\n"
     "the reports list them in file order.\n"
-    "\n"
+    "\n" CLI_NAME_HELP "\n"
     "options:\n"
     "  --client NAME     guard (default; the guarded client configured by the\n"
     "                    scenario's client table), naive, or sdk-default\n"
@@ -220,30 +220,35 @@ static void take_common(const cli_common *c, run_opts *o) {
  */
 static int collect_keyed(char **paths, int npaths, path_list *files, size_t **koff) {
   char *defv[1] = {(char *)cli_scenario_dir()};
-  if (npaths == 0) {
+  if (npaths == 0 && defv[0] != NULL) {
     paths = defv;
     npaths = 1;
   }
+  if (npaths == 0) return cli_collect_scenarios(paths, 0, files); /* says why */
   for (int i = 0; i < npaths; i++) {
     size_t before = files->n;
-    if (cli_collect_scenarios(&paths[i], 1, files) != 0) return -1;
+    /* A library name keys as the folder or file it names. */
+    char given[4096];
+    if (cli_resolve_scenario(paths[i], given, sizeof given) != 0) return -1;
+    char *one[1] = {given};
+    if (cli_collect_scenarios(one, 1, files) != 0) return -1;
     size_t *k = realloc(*koff, (files->n ? files->n : 1) * sizeof *k);
     if (k == NULL) return -1;
     *koff = k;
     struct stat st;
-    int dir = stat(paths[i], &st) == 0 && S_ISDIR(st.st_mode);
-    size_t rl = strlen(paths[i]);
+    int dir = stat(given, &st) == 0 && S_ISDIR(st.st_mode);
+    size_t rl = strlen(given);
     for (size_t f = before; f < files->n; f++) {
       const char *p = files->v[f];
       if (dir) {
         /* The folder's own name: back from its end, past trailing slashes. */
         size_t e = rl;
-        while (e > 0 && paths[i][e - 1] == '/') e--;
+        while (e > 0 && given[e - 1] == '/') e--;
         size_t b = e;
-        while (b > 0 && paths[i][b - 1] != '/') b--;
-        int dot = (e - b == 1 && paths[i][b] == '.') || (e - b == 2 && paths[i][b] == '.' &&
-                                                          paths[i][b + 1] == '.');
-        k[f] = dot || e == b ? rl + (rl > 0 && paths[i][rl - 1] == '/' ? 0 : 1) : b;
+        while (b > 0 && given[b - 1] != '/') b--;
+        int dot = (e - b == 1 && given[b] == '.') || (e - b == 2 && given[b] == '.' &&
+                                                          given[b + 1] == '.');
+        k[f] = dot || e == b ? rl + (rl > 0 && given[rl - 1] == '/' ? 0 : 1) : b;
         if (k[f] > strlen(p)) k[f] = strlen(p);
       } else {
         const char *slash = strrchr(p, '/');

@@ -16,6 +16,8 @@ static const char USAGE[] =
     "usage: fusebox serve SCENARIO [options]\n"
     "       fusebox serve [SCENARIO] --control [--control-token TOKEN] [options]\n"
     "\n"
+    CLI_NAME_HELP
+    "\n"
     "Serves SCENARIO as a fake provider: OpenAI POST /v1/chat/completions,\n"
     "Anthropic POST /v1/messages, effects POST/GET /v1/effects/...; a provider\n"
     "named NAME is also at /NAME/v1/... . Stops cleanly on Ctrl-C or SIGTERM.\n"
@@ -166,6 +168,9 @@ int cmd_serve(int argc, char **argv) {
     o.control = cli_control_handle;
     o.control_arg = &cc;
   }
+  char resolved[4096];
+  if (path && cli_resolve_scenario(path, resolved, sizeof resolved) != 0) return EXIT_USAGE;
+  if (path) path = resolved;
   int rc = path ? cli_scenario_load(path, o.seed, &o.scenario, err) : SIM_OK;
   if (rc == SIM_OK) rc = sim_server_start(&o, &srv, err);
   if (rc != SIM_OK) {

@@ -23,12 +23,19 @@ static const char USAGE[] =
     "  serve SCENARIO [--port N] [--bind ADDR] [--trace FILE] [--time-scale F] [--seed N]\n"
     "                      serve one scenario as a fake OpenAI/Anthropic provider\n"
     "  check SCENARIO...   load and validate scenario files (exit 2 on any error)\n"
-    "  list [PATH...]      scenarios with their names, tags and docs\n"
+    "  list [PATH...]      where the standard library is; its scenarios' names, tags, docs\n"
+    "  which NAME...       the scenario files a library name or path stands for\n"
     "  import LOG [-o FILE]\n"
     "                      an incident log (JSON Lines, HAR or a trace) -> a scenario\n"
     "                      that replays it\n"
     "  record --upstream URL OUT.lua [--port N]\n"
     "                      proxy to a provider; on Ctrl-C write what it saw as a scenario\n"
+    "\n"
+    "A SCENARIO is a path, or a library name: 'fusebox run ratelimit/retry_after_seconds'\n"
+    "plays scenarios/ratelimit/retry_after_seconds.lua of the standard library, found\n"
+    "next to the binary (../share/fusebox), in $FUSEBOX_HOME, in the build tree, or in\n"
+    "./scenarios ($FUSEBOX_SCENARIOS replaces its scenario folder); 'fusebox --version'\n"
+    "says which.\n"
     "\n"
     "Run 'fusebox COMMAND --help' for a command's options.\n"
     "Exit status: 0 ok, 1 a verdict failed, 2 usage or input error.\n";
@@ -48,6 +55,7 @@ static const command COMMANDS[] = {
     {"matrix", cmd_matrix},
     {"import", cmd_import},
     {"record", cmd_record},
+    {"which", cmd_which},
 };
 
 int main(int argc, char **argv) {
@@ -57,7 +65,9 @@ int main(int argc, char **argv) {
     return argc < 2 ? EXIT_USAGE : EXIT_PASS;
   }
   if (strcmp(argv[1], "--version") == 0) {
-    printf("fusebox %s\n", FUSEBOX_VERSION);
+    char where[4200];
+    cli_library_describe(where, sizeof where);
+    printf("fusebox %s\n%s\n", FUSEBOX_VERSION, where);
     return EXIT_PASS;
   }
   for (size_t i = 0; i < sizeof COMMANDS / sizeof COMMANDS[0]; i++)

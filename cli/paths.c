@@ -17,16 +17,6 @@
 
 #define MAX_SCENARIOS 10000
 
-/* The standard scenario library: $FUSEBOX_SCENARIOS, ./scenarios, or the
-   source tree the program was built from. */
-const char *cli_scenario_dir(void) {
-  const char *env = getenv("FUSEBOX_SCENARIOS");
-  if (env && *env) return env;
-  struct stat st;
-  if (stat("scenarios", &st) == 0 && S_ISDIR(st.st_mode)) return "scenarios";
-  return FUSEBOX_SOURCE_DIR "/scenarios";
-}
-
 static int push(path_list *l, const char *p) {
   if (l->n >= MAX_SCENARIOS) {
     fprintf(stderr, "fusebox: more than %d scenario files\n", MAX_SCENARIOS);
@@ -85,16 +75,24 @@ int cli_collect_scenarios(char **paths, int npaths, path_list *out) {
   const char *def = cli_scenario_dir();
   char *defv[1] = {(char *)def};
   if (npaths == 0) {
+    if (def == NULL) {
+      char where[4200];
+      cli_library_describe(where, sizeof where);
+      fprintf(stderr, "fusebox: no scenarios given and no standard library: %s\n", where);
+      return -1;
+    }
     paths = defv;
     npaths = 1;
   }
   for (int i = 0; i < npaths; i++) {
+    char path[4096];
     struct stat st;
-    if (stat(paths[i], &st) != 0) {
-      fprintf(stderr, "fusebox: %s: %s\n", paths[i], strerror(errno));
+    if (cli_resolve_scenario(paths[i], path, sizeof path) != 0) return -1;
+    if (stat(path, &st) != 0) {
+      fprintf(stderr, "fusebox: %s: %s\n", path, strerror(errno));
       return -1;
     }
-    int rc = S_ISDIR(st.st_mode) ? walk(paths[i], out, 0) : push(out, paths[i]);
+    int rc = S_ISDIR(st.st_mode) ? walk(path, out, 0) : push(out, path);
     if (rc != 0) return -1;
   }
   if (out->n == 0) {

@@ -398,5 +398,8 @@ int rpt_run_write_junit(const rpt_run *run, const char *path,
                         char err[RPT_ERRLEN]);
 int rpt_run_write_html(const rpt_run *run, const char *path,
                        char err[RPT_ERRLEN]);
+/* GitHub-flavoured Markdown (a job summary, a PR comment): a headline, one
+   table row per scenario, the evidence of each that did not pass. */
+int rpt_run_write_markdown(const rpt_run *run, const char *path, char err[RPT_ERRLEN]);
 
 #endif

@@ -10,10 +10,13 @@ cd "$(dirname "$0")/.."
 # python3-pytest (the pytest plugin's suite, integrations/pytest),
 # and faketime/libfaketime (fusebox exec --warp, found at run time).
 # A fleet (serve --state, docs/fleet.md): hiredis to build, redis-server and
-# nginx for its test, wrk for bench/fleet.sh.
+# nginx for its test, wrk for bench/fleet.sh. The Python wheel of
+# scripts/package.sh (built offline, tried in a venv by smoke-install.sh):
+# python3-pip python3-setuptools python3-wheel python3-venv.
 PKGS="build-essential cmake pkg-config curl python3 libmicrohttpd-dev libcurl4-openssl-dev
       libcjson-dev liblua5.4-dev libcunit1-dev valgrind chromium jq python3-httpx python3-tenacity
-      python3-pytest faketime libfaketime libhiredis-dev redis-server nginx wrk"
+      python3-pytest faketime libfaketime libhiredis-dev redis-server nginx wrk
+      python3-pip python3-setuptools python3-wheel python3-venv"
 missing=""
 for p in $PKGS; do dpkg -s "$p" >/dev/null 2>&1 || missing="$missing $p"; done
 if [ -n "$missing" ]; then

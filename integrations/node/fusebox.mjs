@@ -2,9 +2,9 @@
 // suite (node:test, vitest, Jest): one server per suite, one session per test.
 //
 //   import { startFusebox } from './fusebox.mjs';
-//   const fb = await startFusebox();                 // FUSEBOX_BIN, else fusebox on PATH
+//   const fb = await startFusebox();                 // FUSEBOX_BIN, the npm package's binary, or PATH
 //   const s = fb.session('my-test');                 // 1..64 of [A-Za-z0-9._-]
-//   await s.use('scenarios/ratelimit/retry_after_seconds.lua');
+//   await s.use('ratelimit/retry_after_seconds');    // a library name, a path or Lua text
 //   const client = new OpenAI({ baseURL: s.env.OPENAI_BASE_URL, apiKey: 'x' });
 //   ... make calls ...
 //   await s.assertVerdicts();                        // throws AssertionError
@@ -13,10 +13,11 @@
 // No dependency beyond Node 20 (child_process, fetch, assert). The full API
 // is in docs/integrations.md.
 
-import { spawn } from 'node:child_process';
+import { execFile, spawn } from 'node:child_process';
 import { AssertionError } from 'node:assert';
 import { createHash } from 'node:crypto';
 import { existsSync } from 'node:fs';
+import { createRequire } from 'node:module';
 import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 
@@ -86,7 +87,51 @@ export function checkVerdicts(report, session = 'default') {
   return problems.length ? `fusebox session ${session}:\n${problems.join('\n')}` : null;
 }
 
-async function readScenario(scenario) {
+// A library name, as `fusebox which` takes it: 'ratelimit/retry_after_seconds'.
+const LIBRARY_NAME_RE = /^[A-Za-z0-9_][A-Za-z0-9._/-]{0,255}$/;
+
+/**
+ * The fusebox binary: $FUSEBOX_BIN, else $FUSEBOX_BINARY, else the one of
+ * the platform package (fusebox-linux-x64, an optional dependency of the
+ * npm package), else `fusebox` on PATH.
+ */
+export function defaultBin() {
+  if (process.env.FUSEBOX_BIN) return process.env.FUSEBOX_BIN;
+  if (process.env.FUSEBOX_BINARY) return process.env.FUSEBOX_BINARY;
+  try {
+    const p = createRequire(import.meta.url).resolve(`fusebox-${process.platform}-${process.arch}/bin/fusebox`);
+    if (existsSync(p)) return p;
+  } catch { /* not installed: PATH */ }
+  return 'fusebox';
+}
+
+/**
+ * The file a library name stands for, as the program resolves it
+ * (`fusebox which NAME`): 'ratelimit/retry_after_seconds' is
+ * scenarios/ratelimit/retry_after_seconds.lua of the library the binary
+ * found. Rejects when it names nothing or a folder of several scenarios.
+ */
+export function resolveScenario(name, bin = defaultBin()) {
+  return new Promise((resolve, reject) => {
+    execFile(bin, ['which', name], { timeout: 30000 }, (err, stdout, stderr) => {
+      if (err && err.code === 'ENOENT') {
+        reject(new FuseboxError(`fusebox: cannot start ${bin}: ${err.message} (set FUSEBOX_BIN or put fusebox on PATH)`));
+        return;
+      }
+      const files = String(stdout).split('\n').filter(Boolean);
+      if (err) reject(new FuseboxError(String(stderr).trim() || `fusebox which ${name}: ${err.message}`, { type: 'fusebox_bad_scenario' }));
+      else if (files.length !== 1) reject(new FuseboxError(`fusebox: ${name} is a folder of ${files.length} scenarios; use() plays one (e.g. ${files[0] || name})`, { type: 'fusebox_bad_scenario' }));
+      else resolve(files[0]);
+    });
+  });
+}
+
+async function readScenario(scenario, bin) {
+  // A one-line string that names no file and looks like a name: the library's.
+  if (typeof scenario === 'string' && !scenario.includes('\n') && !existsSync(scenario)
+      && LIBRARY_NAME_RE.test(scenario.trim()) && !scenario.includes('..')) {
+    scenario = await resolveScenario(scenario.trim(), bin);
+  }
   // A path: a URL, or a one-line string that ends in .lua or names a file.
   if (scenario instanceof URL || (typeof scenario === 'string' && !scenario.includes('\n')
       && (scenario.trim().endsWith('.lua') || existsSync(scenario)))) {
@@ -125,9 +170,14 @@ class Session {
     return this.server.control(method, what, { ...opts, query: { session: this.name, ...(opts.query || {}) } });
   }
 
-  /** Plays a scenario (a path, or Lua text) in this session from now on; returns its name. */
+  /**
+   * Plays a scenario in this session from now on; returns its name. A path
+   * (a URL, or a one-line string naming a file or ending in .lua), a
+   * library name ('ratelimit/retry_after_seconds', resolved by the server's
+   * binary as `fusebox which` does; an existing path wins), or Lua text.
+   */
   async use(scenario, { name } = {}) {
-    const { text, file } = await readScenario(scenario);
+    const { text, file } = await readScenario(scenario, this.server.bin);
     const res = await this.#call('PUT', 'scenario', {
       query: { name: name || file }, body: text, headers: { 'content-type': 'text/x-lua' },
     });
@@ -239,13 +289,13 @@ function errorFrom(status, method, what, text) {
 
 /**
  * Starts `fusebox serve --control --port 0 ARGS...` and resolves when it
- * printed its port. Options: bin (default $FUSEBOX_BIN, else `fusebox`),
+ * printed its port. Options: bin (default: defaultBin()),
  * args (more serve arguments), token (a control token), keep (where
  * assertVerdicts keeps failed sessions' traces; default $FUSEBOX_KEEP, else
  * .fusebox/failed; null: nowhere), startTimeoutMs (default 15000).
  */
 export async function startFusebox({ bin, args = [], token, keep, startTimeoutMs = 15000 } = {}) {
-  const exe = bin || process.env.FUSEBOX_BIN || 'fusebox';
+  const exe = bin || defaultBin();
   const argv = ['serve', '--control', '--port', '0', ...args];
   if (token) argv.push('--control-token', token);
   const child = spawn(exe, argv, { stdio: ['ignore', 'pipe', 'pipe'] });
@@ -295,6 +345,7 @@ export async function startFusebox({ bin, args = [], token, keep, startTimeoutMs
   const server = {
     url,
     port,
+    bin: exe,
     process: child,
     keep: keep === undefined ? (process.env.FUSEBOX_KEEP || '.fusebox/failed') : keep,
     stderr: () => stderr.join('\n'),

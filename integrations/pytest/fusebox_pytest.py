@@ -4,8 +4,10 @@ one fusebox session per test.
 Load it with ``-p fusebox_pytest`` (its folder on PYTHONPATH) or with
 ``pytest_plugins = ["fusebox_pytest"]`` in a conftest.py. The plugin starts
 ``fusebox serve --control --port 0`` once (the binary from ``--fusebox-bin``,
-else ``$FUSEBOX_BIN``, else ``fusebox`` on PATH) when a test first asks for
-it, and stops it at the end of the pytest session.
+else ``$FUSEBOX_BIN``, else the one the wheel installed next to this module,
+else ``fusebox`` on PATH) when a test first asks for it, and stops it at the
+end of the pytest session. Installed from the wheel, the plugin is loaded by
+its ``pytest11`` entry point, with no ``-p``.
 
 The ``fusebox`` fixture gives each test its own session on that server (named
 after the test), points the usual base-URL variables at it for the test's
@@ -31,6 +33,7 @@ import urllib.request
 import pytest
 
 __all__ = [
+    "resolve_scenario",
     "FuseboxError",
     "FuseboxScenarioError",
     "FuseboxVerdictError",
@@ -177,8 +180,52 @@ def _error_from(code, method, path, data):
     return e
 
 
-def _read_scenario(scenario):
-    """(text, file name) of a path or of Lua text."""
+# A library name, as `fusebox which` takes it: "ratelimit/retry_after_seconds".
+LIBRARY_NAME_RE = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9._/-]{0,255}$")
+
+
+def packaged_bin():
+    """The binary shipped next to this module (the wheel's
+    ``fusebox_dist/bin/fusebox``), or None."""
+    p = os.path.join(os.path.dirname(os.path.abspath(__file__)), "fusebox_dist", "bin", "fusebox")
+    return p if os.access(p, os.X_OK) else None
+
+
+def default_bin():
+    """``$FUSEBOX_BIN``, else the packaged binary, else ``fusebox`` on PATH."""
+    return os.environ.get("FUSEBOX_BIN") or packaged_bin() or "fusebox"
+
+
+def resolve_scenario(name, bin=None):
+    """The file a library name stands for, as the program resolves it
+    (``fusebox which NAME``): ``ratelimit/retry_after_seconds`` is
+    ``scenarios/ratelimit/retry_after_seconds.lua`` of the library the
+    binary found. Raises FuseboxScenarioError when it names nothing or a
+    folder of several scenarios."""
+    exe = bin or default_bin()
+    try:
+        r = subprocess.run([exe, "which", name], stdin=subprocess.DEVNULL,
+                           capture_output=True, text=True, timeout=HTTP_TIMEOUT)
+    except OSError as e:
+        raise FuseboxError(
+            "fusebox: cannot start %s: %s (set FUSEBOX_BIN or put fusebox on PATH)" % (exe, e.strerror)
+        ) from None
+    files = [l for l in r.stdout.splitlines() if l]
+    if r.returncode != 0:
+        raise FuseboxScenarioError(r.stderr.strip() or "fusebox which %s: exit %d" % (name, r.returncode))
+    if len(files) != 1:
+        raise FuseboxScenarioError(
+            "fusebox: %s is a folder of %d scenarios; use() plays one (e.g. %s)"
+            % (name, len(files), files[0] if files else name)
+        )
+    return files[0]
+
+
+def _read_scenario(scenario, bin=None):
+    """(text, file name) of a path, a library name or Lua text."""
+    if isinstance(scenario, str) and "\n" not in scenario and not os.path.exists(scenario) \
+            and LIBRARY_NAME_RE.match(scenario.strip()) and ".." not in scenario:
+        scenario = resolve_scenario(scenario.strip(), bin)
     if isinstance(scenario, os.PathLike) or (
         isinstance(scenario, str) and "\n" not in scenario
         and (scenario.strip().endswith(".lua") or os.path.isfile(scenario))
@@ -230,15 +277,20 @@ class Session:
         return q
 
     def use(self, scenario, name=None):
-        """Plays a scenario (a path, or Lua text) in this session from now on.
+        """Plays a scenario (a path, a library name, or Lua text) in this
+        session from now on.
 
-        A path is a Path, or a one-line str that ends in .lua or names a file
-        (relative to the current directory); anything else is Lua text.
+        A path is a Path, or a one-line str that names a file (relative to
+        the current directory) or ends in .lua. A one-line str that names no
+        file and looks like a name (``ratelimit/retry_after_seconds``) is a
+        scenario of the standard library, resolved by the server's binary as
+        ``fusebox which`` does (an existing path wins); anything else is Lua
+        text.
 
         The session starts afresh. Returns the scenario's name. A scenario
         the server refuses raises FuseboxScenarioError with its file:line.
         """
-        text, fname = _read_scenario(scenario)
+        text, fname = _read_scenario(scenario, self.server.bin)
         res = self.server.http.call(
             "PUT", "/__fusebox/scenario", self._q(name=name or fname), body=text,
             headers={"Content-Type": "text/x-lua"},
@@ -303,7 +355,7 @@ class Server:
     """A ``fusebox serve --control`` process on a free loopback port."""
 
     def __init__(self, bin=None, args=(), token=None):
-        self.bin = bin or os.environ.get("FUSEBOX_BIN") or "fusebox"
+        self.bin = bin or default_bin()
         self.args = list(args)
         self.token = token
         self.proc = None
@@ -408,7 +460,7 @@ class Server:
 
 def pytest_addoption(parser):
     g = parser.getgroup("fusebox")
-    g.addoption("--fusebox-bin", default=None, help="the fusebox binary (default: $FUSEBOX_BIN, else fusebox on PATH)")
+    g.addoption("--fusebox-bin", default=None, help="the fusebox binary (default: $FUSEBOX_BIN, else the one installed with this plugin, else fusebox on PATH)")
     g.addoption(
         "--fusebox-keep", default=None, metavar="DIR",
         help="keep the trace of each failed test's session in DIR (default: $FUSEBOX_KEEP, else .fusebox/failed under the rootdir)",

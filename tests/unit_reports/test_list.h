@@ -22,6 +22,7 @@
   X(writer_json)             \
   X(writer_junit)            \
   X(writer_html)             \
+  X(writer_markdown)         \
   X(matrix)                  \
   X(report_merge)            \
   X(alloc_fail)
