@@ -45,7 +45,7 @@ static const char USAGE[] =
     "  --profile FILE    also judge policy conformance against a client profile\n"
     "                    (profiles/*.lua): attempts, retried failures, backoff gaps,\n"
     "                    Retry-After, as the profile promises (verdict `profile`)\n";
-#define EXEC_OPTS (CLI_OPT_REPORTS | CLI_OPT_SEED | CLI_OPT_TIMEOUT | CLI_OPT_TRACE_DIR | \
+#define EXEC_OPTS (CLI_OPT_REPORTS | CLI_OPT_MARKDOWN | CLI_OPT_SEED | CLI_OPT_TIMEOUT | CLI_OPT_TRACE_DIR | \
                    CLI_OPT_JOBS | CLI_OPT_SELECT | CLI_OPT_WITHOUT | CLI_OPT_DEADLINE)
 
 static void exec_usage(FILE *f) {
@@ -341,6 +341,8 @@ int cmd_exec(int argc, char **argv) {
     if (c.json && rpt_run_write_json(run, c.json, err) != RPT_OK) wr = fprintf(stderr, "fusebox: %s\n", err);
     if (c.junit && rpt_run_write_junit(run, c.junit, err) != RPT_OK) wr = fprintf(stderr, "fusebox: %s\n", err);
     if (c.html && rpt_run_write_html(run, c.html, err) != RPT_OK) wr = fprintf(stderr, "fusebox: %s\n", err);
+    if (c.markdown && rpt_run_write_markdown(run, c.markdown, err) != RPT_OK)
+      wr = fprintf(stderr, "fusebox: %s\n", err);
     status = bad || wr ? EXIT_USAGE : rpt_run_failed(run) ? EXIT_VERDICT : EXIT_PASS;
     if (!c.quiet && !made_tmp) printf("traces and the command's output: %s\n", dir);
     rpt_run_free(run);

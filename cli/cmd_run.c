@@ -44,7 +44,8 @@ static const char RUN_TAIL[] =
     "\nWith --time-scale F, server delays, client waits and timeouts and verdict\n"
     "tolerances are all times F.\n"
     "Exit status: 0 every verdict holds, 1 a verdict failed, 2 usage or input error.\n";
-#define RUN_OPTS (CLI_OPT_REPORTS | CLI_OPT_SCALE | CLI_OPT_SEED | CLI_OPT_TRACE_DIR | CLI_OPT_JOBS)
+#define RUN_OPTS (CLI_OPT_REPORTS | CLI_OPT_MARKDOWN | CLI_OPT_SCALE | CLI_OPT_SEED | \
+                  CLI_OPT_TRACE_DIR | CLI_OPT_JOBS)
 
 static void run_usage(FILE *f) {
   cli_common d;
@@ -195,6 +196,10 @@ static int write_reports(const rpt_run *run, const run_opts *o) {
     fprintf(stderr, "fusebox: %s\n", err);
     rc = -1;
   }
+  if (o->markdown && rpt_run_write_markdown(run, o->markdown, err) != RPT_OK) {
+    fprintf(stderr, "fusebox: %s\n", err);
+    rc = -1;
+  }
   return rc;
 }
 
@@ -203,6 +208,7 @@ static void take_common(const cli_common *c, run_opts *o) {
   o->json = c->json;
   o->junit = c->junit;
   o->html = c->html;
+  o->markdown = c->markdown;
   o->quiet = c->quiet;
   o->scale = c->time_scale;
   o->seed = c->seed;
@@ -568,7 +574,8 @@ int run_suite(rpt_run *run, char **files, size_t nfiles, const run_opts *o, int 
 }
 
 static const char REPORT_USAGE[] =
-    "usage: fusebox report [--json FILE] [--junit FILE] [--html FILE] [--quiet] TRACE...\n"
+    "usage: fusebox report [--json FILE] [--junit FILE] [--html FILE] [--markdown FILE]\n"
+    "                      [--quiet] TRACE...\n"
     "\n"
     "Judges traces written earlier (by serve --trace or run --trace-dir) against\n"
     "the expect table each trace carries, and writes the same reports as run.\n"
@@ -577,7 +584,8 @@ static const char REPORT_USAGE[] =
     "one timeline and judged as one provider; a fleet that lost its shared state\n"
     "is an invalid run (exit 2), not a failed client.\n"
     "\n"
-    "       fusebox report --merge [--json FILE] [--junit FILE] [--html FILE] [--quiet] REPORT.json...\n"
+    "       fusebox report --merge [--json FILE] [--junit FILE] [--html FILE]\n"
+    "                      [--markdown FILE] [--quiet] REPORT.json...\n"
     "\n"
     "Joins the JSON reports of `fusebox run --shard K/N` (one per shard, as --json\n"
     "wrote them) into the report of the whole suite: the same scenarios, verdicts\n"
@@ -601,7 +609,7 @@ int cmd_report(int argc, char **argv) {
   }
   int ntraces = 0, bad_input = 0, merge = 0;
   for (int i = 1; i < argc; i++) {
-    int r = cli_common_option("report", argc, argv, &i, CLI_OPT_REPORTS, &c);
+    int r = cli_common_option("report", argc, argv, &i, CLI_OPT_REPORTS | CLI_OPT_MARKDOWN, &c);
     if (r == 1) {
       take_common(&c, &o);
       continue;

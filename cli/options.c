@@ -25,6 +25,9 @@ static const opt_row ROWS[] = {
      "write JUnit XML (one testcase per scenario)"},
     {"--html", NULL, CLI_OPT_JSON_HTML, ARG_PATH, 0, 0,
      "write a self-contained HTML report"},
+    {"--markdown", NULL, CLI_OPT_MARKDOWN, ARG_PATH, 0, 0,
+     "write a Markdown summary (failed verdicts and their evidence;\n"
+     "                    a CI job summary or a PR comment)"},
     {"--quiet", "-q", CLI_OPT_QUIET, ARG_NONE, 0, 0,
      "no table on standard output (reports and exit status only)"},
     {"--time-scale", NULL, CLI_OPT_SCALE, ARG_DOUBLE, CLI_TIME_SCALE_MIN, CLI_TIME_SCALE_MAX,
@@ -90,6 +93,7 @@ static void store(const opt_row *r, cli_common *o, const char *v, double d) {
   if (strcmp(r->name, "--json") == 0) o->json = v;
   else if (strcmp(r->name, "--junit") == 0) o->junit = v;
   else if (strcmp(r->name, "--html") == 0) o->html = v;
+  else if (strcmp(r->name, "--markdown") == 0) o->markdown = v;
   else if (strcmp(r->name, "--quiet") == 0) o->quiet = 1;
   else if (strcmp(r->name, "--time-scale") == 0) o->time_scale = d;
   else if (strcmp(r->name, "--seed") == 0) o->seed = (uint64_t)d;

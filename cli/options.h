@@ -44,12 +44,14 @@ enum {
   CLI_OPT_SELECT = 1 << 8,    /* --tags --skip-tags */
   CLI_OPT_WITHOUT = 1 << 9,   /* --without */
   CLI_OPT_DEADLINE = 1 << 10, /* --deadline (exec: hold a command to a deadline) */
+  CLI_OPT_MARKDOWN = 1 << 11, /* --markdown (run, exec, report) */
   CLI_OPT_REPORTS = CLI_OPT_JSON_HTML | CLI_OPT_JUNIT | CLI_OPT_QUIET
 };
 
 /* The values of the shared options; cli_common_init sets the defaults. */
 typedef struct cli_common {
   const char *json, *junit, *html; /* report files, NULL: none */
+  const char *markdown;             /* --markdown FILE, NULL: none */
   int quiet;
   double time_scale;
   uint64_t seed;

@@ -81,7 +81,7 @@ typedef struct run_opts {
   double scale;           /* time scale */
   uint64_t seed;
   const char *trace_dir;  /* NULL = temporary traces, deleted after judging */
-  const char *json, *junit, *html;
+  const char *json, *junit, *html, *markdown;
   int quiet;              /* no terminal table */
   int progress;           /* live progress line on a terminal */
   const double *expected; /* per file, its expected duration (s); NULL: worked out */

@@ -6,9 +6,10 @@
 #       packages with apt-get when pkg-config lacks one, and appends its bin/
 #       to $GITHUB_PATH when that is set. Prints the prefix.
 #   bash scripts/action.sh run       FB_COMMAND set: fusebox exec $FB_ARGS
-#       --junit $FB_JUNIT $FB_SCENARIOS -- sh -c "$FB_COMMAND"; unset or
-#       empty: fusebox run $FB_ARGS --junit $FB_JUNIT $FB_SCENARIOS. Exits
-#       as fusebox does (0 pass, 1 a verdict failed, 2 usage or input).
+#       --junit $FB_JUNIT --html $FB_HTML $FB_SCENARIOS -- sh -c "$FB_COMMAND";
+#       unset or empty: fusebox run with the same reports. Exits
+#       as fusebox does (0 pass, 1 a verdict failed, 2 usage or input), and
+#       appends the --markdown summary to $GITHUB_STEP_SUMMARY when set.
 # FB_SCENARIOS and FB_ARGS are split on blanks (library names and paths
 # have none); FB_COMMAND is one shell command line.
 set -euo pipefail
@@ -39,14 +40,21 @@ install() {
 }
 
 run() {
-  local fb=$prefix/bin/fusebox junit=${FB_JUNIT:-fusebox.xml}
+  local fb=$prefix/bin/fusebox junit=${FB_JUNIT:-fusebox.xml} html=${FB_HTML:-fusebox.html} md rc=0
   [ -x "$fb" ] || fb=fusebox
+  md=$(mktemp "$tmpbase/fusebox-summary-XXXXXX")
   # shellcheck disable=SC2086 # split on blanks, as documented
   if [ -n "${FB_COMMAND:-}" ]; then
     [ -n "${FB_SCENARIOS:-}" ] || { echo "fusebox action: 'command' needs 'scenarios'" >&2; exit 2; }
-    exec "$fb" exec ${FB_ARGS:-} --junit "$junit" ${FB_SCENARIOS} -- sh -c "$FB_COMMAND"
+    "$fb" exec ${FB_ARGS:-} --junit "$junit" --html "$html" --markdown "$md" ${FB_SCENARIOS} -- sh -c "$FB_COMMAND" || rc=$?
+  else
+    "$fb" run ${FB_ARGS:-} --junit "$junit" --html "$html" --markdown "$md" ${FB_SCENARIOS:-} || rc=$?
   fi
-  exec "$fb" run ${FB_ARGS:-} --junit "$junit" ${FB_SCENARIOS:-}
+  # The job summary: the failed verdicts with their evidence (a summary
+  # file is appended to, as GitHub documents).
+  [ -z "${GITHUB_STEP_SUMMARY:-}" ] || [ ! -s "$md" ] || cat "$md" >> "$GITHUB_STEP_SUMMARY"
+  rm -f "$md"
+  exit $rc
 }
 
 case ${1:-} in

@@ -12,7 +12,7 @@ need_cmd cmake curl pkg-config
 export RUNNER_TEMP=$tmp GITHUB_PATH=$tmp/github_path GITHUB_OUTPUT=$tmp/github_output
 y=$src/action.yml
 grep -q 'bash "$GITHUB_ACTION_PATH/scripts/action.sh" install' "$y" && grep -q 'bash "$GITHUB_ACTION_PATH/scripts/action.sh" run' "$y" && ok || bad "action.yml does not run scripts/action.sh install and run"
-for i in scenarios command args junit; do
+for i in scenarios command args junit html; do
   v=FB_$(echo "$i" | tr a-z A-Z)
   grep -q "$v: \${{ inputs.$i }}" "$y" && ok || bad "input $i is not passed as $v"
 done
@@ -29,11 +29,13 @@ once='c=$(curl -s -o /dev/null -w "%{http_code}" -X POST -H "content-type: appli
 FB_PREFIX=$prefix FB_SCENARIOS=transient/http_503 FB_COMMAND=$retry FB_ARGS="--timeout 30" FB_JUNIT=exec.xml \
   bash "$src/scripts/action.sh" run > run1.out 2>&1
 rc=$?
-[ $rc = 0 ] && grep -q "<testcase" exec.xml && ok || bad "exec, a retrying client: exit $rc: $(tail -3 run1.out)"
+[ $rc = 0 ] && grep -q "<testcase" exec.xml && grep -q "<html" fusebox.html && ok || bad "exec, a retrying client: exit $rc: $(tail -3 run1.out)"
 FB_PREFIX=$prefix FB_SCENARIOS=transient/http_503 FB_COMMAND=$once FB_JUNIT=exec1.xml \
-  bash "$src/scripts/action.sh" run > run2.out 2>&1
+  GITHUB_STEP_SUMMARY=$tmp/summary.md bash "$src/scripts/action.sh" run > run2.out 2>&1
 rc=$?
 [ $rc = 1 ] && grep -q "<failure" exec1.xml && ok || bad "exec, a client that gives up: exit $rc, not 1: $(tail -3 run2.out)"
+# The job summary names the failed scenario and its failed verdict's evidence.
+grep -q '\*\*FAIL\*\*' "$tmp/summary.md" && grep -q '^- \*\*fail\*\* `outcome`' "$tmp/summary.md" && ok || bad "job summary: $(cat "$tmp/summary.md")"
 FB_PREFIX=$prefix FB_SCENARIOS=ratelimit/retry_after_seconds bash "$src/scripts/action.sh" run > run3.out 2>&1
 rc=$?
 [ $rc = 0 ] && [ -s fusebox.xml ] && ok || bad "run, the built-in client: exit $rc: $(tail -3 run3.out)"
