@@ -376,6 +376,19 @@ static enum MHD_Result arrive(sim_conn *c, const char *method, const char *url) 
 
 /* ----------------------------------------------------- MHD callbacks */
 
+/* The request's Content-Length, or -1 when it has none (chunked, or none). */
+static long long content_length(struct MHD_Connection *mc) {
+  const char *cl = MHD_lookup_connection_value(mc, MHD_HEADER_KIND, "Content-Length");
+  return cl ? (long long)strtoull(cl, NULL, 10) : -1;
+}
+
+/* 1 when the request announces a body (a length > 0, or chunks). */
+static int has_body(struct MHD_Connection *mc) {
+  long long cl = content_length(mc);
+  return cl > 0 || (cl < 0 && MHD_lookup_connection_value(mc, MHD_HEADER_KIND,
+                                                          "Transfer-Encoding") != NULL);
+}
+
 /* The first body buffer: Content-Length when it is sane, else the chunk. */
 static size_t body_hint(struct MHD_Connection *mc, size_t n) {
   const char *cl = MHD_lookup_connection_value(mc, MHD_HEADER_KIND, "Content-Length");
@@ -399,11 +412,16 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *mc, const ch
     *con_cls = c;
     __atomic_add_fetch(&srv->root->in_flight, 1, __ATOMIC_RELAXED);
     if (srv->sessions != NULL) sim__session_route(c, url); /* may pick another view */
+    /* an upload whose peer already left is closed now, not in 300 s */
+    if (has_body(mc)) (void)sim__conn_peer_gone(c);
     return MHD_YES;
   }
   if (c->phase == 0 && *upload_size > 0) {
     size_t n = *upload_size;
     *upload_size = 0;
+    long long want = content_length(mc);
+    if (want < 0 || (unsigned long long)want > c->body_seen + n) (void)sim__conn_peer_gone(c);
+    c->body_seen += n;
     if (c->too_big || c->body_len + n > SIM_MAX_BODY) {
       c->too_big = 1; /* keep reading, answer 413 at the end */
       return MHD_YES;
