@@ -104,8 +104,11 @@ static void route(sim_conn *c, const char *method, const char *url) {
       prov = i;
       rest = after;
     }
+  /* a lookup's key may be as long as a POST's Idempotency-Key; a name is
+     bounded by effect_name */
   if (strncmp(rest, "/v1/effects/", 12) == 0 && rest[12] != '\0' &&
-      strchr(rest + 12, '/') == NULL && strlen(rest + 12) < sizeof c->effect_name) {
+      strchr(rest + 12, '/') == NULL &&
+      (strcmp(method, "GET") == 0 || strlen(rest + 12) < sizeof c->effect_name)) {
     c->dialect = SIM_DIALECT_EFFECT;
     c->provider = -1;
     if (strcmp(method, "GET") == 0) c->lookup_key = strdup(rest + 12);

@@ -311,6 +311,13 @@ double sim__env_wall_s(const sim_env *env);
 int sim__request_key(const char *idem_key, const char *method, const char *path,
                      const char *body, size_t body_len, char *out, size_t cap);
 void sim__fingerprint(const void *data, size_t len, char out[17]);
+/* The SHA-256 of bytes (libcrypto's), as 64 lower-case hex digits in
+   out[65]: the collision-safe name of a key too long, or too secret, to be
+   written as it is (Redis key names, trace keys). */
+void sim__key_digest(const void *data, size_t len, char out[65]);
+/* Longest key (Idempotency-Key, effect key) kept as it is in a Redis key
+   name or a logical request key; a longer one is named by its digest. */
+#define SIM_KEY_RAW_MAX 200
 /* Writes v in lower-case hex, at least min digits (what "%0*llx" prints),
    at o without a terminator; returns the end. For the hot path, where
    snprintf costs more than the rest of the field. */

@@ -29,7 +29,7 @@
 #define RECONNECT_MS 200.0   /* a dead connection is retried this often */
 #define CONNECT_TIMEOUT_MS 500
 #define COMMAND_TIMEOUT_MS 2000
-#define KEYCAP 640
+#define KEYCAP 640           /* prefix (< 200) + tag + a key of SIM_KEY_RAW_MAX or a digest */
 
 /* ---------------------------------------------------------- scripts */
 
@@ -256,11 +256,30 @@ static int bad_reply(redisReply *rep, char err[SIM_ERRLEN]) {
 
 /* ------------------------------------------------------------- ops */
 
+/*
+ * The Redis key name of `key` under the session: prefix, tag, then the key
+ * as it is when it has at most SIM_KEY_RAW_MAX bytes, else "#" and its
+ * SHA-256 (sim__key_digest). A key name was cut at KEYCAP bytes before, so
+ * two long Idempotency-Keys sharing a prefix were one effect (issue 29).
+ * A key that starts with '#' is digested too, so no short key can take a
+ * long one's name.
+ */
+static void key_name(const rstate *r, const char *tag, const char *key, char out[KEYCAP]) {
+  size_t n = strlen(key);
+  if (n <= SIM_KEY_RAW_MAX && key[0] != '#') {
+    snprintf(out, KEYCAP, "%s%s%s", r->prefix, tag, key);
+    return;
+  }
+  char d[65];
+  sim__key_digest(key, n, d);
+  snprintf(out, KEYCAP, "%s%s#%s", r->prefix, tag, d);
+}
+
 static int r_arrive(sim_state *st, const char *key, int *attempt, long *n,
                     char err[SIM_ERRLEN]) {
   rstate *r = st->impl;
   char k1[KEYCAP], k2[KEYCAP], ttl[24];
-  snprintf(k1, sizeof k1, "%sa:%s", r->prefix, key);
+  key_name(r, "a:", key, k1);
   snprintf(k2, sizeof k2, "%sarrivals", r->prefix);
   snprintf(ttl, sizeof ttl, "%ld", r->ttl_ms);
   const char *args[] = {k1, k2, r->meta, ttl};
@@ -302,7 +321,7 @@ static int r_post(sim_state *st, const char *key, const char *name, const char *
   rstate *r = st->impl;
   *result = NULL;
   char kbuf[SIM_LEDGER_KEYLEN], k1[KEYCAP], k2[KEYCAP], ttl[24];
-  snprintf(k1, sizeof k1, "%sl:%s", r->prefix, sim__ledger_key(key, name, fp, kbuf));
+  key_name(r, "l:", sim__ledger_key(key, name, fp, kbuf), k1);
   snprintf(k2, sizeof k2, "%sserial", r->prefix);
   snprintf(ttl, sizeof ttl, "%ld", r->ttl_ms);
   const char *args[] = {k1, k2, st->honour ? "1" : "0", key ? "1" : "0", fp,
@@ -325,7 +344,7 @@ static int r_lookup(sim_state *st, const char *key, char **result, char err[SIM_
   rstate *r = st->impl;
   *result = NULL;
   char k[KEYCAP];
-  snprintf(k, sizeof k, "%sl:%s", r->prefix, key);
+  key_name(r, "l:", key, k);
   slot *s = take(r, err);
   if (s == NULL) return SIM_ESTATE;
   const char *argv[] = {"HMGET", k, "applied", "serial", "name"};

@@ -1,0 +1,81 @@
+#!/usr/bin/env bash
+# The fleet's state in Redis, hardened (issue 29): long Idempotency-Keys,
+# requests that fail for want of Redis, a Redis restart, session names,
+# effects scoped by name. A real redis-server on a free loopback port, as
+# tests/cli/fleet_redis.sh starts it.
+. "$(dirname "$0")/lib.sh"
+pids=()
+at_exit 'for p in "${pids[@]}"; do kill "$p"; done; wait'
+need_fusebox
+need_cmd redis-server redis-cli curl awk
+need_python json
+
+rport=$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
+redis_pid=
+start_redis() {
+  redis-server --port "$rport" --bind 127.0.0.1 --save '' --appendonly no \
+    --daemonize no > "$tmp/redis.log" 2>&1 &
+  redis_pid=$!
+  pids+=("$redis_pid")
+  for _ in $(seq 100); do
+    redis-cli -p "$rport" ping > /dev/null 2>&1 && return 0
+    sleep 0.05
+  done
+  echo "redis-server did not start:"; cat "$tmp/redis.log"; exit 1
+}
+stop_redis() { kill "$redis_pid"; wait "$redis_pid" 2>/dev/null; }
+start_redis
+state="redis://127.0.0.1:$rport"
+
+# serve NAME SCENARIO ARGS...: starts a server, sets port_NAME and pid_NAME.
+serve() {
+  local name=$1 sc=$2
+  shift 2
+  "$bin" serve "$sc" --port 0 --trace "$tmp/$name.jsonl" "$@" > "$tmp/$name.out" 2> "$tmp/$name.err" &
+  local p=$!
+  pids+=("$p")
+  eval "pid_$name=$p"
+  for _ in $(seq 250); do grep -q '^port ' "$tmp/$name.out" 2>/dev/null && break; sleep 0.02; done
+  local port
+  port=$(awk '/^port /{print $2}' "$tmp/$name.out")
+  [ -n "$port" ] || { echo "server $name did not start:"; cat "$tmp/$name.err"; exit 1; }
+  eval "port_$name=$port"
+}
+stop() { local p; p=$(eval echo "\$pid_$1"); kill -INT "$p"; wait "$p" 2>/dev/null; }
+# post PORT PATH BODY [HEADER]: prints the status; body in $tmp/body, headers in $tmp/hdr.
+post() {
+  curl -s -o "$tmp/body" -D "$tmp/hdr" -w '%{http_code}' --max-time 8 \
+    "http://127.0.0.1:$1$2" -H 'Content-Type: application/json' ${4:+-H "$4"} -d "$3"
+}
+field() { python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); print(eval(sys.argv[2]))' "$tmp/body" "$1"; }
+
+cat > "$tmp/eff.lua" <<'LUA'
+return scenario { name = "fleet hardening", provider = { chat { content = "ok" } } }
+LUA
+
+# --- item 2: two long Idempotency-Keys sharing a prefix are two effects, in
+# Redis as in process (the key name was cut at 640 bytes).
+long=$(printf 'k%.0s' $(seq 790))
+serve local "$tmp/eff.lua"
+serve ra "$tmp/eff.lua" --state "$state" --session skeys --new-session
+for n in local ra; do
+  p=$(eval echo "\$port_$n")
+  s1=$(post "$p" /v1/effects/send_email '{"to":"a"}' "Idempotency-Key: ${long}-A"); r1=$(field 'd["result"]["id"], d.get("replayed", False)')
+  s2=$(post "$p" /v1/effects/send_email '{"to":"a"}' "Idempotency-Key: ${long}-B"); r2=$(field 'd["result"]["id"], d.get("replayed", False)')
+  s3=$(post "$p" /v1/effects/send_email '{"to":"a"}' "Idempotency-Key: ${long}-B"); r3=$(field 'd.get("replayed", False)')
+  [ "$s1 $s2" = "200 200" ] && [ "$r1" = "('eff_1', False)" ] && [ "$r2" = "('eff_2', False)" ] && ok \
+    || bad "$n: two 792-byte keys sharing a prefix: $s1 $r1, $s2 $r2 (want two applied effects)"
+  [ "$s3 $r3" = "200 True" ] && ok || bad "$n: the second long key again: $s3 $r3, want a replay"
+  g=$(curl -s -o "$tmp/body" -w '%{http_code}' "http://127.0.0.1:$p/v1/effects/${long}-B")
+  [ "$g" = 200 ] && [ "$(field 'd["result"]["id"]')" = eff_2 ] && ok || bad "$n: lookup of the long key: $g $(cat "$tmp/body")"
+  # attempts: two long keys are two logical requests, each at attempt 1
+  post "$p" /v1/chat/completions '{"m":1}' "Idempotency-Key: ${long}-C" > /dev/null
+  post "$p" /v1/chat/completions '{"m":1}' "Idempotency-Key: ${long}-D" > /dev/null
+  stop "$n"
+  att=$(grep '"ev":"arrive"' "$tmp/$n.jsonl" | grep '/v1/chat' | grep -o '"attempt":[0-9]*' | tr '\n' ' ')
+  [ "$att" = '"attempt":1 "attempt":1 ' ] && ok || bad "$n: attempts of two long keys: $att"
+done
+[ "$(redis-cli -p "$rport" --scan --pattern 'fusebox:skeys:*' | awk '{ if (length($0) > m) m = length($0) } END { print (m < 320) }')" = 1 ] \
+  && ok || bad "a Redis key name is longer than 320 bytes"
+
+finish
