@@ -13,6 +13,15 @@
  * drops its connection and returns SIM_ESTATE; the next call reconnects
  * (at most every RECONNECT_MS per connection), so a server recovers by
  * itself when Redis is back.
+ *
+ * A call that writes carries a deadline on Redis's clock (DEADLINE_MS
+ * after it is sent, shorter than the command timeout): a script that Redis
+ * runs after it writes nothing and answers "late". So a call the server
+ * gave up on (a Redis busy past the timeout: the client got a 500
+ * state_unavailable) is never applied behind its back: no attempt counted,
+ * no effect applied, no bucket token taken (issue 29). Redis's clock is
+ * read from every answer (offset_ms); a "late" answer that still came in
+ * time (Redis's clock jumped) is retried once with a fresh deadline.
  */
 #include <errno.h>
 #include <hiredis/hiredis.h>
@@ -29,6 +38,7 @@
 #define RECONNECT_MS 200.0   /* a dead connection is retried this often */
 #define CONNECT_TIMEOUT_MS 500
 #define COMMAND_TIMEOUT_MS 2000
+#define DEADLINE_MS 1500     /* a write runs within this of its sending, or not at all */
 #define KEYCAP 640           /* prefix (< 200) + tag + a key of SIM_KEY_RAW_MAX or a digest */
 
 /* ---------------------------------------------------------- scripts */
@@ -52,20 +62,26 @@ static const char *const SCRIPTS[NSCRIPTS] = {
     "redis.call('PEXPIRE', KEYS[1], ARGV[3])\n"
     "return {ARGV[2], now, now}\n",
 
-    /* S_ARRIVE: KEYS attempt counter, arrival counter, meta; ARGV ttl.
-       One arrival: {attempt of this key, arrival number in the session}. */
+    /* S_ARRIVE: KEYS attempt counter, arrival counter, meta; ARGV ttl,
+       deadline. One arrival: {attempt of this key, arrival number in the
+       session, now}, or {-1, now} past the deadline (nothing written). */
+    "local t = redis.call('TIME')\n"
+    "local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)\n"
+    "if now > tonumber(ARGV[2]) then return {-1, tostring(now)} end\n"
     "local a = redis.call('INCR', KEYS[1])\n"
     "redis.call('PEXPIRE', KEYS[1], ARGV[1])\n"
     "local n = redis.call('INCR', KEYS[2])\n"
     "redis.call('PEXPIRE', KEYS[2], ARGV[1])\n"
     "redis.call('PEXPIRE', KEYS[3], ARGV[1])\n"
-    "return {a, n}\n",
+    "return {a, n, tostring(now)}\n",
 
     /* S_RATE: KEYS bucket; ARGV rpm, tpm, req_cap, tok_cap, scale, tokens,
-       ttl. A token bucket over requests and tokens refilled continuously in
-       scenario time on Redis's clock: {refused, req left, tok left, wait s}. */
+       ttl, deadline. A token bucket over requests and tokens refilled
+       continuously in scenario time on Redis's clock: {refused, req left,
+       tok left, wait s, now}, or {-1, now} past the deadline. */
     "local t = redis.call('TIME')\n"
     "local now = tonumber(t[1]) * 1000 + tonumber(t[2]) / 1000\n"
+    "if now > tonumber(ARGV[8]) then return {-1, tostring(math.floor(now))} end\n"
     "local rpm, tpm = tonumber(ARGV[1]), tonumber(ARGV[2])\n"
     "local rcap, tcap = tonumber(ARGV[3]), tonumber(ARGV[4])\n"
     "local scale, tokens = tonumber(ARGV[5]), tonumber(ARGV[6])\n"
@@ -86,11 +102,16 @@ static const char *const SCRIPTS[NSCRIPTS] = {
     "end\n"
     "redis.call('HSET', KEYS[1], 'req', tostring(req), 'tok', tostring(tok), 'last', tostring(now))\n"
     "redis.call('PEXPIRE', KEYS[1], ARGV[7])\n"
-    "return {refused, tostring(req), tostring(tok), tostring(math.max(wr, wt))}\n",
+    "return {refused, tostring(req), tostring(tok), tostring(math.max(wr, wt)),\n"
+    "        tostring(math.floor(now))}\n",
 
     /* S_POST: KEYS entry, serial; ARGV honour, has key, fingerprint, apply,
-       name, ttl. The ledger.c rule in one step: the fingerprint and the
-       result are set only if absent. {action, count, serial, name}. */
+       name, ttl, deadline. The ledger.c rule in one step: the fingerprint
+       and the result are set only if absent. {action, count, serial, name,
+       now}, or {-1, now} past the deadline (nothing applied). */
+    "local t = redis.call('TIME')\n"
+    "local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)\n"
+    "if now > tonumber(ARGV[7]) then return {-1, tostring(now)} end\n"
     "local e = redis.call('HMGET', KEYS[1], 'fp', 'applied', 'serial', 'name')\n"
     "local applied = tonumber(e[2]) or 0\n"
     "local keyed = ARGV[1] == '1' and ARGV[2] == '1' and applied > 0\n"
@@ -112,7 +133,7 @@ static const char *const SCRIPTS[NSCRIPTS] = {
     "  redis.call('PEXPIRE', KEYS[2], ARGV[6])\n"
     "end\n"
     "if applied < 1 then applied = 1 end\n"
-    "return {action, applied, e[3] or false, e[4] or false}\n",
+    "return {action, applied, e[3] or false, e[4] or false, tostring(now)}\n",
 };
 
 /* ------------------------------------------------------------ pool */
@@ -131,6 +152,7 @@ typedef struct rstate {
   char meta[200];      /* "fusebox:<name>:meta" */
   char sha[NSCRIPTS][48];
   unsigned next;       /* round robin over the pool */
+  long long offset_ms; /* atomic: Redis's clock (ms) minus sim__now_ms(), last seen */
   slot pool[POOL];
 } rstate;
 
@@ -254,6 +276,42 @@ static int bad_reply(redisReply *rep, char err[SIM_ERRLEN]) {
   return SIM_ESTATE;
 }
 
+/* Learns Redis's clock from `now` (its ms) read in an answer just come. */
+static void learn_clock(rstate *r, const char *now) {
+  if (now == NULL) return;
+  long long off = strtoll(now, NULL, 10) - (long long)sim__now_ms();
+  __atomic_store_n(&r->offset_ms, off, __ATOMIC_RELAXED);
+}
+
+/*
+ * Runs a script that writes (its last argument the deadline, appended
+ * here): once, and once more if Redis ran it past its deadline although
+ * the answer came in time (its clock moved). Returns the reply, whose last
+ * element (Redis's now) has been read, or NULL with err.
+ */
+static redisReply *run_timed(rstate *r, int which, int nkeys, int nargs, const char **args,
+                             char err[SIM_ERRLEN]) {
+  const char *a[16];
+  char dl[24];
+  for (int i = 0; i < nargs && i < 15; i++) a[i] = args[i];
+  a[nargs] = dl;
+  for (int tries = 0; tries < 2; tries++) {
+    long long due = (long long)sim__now_ms() + __atomic_load_n(&r->offset_ms, __ATOMIC_RELAXED) +
+                    DEADLINE_MS;
+    snprintf(dl, sizeof dl, "%lld", due);
+    redisReply *rep = run(r, which, nkeys, nargs + 1, a, err);
+    if (rep == NULL) return NULL;
+    if (rep->type != REDIS_REPLY_ARRAY || rep->elements < 2) return rep; /* bad_reply's */
+    learn_clock(r, elem_str(rep, rep->elements - 1));
+    long long first;
+    if (elem_int(rep, 0, &first) != 0 || first != -1) return rep;
+    freeReplyObject(rep); /* late: nothing was written */
+  }
+  snprintf(err, SIM_ERRLEN, "Redis at %.64s:%d ran the call after its deadline (clock moved?)",
+           r->host, r->port);
+  return NULL;
+}
+
 /* ------------------------------------------------------------- ops */
 
 /*
@@ -283,7 +341,7 @@ static int r_arrive(sim_state *st, const char *key, int *attempt, long *n,
   snprintf(k2, sizeof k2, "%sarrivals", r->prefix);
   snprintf(ttl, sizeof ttl, "%ld", r->ttl_ms);
   const char *args[] = {k1, k2, r->meta, ttl};
-  redisReply *rep = run(r, S_ARRIVE, 3, 4, args, err);
+  redisReply *rep = run_timed(r, S_ARRIVE, 3, 4, args, err);
   if (rep == NULL) return SIM_ESTATE;
   long long a, nn;
   if (elem_int(rep, 0, &a) || elem_int(rep, 1, &nn)) return bad_reply(rep, err);
@@ -304,7 +362,7 @@ static int r_rl_take(sim_state *st, int tokens, sim_rl_result *res, char err[SIM
   snprintf(a[5], sizeof a[5], "%d", tokens);
   snprintf(a[6], sizeof a[6], "%ld", r->ttl_ms);
   const char *args[] = {k, a[0], a[1], a[2], a[3], a[4], a[5], a[6]};
-  redisReply *rep = run(r, S_RATE, 1, 8, args, err);
+  redisReply *rep = run_timed(r, S_RATE, 1, 8, args, err);
   if (rep == NULL) return SIM_ESTATE;
   long long refused;
   const char *req = elem_str(rep, 1), *tok = elem_str(rep, 2), *wait = elem_str(rep, 3);
@@ -326,7 +384,7 @@ static int r_post(sim_state *st, const char *key, const char *name, const char *
   snprintf(ttl, sizeof ttl, "%ld", r->ttl_ms);
   const char *args[] = {k1, k2, st->honour ? "1" : "0", key ? "1" : "0", fp,
                         apply ? "1" : "0", name, ttl};
-  redisReply *rep = run(r, S_POST, 2, 8, args, err);
+  redisReply *rep = run_timed(r, S_POST, 2, 8, args, err);
   if (rep == NULL) return SIM_ESTATE;
   long long action, applied;
   if (elem_int(rep, 0, &action) || elem_int(rep, 1, &applied) || action < 1 || action > 4)
@@ -464,6 +522,7 @@ int sim__state_redis_new(const sim_state_redis_opts *o, int honour, sim_ratelimi
     bad_reply(rep, err);
     goto fail;
   }
+  learn_clock(r, now);
   snprintf(r->prefix, sizeof r->prefix, "fusebox:%s:%s:", o->session, id);
   snprintf(st->session, sizeof st->session, "%s/%s", o->session, id);
   st->age_ms = strtod(now, NULL) - strtod(start, NULL);

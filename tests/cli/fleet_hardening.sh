@@ -14,7 +14,7 @@ rport=$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0))
 redis_pid=
 start_redis() {
   redis-server --port "$rport" --bind 127.0.0.1 --save '' --appendonly no \
-    --daemonize no > "$tmp/redis.log" 2>&1 &
+    --enable-debug-command local --daemonize no > "$tmp/redis.log" 2>&1 &
   redis_pid=$!
   pids+=("$redis_pid")
   for _ in $(seq 100); do
@@ -77,5 +77,47 @@ for n in local ra; do
 done
 [ "$(redis-cli -p "$rport" --scan --pattern 'fusebox:skeys:*' | awk '{ if (length($0) > m) m = length($0) } END { print (m < 320) }')" = 1 ] \
   && ok || bad "a Redis key name is longer than 320 bytes"
+
+# --- item 3: a request that fails for want of Redis (a Redis busy for 3 s,
+# longer than the 2 s command timeout) is not counted: the client's next
+# try is attempt 2, not 3; an effect whose ledger call timed out (its
+# arrival counted, then a 1 s delay, then Redis asleep) was not applied.
+# attempts NAME...: the attempt numbers of the arrivals with key "idem:slow".
+attempts() { cat "$@" | grep '"ev":"arrive"' | grep '"key":"idem:slow"' | grep -o '"attempt":[1-9][0-9]*' | cut -d: -f2 | sort | tr '\n' ' '; }
+cat > "$tmp/slow.lua" <<'LUA'
+return scenario {
+  name = "a slow Redis",
+  provider = { fail { status = 503 }, fail { status = 503 }, chat { content = "back again" } },
+  effects = { delay { 1, effect { apply = true } }, effect { apply = true } },
+}
+LUA
+serve a "$tmp/slow.lua" --state "$state" --session sslow --new-session --instance a
+serve b "$tmp/slow.lua" --state "$state" --session sslow --instance b
+q='{"model":"m","messages":[{"role":"user","content":"slow"}]}'
+# every connection of both pools made (and its scripts loaded) first, so
+# that the calls below are sent while Redis sleeps
+for i in 1 2 3 4 5 6; do
+  post "$port_a" /v1/chat/completions "{\"w\":$i}" > /dev/null; post "$port_b" /v1/chat/completions "{\"w\":$i}" > /dev/null
+done
+s1=$(post "$port_a" /v1/chat/completions "$q" 'Idempotency-Key: slow')
+curl -s -o /dev/null -w '%{http_code}' --max-time 8 "http://127.0.0.1:$port_a/v1/effects/charge_card" \
+  -H 'Idempotency-Key: slow-eff' -d '{"n":1}' > "$tmp/e2" &
+c3=$!
+sleep 0.7 # the effect's arrival is counted; its ledger call comes in Redis's sleep
+redis-cli -p "$rport" DEBUG SLEEP 3 > /dev/null &
+dbg=$!
+sleep 0.3
+s2=$(post "$port_b" /v1/chat/completions "$q" 'Idempotency-Key: slow')
+grep -qi '^x-fusebox-error: state_unavailable' "$tmp/hdr" && ok || bad "a Redis asleep: no state_unavailable"
+wait "$c3" "$dbg"
+e2=$(cat "$tmp/e2")
+s3=$(post "$port_a" /v1/chat/completions "$q" 'Idempotency-Key: slow')
+e3=$(post "$port_b" /v1/effects/charge_card '{"n":1}' 'Idempotency-Key: slow-eff'); r3=$(field 'd.get("replayed", False)')
+stop a; stop b
+[ "$s1 $s2 $s3" = "503 500 503" ] && ok || bad "503, then 500 while Redis sleeps, then 503: got $s1 $s2 $s3"
+[ "$(attempts "$tmp/a.jsonl" "$tmp/b.jsonl")" = "1 2 " ] && ok \
+  || bad "the attempt answered 500 was counted: attempts $(attempts "$tmp/a.jsonl" "$tmp/b.jsonl")(want 1 2)"
+[ "$e2 $e3 $r3" = "500 200 False" ] && ok \
+  || bad "an effect answered 500 while Redis slept was applied: $e2, then $e3 replayed $r3 (want 500, then 200 replayed False)"
 
 finish
