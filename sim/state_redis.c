@@ -213,10 +213,39 @@ static slot *take(rstate *r, char err[SIM_ERRLEN]) {
   return s;
 }
 
+/* 1 when s's last command failed because Redis closed the connection (a
+   restart, an idle timeout), not because it was slow. */
+static int lost(const slot *s, int saved_errno) {
+  if (s->c->err == REDIS_ERR_EOF) return 1;
+  return s->c->err == REDIS_ERR_IO && saved_errno != EAGAIN && saved_errno != EWOULDBLOCK &&
+         saved_errno != EINTR && saved_errno != 0;
+}
+
+/*
+ * Sends one command on s (locked, connected). A command on a connection
+ * Redis had closed (it restarted: each of the pool's connections failed
+ * once, a 500 each, issue 29) is sent again, once, on a fresh connection
+ * made at once: a closed connection ran nothing. A timeout is not retried
+ * (Redis may be running the command). Returns the reply or NULL; s->c is
+ * then NULL only when the reconnection failed.
+ */
+static redisReply *command(rstate *r, slot *s, int argc, const char **argv, const size_t *lens,
+                           char err[SIM_ERRLEN]) {
+  errno = 0;
+  redisReply *rep = redisCommandArgv(s->c, argc, argv, lens);
+  if (rep != NULL || !lost(s, errno)) return rep;
+  redisFree(s->c);
+  s->c = NULL;
+  s->retry_at = 0;
+  if (connect_slot(r, s, err) != SIM_OK) return NULL;
+  return redisCommandArgv(s->c, argc, argv, lens);
+}
+
 /*
  * Runs script `which` with nkeys keys then the args (argv after the script
- * slot): one round trip. Returns the reply (caller frees) or NULL with err,
- * having dropped the connection when it failed.
+ * slot): one round trip (two when the connection had been closed). Returns
+ * the reply (caller frees) or NULL with err, having dropped the connection
+ * when it failed.
  */
 static redisReply *run(rstate *r, int which, int nkeys, int nargs, const char **args,
                        char err[SIM_ERRLEN]) {
@@ -233,7 +262,11 @@ static redisReply *run(rstate *r, int which, int nkeys, int nargs, const char **
   if (s == NULL) return NULL;
   argv[1] = r->sha[which];
   lens[1] = strlen(argv[1]);
-  redisReply *rep = redisCommandArgv(s->c, argc, argv, lens);
+  redisReply *rep = command(r, s, argc, argv, lens, err);
+  if (s->c == NULL) { /* closed, and no new connection: err says why */
+    pthread_mutex_unlock(&s->lock);
+    return NULL;
+  }
   if (rep != NULL && rep->type == REDIS_REPLY_ERROR && strncmp(rep->str, "NOSCRIPT", 8) == 0) {
     freeReplyObject(rep); /* scripts flushed behind our back: send the text */
     argv[0] = "EVAL";
@@ -407,8 +440,8 @@ static int r_lookup(sim_state *st, const char *key, char **result, char err[SIM_
   if (s == NULL) return SIM_ESTATE;
   const char *argv[] = {"HMGET", k, "applied", "serial", "name"};
   size_t lens[] = {5, strlen(k), 7, 6, 4};
-  redisReply *rep = redisCommandArgv(s->c, 5, argv, lens); /* a read: one command */
-  if (rep == NULL) {
+  redisReply *rep = command(r, s, 5, argv, lens, err); /* a read: one command */
+  if (rep == NULL && s->c != NULL) {
     snprintf(err, SIM_ERRLEN, "Redis at %.64s:%d: %.120s", r->host, r->port,
              s->c->errstr[0] ? s->c->errstr : "no reply");
     drop(s);

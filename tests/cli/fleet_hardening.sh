@@ -120,4 +120,18 @@ stop a; stop b
 [ "$e2 $e3 $r3" = "500 200 False" ] && ok \
   || bad "an effect answered 500 while Redis slept was applied: $e2, then $e3 replayed $r3 (want 500, then 200 replayed False)"
 
+# --- item 4: after a Redis restart on the same port, the first requests
+# succeed: a call on a connection Redis closed is sent again, once, on a
+# fresh one (it was a 500 for each of the pool's four connections).
+serve a "$tmp/eff.lua" --state "$state" --session srestart --new-session --instance a
+for i in 1 2 3 4 5 6 7 8; do post "$port_a" /v1/chat/completions "{\"warm\":$i}" > /dev/null; done
+stop_redis
+start_redis
+got=
+for i in 1 2 3 4 5; do got="$got$(post "$port_a" /v1/chat/completions "{\"after\":$i}") "; done
+[ "$got" = "200 200 200 200 200 " ] && ok || bad "5 requests right after a Redis restart: $got(want 200 each)"
+e=$(post "$port_a" /v1/effects/send_email '{"to":"x"}' 'Idempotency-Key: after-restart')
+[ "$e" = 200 ] && ok || bad "an effect right after the restart: $e"
+stop a
+
 finish
