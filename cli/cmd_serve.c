@@ -36,7 +36,8 @@ static const char USAGE[] =
     "\n"
     "a fleet of servers acting as one provider (docs/fleet.md):\n"
     "  --state URL       keep attempts, ledger and rate limits in Redis: redis://HOST:PORT[/DB]\n"
-    "  --session NAME    the fleet session to join (default: one per scenario name)\n"
+    "  --session NAME    the fleet session to join (default: one per scenario name);\n"
+    "                    1 to 64 of A-Z a-z 0-9 . _ -\n"
     "  --new-session     start the session afresh (the first server of a new run)\n"
     "  --instance NAME   this server's name in its trace (default: host-pid)\n";
 #define SERVE_OPTS (CLI_OPT_SCALE | CLI_OPT_SEED)
@@ -94,6 +95,12 @@ int cmd_serve(int argc, char **argv) {
       o.state_url = v;
       i++;
     } else if (strcmp(a, "--session") == 0 && v) {
+      if (!sim_session_name_ok(v)) { /* it names Redis keys: no ':' '*' or controls */
+        fprintf(stderr, "fusebox serve: --session: a session name is 1 to %d of "
+                        "A-Z a-z 0-9 . _ - (no ':', '*', blanks or control characters)\n",
+                SIM_SESSION_NAME_MAX);
+        return EXIT_USAGE;
+      }
       o.session = v;
       i++;
     } else if (strcmp(a, "--new-session") == 0) {

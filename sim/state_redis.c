@@ -532,8 +532,13 @@ int sim__state_redis_new(const sim_state_redis_opts *o, int honour, sim_ratelimi
   for (int i = 0; i < POOL; i++) pthread_mutex_init(&r->pool[i].lock, NULL);
   r->ttl_ms = o->ttl_ms > 0 ? o->ttl_ms : 3600L * 1000;
   int rc = sim__state_parse_url(o->url, r->host, sizeof r->host, &r->port, &r->db, err);
-  if (rc == SIM_OK && (o->session == NULL || o->session[0] == '\0' || strlen(o->session) > 100)) {
-    snprintf(err, SIM_ERRLEN, "a fleet session name is 1 to 100 characters");
+  /* The name goes into Redis key names: a ':' would let one session's keys
+     lie inside another's, a '*' match others in a SCAN, a newline or an
+     ESC reach a terminal (issue 29). Control sessions obey the same rule. */
+  if (rc == SIM_OK && !sim_session_name_ok(o->session)) {
+    snprintf(err, SIM_ERRLEN,
+             "bad fleet session name: use 1 to %d of A-Z a-z 0-9 . _ - (no ':', '*', blanks "
+             "or control characters)", SIM_SESSION_NAME_MAX);
     rc = SIM_EINVAL;
   }
   if (rc != SIM_OK) goto fail;

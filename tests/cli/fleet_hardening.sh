@@ -134,4 +134,19 @@ e=$(post "$port_a" /v1/effects/send_email '{"to":"x"}' 'Idempotency-Key: after-r
 [ "$e" = 200 ] && ok || bad "an effect right after the restart: $e"
 stop a
 
+# --- item 5: a fleet session name is 1 to 64 of [A-Za-z0-9._-]: a newline,
+# an ESC, ':' (one session's keys inside another's) or '*' is refused at
+# start (exit 2, the charset named), and nothing reaches Redis.
+redis-cli -p "$rport" FLUSHALL > /dev/null
+for name in 'a:b' $'a\nb' $'a\033[31mb' 'a*' '' "$(printf 'x%.0s' $(seq 65))"; do
+  timeout 5 "$bin" serve "$tmp/eff.lua" --port 0 --state "$state" --session "$name" > /dev/null 2> "$tmp/e5"
+  rc=$?
+  [ $rc = 2 ] && grep -q 'A-Z a-z 0-9 . _ -' "$tmp/e5" && ok \
+    || bad "--session $(printf '%q' "$name"): exit $rc, $(head -c 200 "$tmp/e5")"
+done
+[ "$(redis-cli -p "$rport" DBSIZE)" = 0 ] && ok || bad "a refused session name reached Redis: $(redis-cli -p "$rport" --scan | head -3)"
+serve a "$tmp/eff.lua" --state "$state" --session "Run-1.b_2" --new-session
+[ "$(post "$port_a" /v1/chat/completions '{"ok":1}')" = 200 ] && ok || bad "a good session name"
+stop a
+
 finish
