@@ -49,6 +49,16 @@ static void serve_usage(FILE *f) {
   cli_common_usage(f, SERVE_OPTS, &d);
 }
 
+/* 1 when a control token can match an Authorization header: not empty, no
+   blank at either end (HTTP trims them), no control character. */
+static int token_ok(const char *t) {
+  size_t n = strlen(t);
+  if (n == 0 || t[0] == ' ' || t[n - 1] == ' ') return 0;
+  for (size_t i = 0; i < n; i++)
+    if ((unsigned char)t[i] < 0x20 || (unsigned char)t[i] == 0x7f) return 0;
+  return 1;
+}
+
 static int is_loopback(const char *a) {
   return strncmp(a, "127.", 4) == 0 || strcmp(a, "::1") == 0;
 }
@@ -108,8 +118,11 @@ int cmd_serve(int argc, char **argv) {
     } else if (strcmp(a, "--control") == 0) {
       control = 1;
     } else if (strcmp(a, "--control-token") == 0 && v) {
-      if (v[0] == '\0') {
-        fprintf(stderr, "fusebox serve: --control-token: an empty token\n");
+      if (!token_ok(v)) {
+        fprintf(stderr, "fusebox serve: --control-token: a token is visible characters "
+                        "(spaces inside only): none blank, no blank at either end, no "
+                        "control character; HTTP trims a header's blanks, so such a token "
+                        "could never match\n");
         return EXIT_USAGE;
       }
       cc.token = v;
