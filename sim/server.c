@@ -136,12 +136,35 @@ static enum MHD_Result collect_header(void *cls, enum MHD_ValueKind kind,
                                       const char *key, const char *value) {
   (void)kind;
   hdr_list *l = cls;
-  if (l->n >= SIM_MAX_REQ_HEADERS || key == NULL) return MHD_YES;
+  if (key == NULL) return MHD_YES;
   char *name = strdup(key);
   if (name == NULL) return MHD_YES;
   for (char *p = name; *p; p++) *p = (char)tolower((unsigned char)*p);
+  char *v = sim_redact_header(name, value);
+  /* A name sent twice is one field whose values are joined with ", ", as
+     HTTP reads it (RFC 9110 5.3): one JSON key in the trace, not two. The
+     whole is bounded by libmicrohttpd's header memory. */
+  for (int i = 0; i < l->n; i++) {
+    if (strcmp(l->h[i].name, name) != 0) continue;
+    size_t a = strlen(l->h[i].value), b = v ? strlen(v) : 0;
+    char *j = realloc(l->h[i].value, a + 2 + b + 1);
+    if (j != NULL) {
+      memcpy(j + a, ", ", 2);
+      if (b) memcpy(j + a + 2, v, b);
+      j[a + 2 + b] = '\0';
+      l->h[i].value = j;
+    }
+    free(v);
+    free(name);
+    return MHD_YES;
+  }
+  if (l->n >= SIM_MAX_REQ_HEADERS || v == NULL) {
+    free(v);
+    free(name);
+    return MHD_YES;
+  }
   l->h[l->n].name = name;
-  l->h[l->n].value = sim_redact_header(name, value);
+  l->h[l->n].value = v;
   l->n++;
   return MHD_YES;
 }
