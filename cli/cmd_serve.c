@@ -194,7 +194,11 @@ int cmd_serve(int argc, char **argv) {
     return EXIT_USAGE;
   }
   int port = sim_server_port(srv);
-  const char *host = o.bind ? o.bind : "127.0.0.1";
+  /* an IPv6 literal is bracketed in a URL (RFC 3986): http://[::1]:PORT */
+  char hostbuf[80];
+  const char *bind = o.bind ? o.bind : "127.0.0.1";
+  snprintf(hostbuf, sizeof hostbuf, strchr(bind, ':') ? "[%.64s]" : "%.64s", bind);
+  const char *host = hostbuf;
   if (path) printf("fusebox: serving %s on http://%s:%d\n", path, host, port);
   else printf("fusebox: serving no scenario yet on http://%s:%d\n", host, port);
   if (control) printf("  control: http://%s:%d/__fusebox/ (docs/control.md)\n", host, port);

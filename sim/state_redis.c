@@ -476,6 +476,15 @@ static const sim_state_ops redis_ops = {r_arrive, r_rl_take, r_post, r_lookup, r
 /* Parses redis://HOST:PORT[/DB]; see state_int.h. */
 int sim__state_parse_url(const char *url, char *host, size_t host_cap, int *port, int *db,
                          char err[SIM_ERRLEN]) {
+  /* redis://USER:PASSWORD@...: never echoed (stderr, CI logs); not used */
+  const char *at = url && strncmp(url, "redis://", 8) == 0 ? strchr(url + 8, '@') : NULL;
+  if (at != NULL && (strchr(url + 8, '/') == NULL || strchr(url + 8, '/') > at)) {
+    snprintf(err, SIM_ERRLEN,
+             "bad state URL 'redis://[redacted]@%.80s': credentials in the URL are not "
+             "supported (use a Redis on loopback without AUTH): redis://HOST:PORT[/DB]",
+             at + 1);
+    return SIM_EINVAL;
+  }
   const char *p = url && strncmp(url, "redis://", 8) == 0 ? url + 8 : NULL;
   const char *hend = NULL, *rest = NULL;
   if (p != NULL && *p == '[') {
