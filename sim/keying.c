@@ -54,16 +54,25 @@ static size_t shown_prefix(const char *s, size_t max) {
  * "idem:<key>" when an Idempotency-Key was sent, else "hash:<16 hex>" of
  * method, path and body. A key longer than SIM_KEY_RAW_MAX is
  * "idem:<its first 64 bytes>...#<SHA-256 of the whole key>": two long keys
- * that share a prefix stay two logical requests. Returns 0, or SIM_EINVAL
- * if out is too small.
+ * that share a prefix stay two logical requests. A key the secret rule
+ * (sim_redact_text) redacts is "idem:<its redacted text>#<SHA-256>": the
+ * trace, Redis and req.key never hold it. Returns 0, or SIM_EINVAL if out
+ * is too small.
  */
 int sim__request_key(const char *idem_key, const char *method, const char *path,
                      const char *body, size_t body_len, char *out, size_t cap) {
   int n;
-  if (idem_key != NULL && idem_key[0] != '\0' && strlen(idem_key) > SIM_KEY_RAW_MAX) {
+  char *shown = NULL;
+  if (idem_key != NULL && idem_key[0] != '\0') shown = sim_redact_text(idem_key, strlen(idem_key));
+  /* a key the secret rule redacts (an sk-... used as Idempotency-Key) is
+     shown redacted, and told apart by its digest */
+  int secret = shown == NULL || strcmp(shown, idem_key != NULL ? idem_key : "") != 0;
+  if (idem_key != NULL && idem_key[0] != '\0' && (secret || strlen(idem_key) > SIM_KEY_RAW_MAX)) {
     char d[65];
     sim__key_digest(idem_key, strlen(idem_key), d);
-    n = snprintf(out, cap, "idem:%.*s...#%s", (int)shown_prefix(idem_key, 64), idem_key, d);
+    const char *v = shown ? shown : "[redacted]";
+    size_t k = shown_prefix(v, 64);
+    n = snprintf(out, cap, "idem:%.*s%s#%s", (int)k, v, v[k] ? "..." : "", d);
   } else if (idem_key != NULL && idem_key[0] != '\0') {
     n = snprintf(out, cap, "idem:%s", idem_key);
   } else {
@@ -83,6 +92,7 @@ int sim__request_key(const char *idem_key, const char *method, const char *path,
       out[k] = '\0';
     }
   }
+  free(shown);
   return (n < 0 || (size_t)n >= cap) ? SIM_EINVAL : SIM_OK;
 }
 

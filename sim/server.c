@@ -227,7 +227,11 @@ static void trace_arrive(sim_conn *c, const char *method, const char *url,
   else
     SIM__JW_LIT(w, ",\"provider\":null");
   SIM__JW_NEXT_STR(w, "method", method);
-  SIM__JW_NEXT_STR(w, "path", url);
+  /* a key in the path (/v1/sk-proj-.../chat) is the secret rule's, as in
+     a header: the trace and the control journal never hold it */
+  char *path = sim_redact_text(url, strlen(url));
+  SIM__JW_NEXT_STR(w, "path", path ? path : "[redacted]");
+  free(path);
   if (unserved(c)) SIM__JW_LIT(w, ",\"unserved\":true");
   if (c->provider == -2) SIM__JW_LIT(w, ",\"dialect\":null");
   else SIM__JW_NEXT_STR(w, "dialect", sim__dialect_name(c->dialect));
