@@ -544,7 +544,9 @@ void sim__ledger_free(sim_ledger *lg);
 int sim__ledger_post(sim_ledger *lg, const char *key, const char *name,
                      const char *fingerprint, int apply, int *count,
                      char **result);
-/* 1 if key was applied (with *result owned by the caller), else 0. */
+/* 1 if key was applied under any effect name (the first one's *result,
+   owned by the caller), else 0. A key is scoped by the effect's name in
+   sim__ledger_post: the same key sent to two effects is two entries. */
 int sim__ledger_lookup(sim_ledger *lg, const char *key, char **result);
 /* The entry an effect is filed under (its key, or "fp:<fingerprint>");
    returns key or buf. Shared with the Redis ledger (state_redis.c). */

@@ -105,8 +105,8 @@ static const char *const SCRIPTS[NSCRIPTS] = {
     "return {refused, tostring(req), tostring(tok), tostring(math.max(wr, wt)),\n"
     "        tostring(math.floor(now))}\n",
 
-    /* S_POST: KEYS entry, serial; ARGV honour, has key, fingerprint, apply,
-       name, ttl, deadline. The ledger.c rule in one step: the fingerprint
+    /* S_POST: KEYS entry (of key and name), serial, lookup index (of key);
+       ARGV honour, has key, fingerprint, apply, name, ttl, deadline. The ledger.c rule in one step: the fingerprint
        and the result are set only if absent. {action, count, serial, name,
        now}, or {-1, now} past the deadline (nothing applied). */
     "local t = redis.call('TIME')\n"
@@ -129,6 +129,10 @@ static const char *const SCRIPTS[NSCRIPTS] = {
     "    redis.call('HSETNX', KEYS[1], 'serial', e[3])\n"
     "    redis.call('HSETNX', KEYS[1], 'name', e[4])\n"
     "  end\n"
+    "  redis.call('HSETNX', KEYS[3], 'serial', e[3])\n"
+    "  redis.call('HSETNX', KEYS[3], 'name', e[4])\n"
+    "  redis.call('HINCRBY', KEYS[3], 'applied', 1)\n"
+    "  redis.call('PEXPIRE', KEYS[3], ARGV[6])\n"
     "  redis.call('PEXPIRE', KEYS[1], ARGV[6])\n"
     "  redis.call('PEXPIRE', KEYS[2], ARGV[6])\n"
     "end\n"
@@ -411,13 +415,19 @@ static int r_post(sim_state *st, const char *key, const char *name, const char *
                   int apply, int *count, char **result, char err[SIM_ERRLEN]) {
   rstate *r = st->impl;
   *result = NULL;
-  char kbuf[SIM_LEDGER_KEYLEN], k1[KEYCAP], k2[KEYCAP], ttl[24];
-  key_name(r, "l:", sim__ledger_key(key, name, fp, kbuf), k1);
+  char kbuf[SIM_LEDGER_KEYLEN], k1[KEYCAP], k2[KEYCAP], k3[KEYCAP], ttl[24], tag[160];
+  const char *lk = sim__ledger_key(key, name, fp, kbuf);
+  /* the entry is scoped by the effect's name (length-prefixed: no name and
+     key can be read two ways); the lookup index by the key alone */
+  if (name == NULL) name = "";
+  snprintf(tag, sizeof tag, "l:%zu:%.128s:", strlen(name), name);
+  key_name(r, tag, lk, k1);
+  key_name(r, "lk:", lk, k3);
   snprintf(k2, sizeof k2, "%sserial", r->prefix);
   snprintf(ttl, sizeof ttl, "%ld", r->ttl_ms);
-  const char *args[] = {k1, k2, st->honour ? "1" : "0", key ? "1" : "0", fp,
+  const char *args[] = {k1, k2, k3, st->honour ? "1" : "0", key ? "1" : "0", fp,
                         apply ? "1" : "0", name, ttl};
-  redisReply *rep = run_timed(r, S_POST, 2, 8, args, err);
+  redisReply *rep = run_timed(r, S_POST, 3, 9, args, err);
   if (rep == NULL) return SIM_ESTATE;
   long long action, applied;
   if (elem_int(rep, 0, &action) || elem_int(rep, 1, &applied) || action < 1 || action > 4)
@@ -435,7 +445,7 @@ static int r_lookup(sim_state *st, const char *key, char **result, char err[SIM_
   rstate *r = st->impl;
   *result = NULL;
   char k[KEYCAP];
-  key_name(r, "l:", key, k);
+  key_name(r, "lk:", key, k);
   slot *s = take(r, err);
   if (s == NULL) return SIM_ESTATE;
   const char *argv[] = {"HMGET", k, "applied", "serial", "name"};

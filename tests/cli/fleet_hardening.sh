@@ -149,4 +149,21 @@ serve a "$tmp/eff.lua" --state "$state" --session "Run-1.b_2" --new-session
 [ "$(post "$port_a" /v1/chat/completions '{"ok":1}')" = 200 ] && ok || bad "a good session name"
 stop a
 
+# --- item 10: keyed effects are scoped by effect name: charge_card with
+# send_email's key and body is its own effect, in process and in Redis.
+serve local "$tmp/eff.lua"
+serve ra "$tmp/eff.lua" --state "$state" --session sscope --new-session
+for n in local ra; do
+  p=$(eval echo "\$port_$n")
+  a=$(post "$p" /v1/effects/send_email '{"x":1}' 'Idempotency-Key: op-9'); ra=$(field 'd["result"]["name"], d.get("replayed", False)')
+  b=$(post "$p" /v1/effects/charge_card '{"x":1}' 'Idempotency-Key: op-9'); rb=$(field 'd["result"]["name"], d.get("replayed", False)')
+  c=$(post "$p" /v1/effects/send_email '{"x":1}' 'Idempotency-Key: op-9'); rc_=$(field 'd["result"]["name"], d.get("replayed", False)')
+  [ "$a $ra" = "200 ('send_email', False)" ] && ok || bad "$n: send_email: $a $ra"
+  [ "$b $rb" = "200 ('charge_card', False)" ] && ok || bad "$n: charge_card with send_email's key and body: $b $rb (want its own effect)"
+  [ "$c $rc_" = "200 ('send_email', True)" ] && ok || bad "$n: send_email again: $c $rc_ (want a replay)"
+  g=$(curl -s -o "$tmp/body" -w '%{http_code}' "http://127.0.0.1:$p/v1/effects/op-9")
+  [ "$g" = 200 ] && [ "$(field 'd["applied"]')" = True ] && ok || bad "$n: lookup of op-9: $g $(cat "$tmp/body")"
+  stop "$n"
+done
+
 finish
