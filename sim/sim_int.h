@@ -469,6 +469,11 @@ typedef struct sim_waiter sim_waiter;
 /* A waiter whose timers run on env's monotonic clock (copied; NULL = the
    real clock). Caller owns *out. */
 int sim__waiter_new(const sim_env *env, sim_waiter **out);
+/* Wakes at once, with reason, every wait whose arg match(arg, ctx)
+   accepts (a run's connections: session.c), firing them on the calling
+   thread. Returns how many were woken. */
+int sim__waiter_wake_if(sim_waiter *wt, int (*match)(void *arg, void *ctx), void *ctx,
+                        int reason);
 /* Makes the waiter look at its clock again (after a fake clock moved). */
 void sim__waiter_kick(sim_waiter *wt);
 /* Registers w: fn(arg, reason) runs once when the timer is due, the peer

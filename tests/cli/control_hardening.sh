@@ -36,4 +36,42 @@ rc=$?
 [ $rc = 2 ] && grep -q 'redacted' "$tmp/e13" && ok || bad "a redis URL with credentials: exit $rc, $(cat "$tmp/e13")"
 grep -q hunter2 "$tmp/e13" && bad "the Redis password was echoed: $(cat "$tmp/e13")" || ok
 
+# --- item 6: runs a PUT replaced while requests still use them are bounded:
+# at most 4 per session; a PUT beyond that ends the oldest retired run's
+# waiting requests (as shutdown), which frees it.
+cat > "$tmp/hang.lua" <<'LUA'
+local ballast = string.rep("x", 4 << 20) -- what a big scenario holds
+return scenario { name = "hang", provider = function(req) return hang {} end }
+LUA
+"$bin" serve --control --port 0 --trace "$tmp/t6.jsonl" > "$tmp/o6" 2> "$tmp/e6" &
+srv=$!
+pids+=($srv)
+for _ in $(seq 300); do grep -q '^port ' "$tmp/o6" 2>/dev/null && break; sleep 0.02; done
+port=$(awk '/^port /{print $2}' "$tmp/o6")
+base="http://127.0.0.1:$port"
+cl=()
+for i in 1 2 3 4 5 6 7; do
+  code=$(curl -s -o /dev/null -w '%{http_code}' --max-time 10 -X PUT "$base/__fusebox/scenario" --data-binary @"$tmp/hang.lua")
+  [ "$code" = 200 ] || bad "PUT $i: $code"
+  curl -s -o /dev/null --max-time 30 "$base/v1/chat/completions" -d "{\"n\":$i}" &
+  cl+=($!)
+  # its arrival is in before the next PUT retires its run
+  for _ in $(seq 250); do [ "$(grep -c '"ev":"arrive"' "$tmp/t6.jsonl" 2>/dev/null)" -ge $i ] && break; sleep 0.02; done
+done
+# runs 1 and 2 were the oldest of more than 4 retired runs in use: their
+# requests end now; runs 3 to 6 (retired) and 7 (current) still hang
+ended=
+for _ in $(seq 250); do
+  ended=$(grep -c '"how":"shutdown"' "$tmp/t6.jsonl")
+  [ "$ended" -ge 2 ] && break
+  sleep 0.02
+done
+sleep 0.3
+ended=$(grep -c '"how":"shutdown"' "$tmp/t6.jsonl")
+[ "$ended" = 2 ] && ok || bad "requests of evicted runs ended as shutdown: $ended, want 2"
+for i in 0 1; do kill -0 "${cl[$i]}" 2> /dev/null && bad "the request of run $((i + 1)) still hangs" || ok; done
+for i in 2 3 4 5 6; do kill -0 "${cl[$i]}" 2> /dev/null && ok || bad "the request of run $((i + 1)) ended"; done
+kill -INT $srv; wait $srv
+for p in "${cl[@]}"; do wait "$p"; done
+
 finish
