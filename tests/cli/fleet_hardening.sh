@@ -78,17 +78,17 @@ done
 [ "$(redis-cli -p "$rport" --scan --pattern 'fusebox:skeys:*' | awk '{ if (length($0) > m) m = length($0) } END { print (m < 320) }')" = 1 ] \
   && ok || bad "a Redis key name is longer than 320 bytes"
 
-# --- item 3: a request that fails for want of Redis (a Redis busy for 3 s,
+# --- item 3: a request that fails for want of Redis (a Redis busy for 4 s,
 # longer than the 2 s command timeout) is not counted: the client's next
 # try is attempt 2, not 3; an effect whose ledger call timed out (its
-# arrival counted, then a 1 s delay, then Redis asleep) was not applied.
+# arrival counted, then a 1.5 s delay, then Redis asleep) was not applied.
 # attempts NAME...: the attempt numbers of the arrivals with key "idem:slow".
 attempts() { cat "$@" | grep '"ev":"arrive"' | grep '"key":"idem:slow"' | grep -o '"attempt":[1-9][0-9]*' | cut -d: -f2 | sort | tr '\n' ' '; }
 cat > "$tmp/slow.lua" <<'LUA'
 return scenario {
   name = "a slow Redis",
   provider = { fail { status = 503 }, fail { status = 503 }, chat { content = "back again" } },
-  effects = { delay { 1, effect { apply = true } }, effect { apply = true } },
+  effects = { delay { 1.5, effect { apply = true } }, effect { apply = true } },
 }
 LUA
 serve a "$tmp/slow.lua" --state "$state" --session sslow --new-session --instance a
@@ -103,10 +103,11 @@ s1=$(post "$port_a" /v1/chat/completions "$q" 'Idempotency-Key: slow')
 curl -s -o /dev/null -w '%{http_code}' --max-time 8 "http://127.0.0.1:$port_a/v1/effects/charge_card" \
   -H 'Idempotency-Key: slow-eff' -d '{"n":1}' > "$tmp/e2" &
 c3=$!
-sleep 0.7 # the effect's arrival is counted; its ledger call comes in Redis's sleep
-redis-cli -p "$rport" DEBUG SLEEP 3 > /dev/null &
+sleep 0.3 # the effect's arrival is counted; its ledger call (at 1.5 s) comes in Redis's sleep
+redis-cli -p "$rport" DEBUG SLEEP 4 > /dev/null &
 dbg=$!
-sleep 0.3
+# until Redis is asleep: a PING gets no answer in 0.4 s
+for _ in $(seq 50); do timeout 0.4 redis-cli -p "$rport" PING > /dev/null 2>&1 || break; done
 s2=$(post "$port_b" /v1/chat/completions "$q" 'Idempotency-Key: slow')
 grep -qi '^x-fusebox-error: state_unavailable' "$tmp/hdr" && ok || bad "a Redis asleep: no state_unavailable"
 wait "$c3" "$dbg"
