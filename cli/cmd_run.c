@@ -641,6 +641,7 @@ int cmd_report(int argc, char **argv) {
   }
   if (merge) {
     char merr[RPT_ERRLEN];
+    rpt_run_set_redact(run, sim_redact_text); /* shards may come from anywhere */
     int rc = rpt_run_merge_json(run, paths, ntraces, merr);
     free(paths);
     if (rc != RPT_OK) {

@@ -38,7 +38,8 @@ static const char USAGE[] =
     "\n"
     "a fleet of servers acting as one provider (docs/fleet.md):\n"
     "  --state URL       keep attempts, ledger and rate limits in Redis: redis://HOST:PORT[/DB]\n"
-    "  --session NAME    the fleet session to join (default: one per scenario name)\n"
+    "  --session NAME    the fleet session to join (default: one per scenario name);\n"
+    "                    1 to 64 of A-Z a-z 0-9 . _ -\n"
     "  --new-session     start the session afresh (the first server of a new run)\n"
     "  --instance NAME   this server's name in its trace (default: host-pid)\n";
 #define SERVE_OPTS (CLI_OPT_SCALE | CLI_OPT_SEED)
@@ -48,6 +49,16 @@ static void serve_usage(FILE *f) {
   cli_common_init(&d, CLI_TIME_SCALE_SERVE, CLI_JOBS_EXEC);
   fputs(USAGE, f);
   cli_common_usage(f, SERVE_OPTS, &d);
+}
+
+/* 1 when a control token can match an Authorization header: not empty, no
+   blank at either end (HTTP trims them), no control character. */
+static int token_ok(const char *t) {
+  size_t n = strlen(t);
+  if (n == 0 || t[0] == ' ' || t[n - 1] == ' ') return 0;
+  for (size_t i = 0; i < n; i++)
+    if ((unsigned char)t[i] < 0x20 || (unsigned char)t[i] == 0x7f) return 0;
+  return 1;
 }
 
 static int is_loopback(const char *a) {
@@ -96,6 +107,12 @@ int cmd_serve(int argc, char **argv) {
       o.state_url = v;
       i++;
     } else if (strcmp(a, "--session") == 0 && v) {
+      if (!sim_session_name_ok(v)) { /* it names Redis keys: no ':' '*' or controls */
+        fprintf(stderr, "fusebox serve: --session: a session name is 1 to %d of "
+                        "A-Z a-z 0-9 . _ - (no ':', '*', blanks or control characters)\n",
+                SIM_SESSION_NAME_MAX);
+        return EXIT_USAGE;
+      }
       o.session = v;
       i++;
     } else if (strcmp(a, "--new-session") == 0) {
@@ -103,8 +120,11 @@ int cmd_serve(int argc, char **argv) {
     } else if (strcmp(a, "--control") == 0) {
       control = 1;
     } else if (strcmp(a, "--control-token") == 0 && v) {
-      if (v[0] == '\0') {
-        fprintf(stderr, "fusebox serve: --control-token: an empty token\n");
+      if (!token_ok(v)) {
+        fprintf(stderr, "fusebox serve: --control-token: a token is visible characters "
+                        "(spaces inside only): none blank, no blank at either end, no "
+                        "control character; HTTP trims a header's blanks, so such a token "
+                        "could never match\n");
         return EXIT_USAGE;
       }
       cc.token = v;
@@ -179,7 +199,11 @@ int cmd_serve(int argc, char **argv) {
     return EXIT_USAGE;
   }
   int port = sim_server_port(srv);
-  const char *host = o.bind ? o.bind : "127.0.0.1";
+  /* an IPv6 literal is bracketed in a URL (RFC 3986): http://[::1]:PORT */
+  char hostbuf[80];
+  const char *bind = o.bind ? o.bind : "127.0.0.1";
+  snprintf(hostbuf, sizeof hostbuf, strchr(bind, ':') ? "[%.64s]" : "%.64s", bind);
+  const char *host = hostbuf;
   if (path) printf("fusebox: serving %s on http://%s:%d\n", path, host, port);
   else printf("fusebox: serving no scenario yet on http://%s:%d\n", host, port);
   if (control) printf("  control: http://%s:%d/__fusebox/ (docs/control.md)\n", host, port);

@@ -33,6 +33,31 @@ static int num_of(const cJSON *o, const char *k, double *out) {
   return 1;
 }
 
+/* Sets the rule merged strings are read through; see reports.h. */
+void rpt_run_set_redact(rpt_run *run, rpt_redact_fn fn) {
+  if (run != NULL) run->redact = fn;
+}
+
+/* Passes every string value under j through fn, in place. depth bounds the
+   walk (cJSON's own nesting limit is 1000). RPT_ENOMEM when fn failed. */
+static int redact_tree(cJSON *j, rpt_redact_fn fn, int depth) {
+  if (depth > 1000) return RPT_OK;
+  for (cJSON *c = j; c != NULL; c = c->next) {
+    if (cJSON_IsString(c) && c->valuestring != NULL) {
+      char *r = fn(c->valuestring, strlen(c->valuestring));
+      if (r == NULL) return RPT_ENOMEM;
+      if (strcmp(r, c->valuestring) != 0 && cJSON_SetValuestring(c, r) == NULL) {
+        free(r);
+        return RPT_ENOMEM;
+      }
+      free(r);
+    } else if (c->child != NULL && redact_tree(c->child, fn, depth + 1) != RPT_OK) {
+      return RPT_ENOMEM;
+    }
+  }
+  return RPT_OK;
+}
+
 /* Parses one report and reads its shard block. */
 static int load(merge_in *in, char err[RPT_ERRLEN]) {
   char *text = NULL;
@@ -402,6 +427,9 @@ int rpt_run_merge_json(rpt_run *run, const char *const *paths, int n, char err[R
   for (int i = 0; i < n && rc == RPT_OK; i++) {
     in[i].path = paths[i];
     rc = load(&in[i], err);
+    /* every string of a shard is read through the secret rule (issue 29) */
+    if (rc == RPT_OK && run->redact != NULL && redact_tree(in[i].doc, run->redact, 0) != RPT_OK)
+      rc = RPT_ENOMEM;
     if (rc == RPT_OK) total += cJSON_GetArraySize(in[i].results);
   }
   if (rc == RPT_OK) rc = check_shards(in, n, err);

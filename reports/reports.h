@@ -317,6 +317,23 @@ typedef struct rpt_shard {
 int rpt_run_set_shard(rpt_run *run, const rpt_shard *s, const int *index, int n);
 
 /*
+ * The secret rule, as a function: a copy of the len bytes at text with
+ * every credential in it replaced (the caller frees it), or NULL when out
+ * of memory. reports/ holds no rule of its own: the program passes sim's
+ * (sim_redact_text), as it redacted the traces the reports came from.
+ */
+typedef char *(*rpt_redact_fn)(const char *text, size_t len);
+
+/*
+ * Makes rpt_run_merge_json pass every string value it reads from a report
+ * through fn before anything is judged or written: a report made on
+ * another machine (or by hand) may carry a key in its evidence, which would
+ * otherwise reach the merged JSON, JUnit, HTML and terminal. NULL (the
+ * default) reads them as they are.
+ */
+void rpt_run_set_redact(rpt_run *run, rpt_redact_fn fn);
+
+/*
  * Joins JSON reports (as rpt_run_write_json writes them; n files) into run,
  * each scenario with the verdicts, evidence, attempts, effects and calls
  * its report recorded (not judged again), in the order of the whole suite

@@ -287,6 +287,7 @@ struct rpt_run {
   int n, cap;
   int sharded;        /* shard holds which part of a suite the run is */
   rpt_shard shard;
+  rpt_redact_fn redact; /* the secret rule merged reports are read through; NULL: none */
 };
 
 /* A new zeroed entry at the end of the run (run.c), or NULL when full or

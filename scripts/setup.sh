@@ -9,11 +9,12 @@ cd "$(dirname "$0")/.."
 # (jq, python3-httpx, python3-tenacity; the Node SDKs come from npm below),
 # python3-pytest (the pytest plugin's suite, integrations/pytest),
 # and faketime/libfaketime (fusebox exec --warp, found at run time).
+# libssl-dev: SHA-256 of long keys (sim/keying.c).
 # A fleet (serve --state, docs/fleet.md): hiredis to build, redis-server and
 # nginx for its test, wrk for bench/fleet.sh. The Python wheel of
 # scripts/package.sh (built offline, tried in a venv by smoke-install.sh):
 # python3-pip python3-setuptools python3-wheel python3-venv.
-PKGS="build-essential cmake pkg-config curl python3 libmicrohttpd-dev libcurl4-openssl-dev
+PKGS="build-essential cmake pkg-config curl python3 libmicrohttpd-dev libcurl4-openssl-dev libssl-dev
       libcjson-dev liblua5.4-dev libcunit1-dev valgrind chromium jq python3-httpx python3-tenacity
       python3-pytest faketime libfaketime libhiredis-dev redis-server nginx wrk
       python3-pip python3-setuptools python3-wheel python3-venv"

@@ -5,6 +5,7 @@
  */
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
 
 #include "sim/server_int.h"
 
@@ -47,6 +48,30 @@ void sim__conn_wait(sim_conn *c, double due_ms) {
     c->wake = SIM_WAKE_SHUTDOWN;
     resume(c);
   }
+}
+
+/*
+ * A request whose body is still to come, when its peer has already closed
+ * (an aborted upload), is closed now rather than at libmicrohttpd's
+ * connection timeout. libmicrohttpd 0.9.75's epoll mode is edge-triggered
+ * and takes a short read for "nothing more to read": when the end of the
+ * stream came in the same edge as the last bytes it read, it never reads
+ * again, and the socket sat in CLOSE-WAIT for 300 s (issue 29 item 1;
+ * `record`, thread per connection with poll, reads until the end). A peek
+ * that finds the end shuts reading down on our side, which wakes the epoll
+ * set once more: libmicrohttpd reads, gets the end and closes the request
+ * as client_abort. Body bytes it holds already are still handed over first,
+ * so a complete request from a peer that half-closed is still answered.
+ * Returns 1 when the end was found.
+ */
+int sim__conn_peer_gone(sim_conn *c) {
+  const union MHD_ConnectionInfo *ci =
+      MHD_get_connection_info(c->mc, MHD_CONNECTION_INFO_CONNECTION_FD);
+  if (ci == NULL || ci->connect_fd < 0) return 0;
+  char b;
+  if (recv(ci->connect_fd, &b, 1, MSG_PEEK | MSG_DONTWAIT) != 0) return 0; /* data, or none yet */
+  (void)shutdown(ci->connect_fd, SHUT_RD);
+  return 1;
 }
 
 /* MHD_OPTION_NOTIFY_CONNECTION: a closing socket is no longer watched. */

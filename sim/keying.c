@@ -2,6 +2,7 @@
  * keying.c - which logical request an arrival belongs to. Which headers are
  * secrets is sim/redact.c's rule.
  */
+#include <openssl/evp.h>
 #include <stdio.h>
 #include <string.h>
 #include <strings.h>
@@ -20,15 +21,59 @@ static uint64_t fnv1a(uint64_t h, const void *data, size_t len) {
   return h;
 }
 
+/* SHA-256 hex of bytes; see sim_int.h. */
+void sim__key_digest(const void *data, size_t len, char out[65]) {
+  unsigned char md[EVP_MAX_MD_SIZE];
+  unsigned int mdlen = 0;
+  if (EVP_Digest(data, len, md, &mdlen, EVP_sha256(), NULL) != 1 || mdlen != 32) {
+    /* libcrypto failed (out of memory): FNV of the bytes and of their
+       length, never an empty name */
+    uint64_t a = fnv1a(FNV_OFFSET, data, len), b = fnv1a(a, &len, sizeof len);
+    snprintf(out, 65, "%016llx%016llx%032d", (unsigned long long)a, (unsigned long long)b, 0);
+    return;
+  }
+  for (int i = 0; i < 32; i++) {
+    out[2 * i] = "0123456789abcdef"[md[i] >> 4];
+    out[2 * i + 1] = "0123456789abcdef"[md[i] & 15];
+  }
+  out[64] = '\0';
+}
+
+/* Bytes of s to show before a digest: at most max, not cutting a UTF-8
+   character. */
+static size_t shown_prefix(const char *s, size_t max) {
+  size_t n = strlen(s);
+  if (n <= max) return n;
+  n = max;
+  while (n > 0 && ((unsigned char)s[n] & 0xC0) == 0x80) n--;
+  return n;
+}
+
 /*
  * Writes the logical request key of an arrival into out (cap bytes):
  * "idem:<key>" when an Idempotency-Key was sent, else "hash:<16 hex>" of
- * method, path and body. Returns 0, or SIM_EINVAL if out is too small.
+ * method, path and body. A key longer than SIM_KEY_RAW_MAX is
+ * "idem:<its first 64 bytes>...#<SHA-256 of the whole key>": two long keys
+ * that share a prefix stay two logical requests. A key the secret rule
+ * (sim_redact_text) redacts is "idem:<its redacted text>#<SHA-256>": the
+ * trace, Redis and req.key never hold it. Returns 0, or SIM_EINVAL if out
+ * is too small.
  */
 int sim_request_key(const char *idem_key, const char *method, const char *path,
                     const char *body, size_t body_len, char *out, size_t cap) {
   int n;
-  if (idem_key != NULL && idem_key[0] != '\0') {
+  char *shown = NULL;
+  if (idem_key != NULL && idem_key[0] != '\0') shown = sim_redact_text(idem_key, strlen(idem_key));
+  /* a key the secret rule redacts (an sk-... used as Idempotency-Key) is
+     shown redacted, and told apart by its digest */
+  int secret = shown == NULL || strcmp(shown, idem_key != NULL ? idem_key : "") != 0;
+  if (idem_key != NULL && idem_key[0] != '\0' && (secret || strlen(idem_key) > SIM_KEY_RAW_MAX)) {
+    char d[65];
+    sim__key_digest(idem_key, strlen(idem_key), d);
+    const char *v = shown ? shown : "[redacted]";
+    size_t k = shown_prefix(v, 64);
+    n = snprintf(out, cap, "idem:%.*s%s#%s", (int)k, v, v[k] ? "..." : "", d);
+  } else if (idem_key != NULL && idem_key[0] != '\0') {
     n = snprintf(out, cap, "idem:%s", idem_key);
   } else {
     uint64_t h = FNV_OFFSET;
@@ -47,6 +92,7 @@ int sim_request_key(const char *idem_key, const char *method, const char *path,
       out[k] = '\0';
     }
   }
+  free(shown);
   return (n < 0 || (size_t)n >= cap) ? SIM_EINVAL : SIM_OK;
 }
 

@@ -16,6 +16,7 @@
 
 typedef struct ledger_entry {
   char *key;         /* Idempotency-Key, or "fp:<fingerprint>:<name>" when none */
+  char *name;        /* the effect's name: a key is scoped by it */
   char fingerprint[17];
   int applied;       /* times executed */
   char *result;      /* JSON of the stored result */
@@ -43,6 +44,7 @@ void sim__ledger_free(sim_ledger *lg) {
   if (lg == NULL) return;
   for (size_t i = 0; i < lg->n; i++) {
     free(lg->e[i].key);
+    free(lg->e[i].name);
     free(lg->e[i].result);
   }
   free(lg->e);
@@ -64,13 +66,17 @@ char *sim__ledger_result(long serial, const char *name) {
   return s;
 }
 
-static ledger_entry *find(sim_ledger *lg, const char *key) {
+/* The entry of key and effect name (name NULL: the first applied entry of
+   key, whatever its name: a lookup). */
+static ledger_entry *find(sim_ledger *lg, const char *key, const char *name) {
   for (size_t i = 0; i < lg->n; i++)
-    if (strcmp(lg->e[i].key, key) == 0) return &lg->e[i];
+    if (strcmp(lg->e[i].key, key) == 0 &&
+        (name != NULL ? strcmp(lg->e[i].name, name) == 0 : lg->e[i].applied > 0))
+      return &lg->e[i];
   return NULL;
 }
 
-static ledger_entry *add(sim_ledger *lg, const char *key, const char *fp) {
+static ledger_entry *add(sim_ledger *lg, const char *key, const char *name, const char *fp) {
   if (lg->n == lg->cap) {
     if (lg->cap >= LEDGER_MAX) return NULL;
     size_t nc = lg->cap ? lg->cap * 2 : 64;
@@ -82,7 +88,12 @@ static ledger_entry *add(sim_ledger *lg, const char *key, const char *fp) {
   ledger_entry *e = &lg->e[lg->n];
   memset(e, 0, sizeof *e);
   e->key = strdup(key);
-  if (e->key == NULL) return NULL;
+  e->name = strdup(name);
+  if (e->key == NULL || e->name == NULL) {
+    free(e->key);
+    free(e->name);
+    return NULL;
+  }
   snprintf(e->fingerprint, sizeof e->fingerprint, "%s", fp);
   lg->n++;
   return e;
@@ -107,7 +118,9 @@ int sim__ledger_post(sim_ledger *lg, const char *key, const char *name,
   int action;
   *result = NULL;
   pthread_mutex_lock(&lg->lock);
-  ledger_entry *e = find(lg, k);
+  /* keyed effects are scoped by name: charge_card sent with send_email's
+     key is its own effect, not send_email's replay (issue 29) */
+  ledger_entry *e = find(lg, k, name ? name : "");
   if (lg->honour && key != NULL && e != NULL && e->applied > 0 &&
       strcmp(e->fingerprint, fingerprint) != 0) {
     action = SIM_LEDGER_CONFLICT;
@@ -121,7 +134,7 @@ int sim__ledger_post(sim_ledger *lg, const char *key, const char *name,
     char *res = e != NULL && e->result != NULL ? NULL : sim__ledger_result(lg->serial + 1, name);
     char *copy = strdup(res != NULL ? res : e != NULL && e->result != NULL ? e->result : "");
     if ((res == NULL && (e == NULL || e->result == NULL)) || copy == NULL ||
-        (e == NULL && (e = add(lg, k, fingerprint)) == NULL)) {
+        (e == NULL && (e = add(lg, k, name ? name : "", fingerprint)) == NULL)) {
       free(res);
       free(copy);
       pthread_mutex_unlock(&lg->lock);
@@ -153,7 +166,7 @@ int sim__ledger_lookup(sim_ledger *lg, const char *key, char **result) {
   int applied = 0;
   *result = NULL;
   pthread_mutex_lock(&lg->lock);
-  ledger_entry *e = find(lg, key);
+  ledger_entry *e = find(lg, key, NULL);
   if (e != NULL && e->applied > 0) {
     applied = 1;
     if (e->result) *result = strdup(e->result);

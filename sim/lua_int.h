@@ -88,6 +88,14 @@ void sim__lua_open_shared(struct lua_State *L, sim_lua_shared *sh);
  * find it through the allocator's user data. Not thread-safe: the owner
  * serialises every use.
  */
+/*
+ * The clocks the calling thread's sandboxes read (each in ms; NULL: the
+ * real one, CLOCK_THREAD_CPUTIME_ID and CLOCK_MONOTONIC). For tests: the
+ * CPU limit is then decided by the given clock, not by the machine's load.
+ * Thread-local; the caller keeps the functions valid while set.
+ */
+void sim__lua_clocks(double (*cpu_ms)(void), double (*wall_ms)(void));
+
 typedef struct sim_lua_sandbox {
   struct lua_State *L;
   const char *path;     /* the scenario file, as messages name it (borrowed) */

@@ -87,6 +87,8 @@ static void *sb_alloc(void *ud, void *ptr, size_t osize, size_t nsize) {
 
 static __thread double tl_cpu_ms;  /* the thread's CPU clock at its last real read */
 static __thread double tl_wall_ms; /* the monotonic clock then; 0 = never read */
+static __thread double (*tl_cpu_clock)(void);  /* NULL: CLOCK_THREAD_CPUTIME_ID */
+static __thread double (*tl_wall_clock)(void); /* NULL: CLOCK_MONOTONIC */
 
 static double sb_ms(clockid_t id) {
   struct timespec ts;
@@ -94,9 +96,18 @@ static double sb_ms(clockid_t id) {
   return (double)ts.tv_sec * 1000.0 + (double)ts.tv_nsec / 1e6;
 }
 
+/* Sets the calling thread's clocks; see lua_int.h. */
+void sim__lua_clocks(double (*cpu_ms)(void), double (*wall_ms)(void)) {
+  tl_cpu_clock = cpu_ms;
+  tl_wall_clock = wall_ms;
+  tl_wall_ms = 0; /* the next check reads the new clocks */
+}
+
+static double sb_wall(void) { return tl_wall_clock ? tl_wall_clock() : sb_ms(CLOCK_MONOTONIC); }
+
 /* Reads the thread's CPU clock for real; returns it. */
 static double sb_cpu_read(double wall) {
-  tl_cpu_ms = sb_ms(CLOCK_THREAD_CPUTIME_ID);
+  tl_cpu_ms = tl_cpu_clock ? tl_cpu_clock() : sb_ms(CLOCK_THREAD_CPUTIME_ID);
   tl_wall_ms = wall;
   return tl_cpu_ms;
 }
@@ -104,7 +115,7 @@ static double sb_cpu_read(double wall) {
 /* A CPU-clock reading no later than now, at most SB_CPU_REREAD_MS old:
    the base of a call's deadline (so the deadline is never late). */
 static double sb_cpu_base(void) {
-  double wall = sb_ms(CLOCK_MONOTONIC);
+  double wall = sb_wall();
   if (tl_wall_ms == 0 || wall - tl_wall_ms > SB_CPU_REREAD_MS) return sb_cpu_read(wall);
   return tl_cpu_ms;
 }
@@ -113,7 +124,7 @@ static double sb_cpu_base(void) {
    bound when it is under the deadline, else by a real reading. */
 static int sb_out_of_time(sim_lua_sandbox *sb) {
   if (sb->cpu_exceeded) return 1;
-  double wall = sb_ms(CLOCK_MONOTONIC);
+  double wall = sb_wall();
   if (tl_wall_ms != 0 && tl_cpu_ms + (wall - tl_wall_ms) <= sb->cpu_deadline) return 0;
   if (sb_cpu_read(wall) > sb->cpu_deadline) sb->cpu_exceeded = 1;
   return sb->cpu_exceeded;

@@ -104,8 +104,11 @@ static void route(sim_conn *c, const char *method, const char *url) {
       prov = i;
       rest = after;
     }
+  /* a lookup's key may be as long as a POST's Idempotency-Key; a name is
+     bounded by effect_name */
   if (strncmp(rest, "/v1/effects/", 12) == 0 && rest[12] != '\0' &&
-      strchr(rest + 12, '/') == NULL && strlen(rest + 12) < sizeof c->effect_name) {
+      strchr(rest + 12, '/') == NULL &&
+      (strcmp(method, "GET") == 0 || strlen(rest + 12) < sizeof c->effect_name)) {
     c->dialect = SIM_DIALECT_EFFECT;
     c->provider = -1;
     if (strcmp(method, "GET") == 0) c->lookup_key = strdup(rest + 12);
@@ -133,12 +136,35 @@ static enum MHD_Result collect_header(void *cls, enum MHD_ValueKind kind,
                                       const char *key, const char *value) {
   (void)kind;
   hdr_list *l = cls;
-  if (l->n >= SIM_MAX_REQ_HEADERS || key == NULL) return MHD_YES;
+  if (key == NULL) return MHD_YES;
   char *name = strdup(key);
   if (name == NULL) return MHD_YES;
   for (char *p = name; *p; p++) *p = (char)tolower((unsigned char)*p);
+  char *v = sim_redact_header(name, value);
+  /* A name sent twice is one field whose values are joined with ", ", as
+     HTTP reads it (RFC 9110 5.3): one JSON key in the trace, not two. The
+     whole is bounded by libmicrohttpd's header memory. */
+  for (int i = 0; i < l->n; i++) {
+    if (strcmp(l->h[i].name, name) != 0) continue;
+    size_t a = strlen(l->h[i].value), b = v ? strlen(v) : 0;
+    char *j = realloc(l->h[i].value, a + 2 + b + 1);
+    if (j != NULL) {
+      memcpy(j + a, ", ", 2);
+      if (b) memcpy(j + a + 2, v, b);
+      j[a + 2 + b] = '\0';
+      l->h[i].value = j;
+    }
+    free(v);
+    free(name);
+    return MHD_YES;
+  }
+  if (l->n >= SIM_MAX_REQ_HEADERS || v == NULL) {
+    free(v);
+    free(name);
+    return MHD_YES;
+  }
   l->h[l->n].name = name;
-  l->h[l->n].value = sim_redact_header(name, value);
+  l->h[l->n].value = v;
   l->n++;
   return MHD_YES;
 }
@@ -201,7 +227,11 @@ static void trace_arrive(sim_conn *c, const char *method, const char *url,
   else
     SIM__JW_LIT(w, ",\"provider\":null");
   SIM__JW_NEXT_STR(w, "method", method);
-  SIM__JW_NEXT_STR(w, "path", url);
+  /* a key in the path (/v1/sk-proj-.../chat) is the secret rule's, as in
+     a header: the trace and the control journal never hold it */
+  char *path = sim_redact_text(url, strlen(url));
+  SIM__JW_NEXT_STR(w, "path", path ? path : "[redacted]");
+  free(path);
   if (unserved(c)) SIM__JW_LIT(w, ",\"unserved\":true");
   if (c->provider == -2) SIM__JW_LIT(w, ",\"dialect\":null");
   else SIM__JW_NEXT_STR(w, "dialect", sim__dialect_name(c->dialect));
@@ -376,6 +406,19 @@ static enum MHD_Result arrive(sim_conn *c, const char *method, const char *url) 
 
 /* ----------------------------------------------------- MHD callbacks */
 
+/* The request's Content-Length, or -1 when it has none (chunked, or none). */
+static long long content_length(struct MHD_Connection *mc) {
+  const char *cl = MHD_lookup_connection_value(mc, MHD_HEADER_KIND, "Content-Length");
+  return cl ? (long long)strtoull(cl, NULL, 10) : -1;
+}
+
+/* 1 when the request announces a body (a length > 0, or chunks). */
+static int has_body(struct MHD_Connection *mc) {
+  long long cl = content_length(mc);
+  return cl > 0 || (cl < 0 && MHD_lookup_connection_value(mc, MHD_HEADER_KIND,
+                                                          "Transfer-Encoding") != NULL);
+}
+
 /* The first body buffer: Content-Length when it is sane, else the chunk. */
 static size_t body_hint(struct MHD_Connection *mc, size_t n) {
   const char *cl = MHD_lookup_connection_value(mc, MHD_HEADER_KIND, "Content-Length");
@@ -399,11 +442,16 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *mc, const ch
     *con_cls = c;
     __atomic_add_fetch(&srv->root->in_flight, 1, __ATOMIC_RELAXED);
     if (srv->sessions != NULL) sim__session_route(c, url); /* may pick another view */
+    /* an upload whose peer already left is closed now, not in 300 s */
+    if (has_body(mc)) (void)sim__conn_peer_gone(c);
     return MHD_YES;
   }
   if (c->phase == 0 && *upload_size > 0) {
     size_t n = *upload_size;
     *upload_size = 0;
+    long long want = content_length(mc);
+    if (want < 0 || (unsigned long long)want > c->body_seen + n) (void)sim__conn_peer_gone(c);
+    c->body_seen += n;
     if (c->too_big || c->body_len + n > SIM_MAX_BODY) {
       c->too_big = 1; /* keep reading, answer 413 at the end */
       return MHD_YES;

@@ -55,6 +55,7 @@ typedef struct sim_conn {
   struct MHD_Connection *mc;
   char *body;               /* request body, bounded by SIM_MAX_BODY */
   size_t body_len, body_cap;
+  size_t body_seen;         /* body bytes received, kept or not (too_big) */
   int too_big;              /* body exceeded SIM_MAX_BODY */
   int phase;                /* 0 reading, 1 playing, 2 response queued */
   int direct;               /* answered by fusebox itself (control, a refused
@@ -150,6 +151,11 @@ double sim__srv_now(const sim_server *srv);
 /* Suspends c until due_ms (< 0: until hang-up); the socket is watched for
    hang-up meanwhile. Why the wait ended is in c->wake when c resumes. */
 void sim__conn_wait(sim_conn *c, double due_ms);
+/* conn.c: 1 when c's peer has closed its side (nothing more to read): the
+   socket is then shut for reading, so libmicrohttpd ends the request as a
+   client abort at its next turn. For requests whose body is not all in. */
+int sim__conn_peer_gone(sim_conn *c);
+
 /* MHD_OPTION_NOTIFY_CONNECTION (cls: the server): a socket MHD closes
    stops being watched for hang-up by the waiter. */
 void sim__conn_notify(void *cls, struct MHD_Connection *mc, void **socket_context,

@@ -18,11 +18,18 @@
 #include "sim/server_int.h"
 
 #define SESSION_PREFIX "/__session/"
+/* Runs a PUT or reset replaced that requests still use, kept per session:
+   each holds its scenario (its Lua states) until its last request ends, so
+   15 PUTs under hanging requests took a server from 50 to 398 MB (issue
+   29). Beyond this, the oldest one's waiting requests end as `shutdown`. */
+#define RETIRED_MAX 4
 #define CONTROL_PREFIX "/__fusebox/"
 
 typedef struct sim_session {
   char name[SIM_SESSION_NAME_MAX + 1];
   sim_server *view; /* the current run; the table holds one reference */
+  sim_server *retired[RETIRED_MAX]; /* replaced runs still in use, oldest first */
+  int nretired;
 } sim_session;
 
 struct sim_sessions {
@@ -84,15 +91,32 @@ static sim_server *drop_ref(sim_server *v) {
   return --v->refs == 0 ? v : NULL;
 }
 
+/* Forgets v in the retired lists (under the lock): it is being freed. */
+static void forget_retired(struct sim_sessions *t, const sim_server *v) {
+  for (int i = 0; i < t->n; i++)
+    for (int k = 0; k < t->s[i].nretired; k++)
+      if (t->s[i].retired[k] == v) {
+        memmove(&t->s[i].retired[k], &t->s[i].retired[k + 1],
+                (size_t)(t->s[i].nretired - k - 1) * sizeof t->s[i].retired[0]);
+        t->s[i].nretired--;
+        return;
+      }
+}
+
 /* Drops a connection's reference; see server_int.h. */
 void sim__session_unref(sim_server *v) {
   if (v == NULL || v == v->root) return;
   struct sim_sessions *t = v->root->sessions;
   pthread_mutex_lock(&t->lock);
   sim_server *dead = drop_ref(v);
+  if (dead != NULL) forget_retired(t, dead);
   pthread_mutex_unlock(&t->lock);
   view_free(dead);
 }
+
+/* sim__waiter_wake_if: a wait of a connection of run ctx. Compares
+   pointers only (the run may be freed as soon as its requests end). */
+static int of_run(void *arg, void *ctx) { return ((const sim_conn *)arg)->srv == ctx; }
 
 /*
  * A new run of session name playing sc (taken): its own state, a trace
@@ -158,7 +182,7 @@ enum { RESET = 0, PUT, JOIN }; /* how install treats a session that is there or 
 static int install(sim_server *root, const char *name, sim_server *v, int how,
                    char err[SIM_ERRLEN]) {
   struct sim_sessions *t = root->sessions;
-  sim_server *dead = NULL;
+  sim_server *dead = NULL, *evict = NULL;
   int rc = SIM_OK;
   pthread_mutex_lock(&t->lock);
   int i = find(t, name);
@@ -173,7 +197,17 @@ static int install(sim_server *root, const char *name, sim_server *v, int how,
       i = t->n++;
       snprintf(t->s[i].name, sizeof t->s[i].name, "%s", name);
     } else {
-      dead = drop_ref(t->s[i].view);
+      sim_server *old = t->s[i].view;
+      dead = drop_ref(old);
+      if (dead == NULL && old != root) { /* still in use: retired, bounded */
+        sim_session *ss = &t->s[i];
+        if (ss->nretired == RETIRED_MAX) {
+          evict = ss->retired[0]; /* its requests end below; it is freed by the last */
+          memmove(&ss->retired[0], &ss->retired[1], (RETIRED_MAX - 1) * sizeof ss->retired[0]);
+          ss->nretired--;
+        }
+        ss->retired[ss->nretired++] = old;
+      }
     }
     v->refs = 1;
     t->s[i].view = v;
@@ -189,6 +223,7 @@ static int install(sim_server *root, const char *name, sim_server *v, int how,
     return rc;
   }
   view_free(dead);
+  if (evict != NULL) (void)sim__waiter_wake_if(root->waiter, of_run, evict, SIM_WAKE_SHUTDOWN);
   return SIM_OK;
 }
 

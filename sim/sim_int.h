@@ -307,6 +307,13 @@ double sim__env_wall_s(const sim_env *env);
 
 /* keying.c (sim_request_key is in sim.h) */
 void sim__fingerprint(const void *data, size_t len, char out[17]);
+/* The SHA-256 of bytes (libcrypto's), as 64 lower-case hex digits in
+   out[65]: the collision-safe name of a key too long, or too secret, to be
+   written as it is (Redis key names, trace keys). */
+void sim__key_digest(const void *data, size_t len, char out[65]);
+/* Longest key (Idempotency-Key, effect key) kept as it is in a Redis key
+   name or a logical request key; a longer one is named by its digest. */
+#define SIM_KEY_RAW_MAX 200
 /* Writes v in lower-case hex, at least min digits (what "%0*llx" prints),
    at o without a terminator; returns the end. For the hot path, where
    snprintf costs more than the rest of the field. */
@@ -507,6 +514,11 @@ typedef struct sim_waiter sim_waiter;
 /* A waiter whose timers run on env's monotonic clock (copied; NULL = the
    real clock). Caller owns *out. */
 int sim__waiter_new(const sim_env *env, sim_waiter **out);
+/* Wakes at once, with reason, every wait whose arg match(arg, ctx)
+   accepts (a run's connections: session.c), firing them on the calling
+   thread. Returns how many were woken. */
+int sim__waiter_wake_if(sim_waiter *wt, int (*match)(void *arg, void *ctx), void *ctx,
+                        int reason);
 /* Makes the waiter look at its clock again (after a fake clock moved). */
 void sim__waiter_kick(sim_waiter *wt);
 /* Registers w: fn(arg, reason) runs once when the timer is due, the peer
@@ -582,7 +594,9 @@ void sim__ledger_free(sim_ledger *lg);
 int sim__ledger_post(sim_ledger *lg, const char *key, const char *name,
                      const char *fingerprint, int apply, int *count,
                      char **result);
-/* 1 if key was applied (with *result owned by the caller), else 0. */
+/* 1 if key was applied under any effect name (the first one's *result,
+   owned by the caller), else 0. A key is scoped by the effect's name in
+   sim__ledger_post: the same key sent to two effects is two entries. */
 int sim__ledger_lookup(sim_ledger *lg, const char *key, char **result);
 /* The entry an effect is filed under (its key, or "fp:<fingerprint>");
    returns key or buf. Shared with the Redis ledger (state_redis.c). */

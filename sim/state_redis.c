@@ -13,6 +13,15 @@
  * drops its connection and returns SIM_ESTATE; the next call reconnects
  * (at most every RECONNECT_MS per connection), so a server recovers by
  * itself when Redis is back.
+ *
+ * A call that writes carries a deadline on Redis's clock (DEADLINE_MS
+ * after it is sent, shorter than the command timeout): a script that Redis
+ * runs after it writes nothing and answers "late". So a call the server
+ * gave up on (a Redis busy past the timeout: the client got a 500
+ * state_unavailable) is never applied behind its back: no attempt counted,
+ * no effect applied, no bucket token taken (issue 29). Redis's clock is
+ * read from every answer (offset_ms); a "late" answer that still came in
+ * time (Redis's clock jumped) is retried once with a fresh deadline.
  */
 #include <errno.h>
 #include <hiredis/hiredis.h>
@@ -29,7 +38,8 @@
 #define RECONNECT_MS 200.0   /* a dead connection is retried this often */
 #define CONNECT_TIMEOUT_MS 500
 #define COMMAND_TIMEOUT_MS 2000
-#define KEYCAP 640
+#define DEADLINE_MS 1500     /* a write runs within this of its sending, or not at all */
+#define KEYCAP 640           /* prefix (< 200) + tag + a key of SIM_KEY_RAW_MAX or a digest */
 
 /* ---------------------------------------------------------- scripts */
 
@@ -52,20 +62,26 @@ static const char *const SCRIPTS[NSCRIPTS] = {
     "redis.call('PEXPIRE', KEYS[1], ARGV[3])\n"
     "return {ARGV[2], now, now}\n",
 
-    /* S_ARRIVE: KEYS attempt counter, arrival counter, meta; ARGV ttl.
-       One arrival: {attempt of this key, arrival number in the session}. */
+    /* S_ARRIVE: KEYS attempt counter, arrival counter, meta; ARGV ttl,
+       deadline. One arrival: {attempt of this key, arrival number in the
+       session, now}, or {-1, now} past the deadline (nothing written). */
+    "local t = redis.call('TIME')\n"
+    "local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)\n"
+    "if now > tonumber(ARGV[2]) then return {-1, tostring(now)} end\n"
     "local a = redis.call('INCR', KEYS[1])\n"
     "redis.call('PEXPIRE', KEYS[1], ARGV[1])\n"
     "local n = redis.call('INCR', KEYS[2])\n"
     "redis.call('PEXPIRE', KEYS[2], ARGV[1])\n"
     "redis.call('PEXPIRE', KEYS[3], ARGV[1])\n"
-    "return {a, n}\n",
+    "return {a, n, tostring(now)}\n",
 
     /* S_RATE: KEYS bucket; ARGV rpm, tpm, req_cap, tok_cap, scale, tokens,
-       ttl. A token bucket over requests and tokens refilled continuously in
-       scenario time on Redis's clock: {refused, req left, tok left, wait s}. */
+       ttl, deadline. A token bucket over requests and tokens refilled
+       continuously in scenario time on Redis's clock: {refused, req left,
+       tok left, wait s, now}, or {-1, now} past the deadline. */
     "local t = redis.call('TIME')\n"
     "local now = tonumber(t[1]) * 1000 + tonumber(t[2]) / 1000\n"
+    "if now > tonumber(ARGV[8]) then return {-1, tostring(math.floor(now))} end\n"
     "local rpm, tpm = tonumber(ARGV[1]), tonumber(ARGV[2])\n"
     "local rcap, tcap = tonumber(ARGV[3]), tonumber(ARGV[4])\n"
     "local scale, tokens = tonumber(ARGV[5]), tonumber(ARGV[6])\n"
@@ -86,11 +102,16 @@ static const char *const SCRIPTS[NSCRIPTS] = {
     "end\n"
     "redis.call('HSET', KEYS[1], 'req', tostring(req), 'tok', tostring(tok), 'last', tostring(now))\n"
     "redis.call('PEXPIRE', KEYS[1], ARGV[7])\n"
-    "return {refused, tostring(req), tostring(tok), tostring(math.max(wr, wt))}\n",
+    "return {refused, tostring(req), tostring(tok), tostring(math.max(wr, wt)),\n"
+    "        tostring(math.floor(now))}\n",
 
-    /* S_POST: KEYS entry, serial; ARGV honour, has key, fingerprint, apply,
-       name, ttl. The ledger.c rule in one step: the fingerprint and the
-       result are set only if absent. {action, count, serial, name}. */
+    /* S_POST: KEYS entry (of key and name), serial, lookup index (of key);
+       ARGV honour, has key, fingerprint, apply, name, ttl, deadline. The ledger.c rule in one step: the fingerprint
+       and the result are set only if absent. {action, count, serial, name,
+       now}, or {-1, now} past the deadline (nothing applied). */
+    "local t = redis.call('TIME')\n"
+    "local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)\n"
+    "if now > tonumber(ARGV[7]) then return {-1, tostring(now)} end\n"
     "local e = redis.call('HMGET', KEYS[1], 'fp', 'applied', 'serial', 'name')\n"
     "local applied = tonumber(e[2]) or 0\n"
     "local keyed = ARGV[1] == '1' and ARGV[2] == '1' and applied > 0\n"
@@ -108,11 +129,15 @@ static const char *const SCRIPTS[NSCRIPTS] = {
     "    redis.call('HSETNX', KEYS[1], 'serial', e[3])\n"
     "    redis.call('HSETNX', KEYS[1], 'name', e[4])\n"
     "  end\n"
+    "  redis.call('HSETNX', KEYS[3], 'serial', e[3])\n"
+    "  redis.call('HSETNX', KEYS[3], 'name', e[4])\n"
+    "  redis.call('HINCRBY', KEYS[3], 'applied', 1)\n"
+    "  redis.call('PEXPIRE', KEYS[3], ARGV[6])\n"
     "  redis.call('PEXPIRE', KEYS[1], ARGV[6])\n"
     "  redis.call('PEXPIRE', KEYS[2], ARGV[6])\n"
     "end\n"
     "if applied < 1 then applied = 1 end\n"
-    "return {action, applied, e[3] or false, e[4] or false}\n",
+    "return {action, applied, e[3] or false, e[4] or false, tostring(now)}\n",
 };
 
 /* ------------------------------------------------------------ pool */
@@ -131,6 +156,7 @@ typedef struct rstate {
   char meta[200];      /* "fusebox:<name>:meta" */
   char sha[NSCRIPTS][48];
   unsigned next;       /* round robin over the pool */
+  long long offset_ms; /* atomic: Redis's clock (ms) minus sim_now_ms(), last seen */
   slot pool[POOL];
 } rstate;
 
@@ -191,10 +217,39 @@ static slot *take(rstate *r, char err[SIM_ERRLEN]) {
   return s;
 }
 
+/* 1 when s's last command failed because Redis closed the connection (a
+   restart, an idle timeout), not because it was slow. */
+static int lost(const slot *s, int saved_errno) {
+  if (s->c->err == REDIS_ERR_EOF) return 1;
+  return s->c->err == REDIS_ERR_IO && saved_errno != EAGAIN && saved_errno != EWOULDBLOCK &&
+         saved_errno != EINTR && saved_errno != 0;
+}
+
+/*
+ * Sends one command on s (locked, connected). A command on a connection
+ * Redis had closed (it restarted: each of the pool's connections failed
+ * once, a 500 each, issue 29) is sent again, once, on a fresh connection
+ * made at once: a closed connection ran nothing. A timeout is not retried
+ * (Redis may be running the command). Returns the reply or NULL; s->c is
+ * then NULL only when the reconnection failed.
+ */
+static redisReply *command(rstate *r, slot *s, int argc, const char **argv, const size_t *lens,
+                           char err[SIM_ERRLEN]) {
+  errno = 0;
+  redisReply *rep = redisCommandArgv(s->c, argc, argv, lens);
+  if (rep != NULL || !lost(s, errno)) return rep;
+  redisFree(s->c);
+  s->c = NULL;
+  s->retry_at = 0;
+  if (connect_slot(r, s, err) != SIM_OK) return NULL;
+  return redisCommandArgv(s->c, argc, argv, lens);
+}
+
 /*
  * Runs script `which` with nkeys keys then the args (argv after the script
- * slot): one round trip. Returns the reply (caller frees) or NULL with err,
- * having dropped the connection when it failed.
+ * slot): one round trip (two when the connection had been closed). Returns
+ * the reply (caller frees) or NULL with err, having dropped the connection
+ * when it failed.
  */
 static redisReply *run(rstate *r, int which, int nkeys, int nargs, const char **args,
                        char err[SIM_ERRLEN]) {
@@ -211,7 +266,11 @@ static redisReply *run(rstate *r, int which, int nkeys, int nargs, const char **
   if (s == NULL) return NULL;
   argv[1] = r->sha[which];
   lens[1] = strlen(argv[1]);
-  redisReply *rep = redisCommandArgv(s->c, argc, argv, lens);
+  redisReply *rep = command(r, s, argc, argv, lens, err);
+  if (s->c == NULL) { /* closed, and no new connection: err says why */
+    pthread_mutex_unlock(&s->lock);
+    return NULL;
+  }
   if (rep != NULL && rep->type == REDIS_REPLY_ERROR && strncmp(rep->str, "NOSCRIPT", 8) == 0) {
     freeReplyObject(rep); /* scripts flushed behind our back: send the text */
     argv[0] = "EVAL";
@@ -254,17 +313,72 @@ static int bad_reply(redisReply *rep, char err[SIM_ERRLEN]) {
   return SIM_ESTATE;
 }
 
+/* Learns Redis's clock from `now` (its ms) read in an answer just come. */
+static void learn_clock(rstate *r, const char *now) {
+  if (now == NULL) return;
+  long long off = strtoll(now, NULL, 10) - (long long)sim_now_ms();
+  __atomic_store_n(&r->offset_ms, off, __ATOMIC_RELAXED);
+}
+
+/*
+ * Runs a script that writes (its last argument the deadline, appended
+ * here): once, and once more if Redis ran it past its deadline although
+ * the answer came in time (its clock moved). Returns the reply, whose last
+ * element (Redis's now) has been read, or NULL with err.
+ */
+static redisReply *run_timed(rstate *r, int which, int nkeys, int nargs, const char **args,
+                             char err[SIM_ERRLEN]) {
+  const char *a[16];
+  char dl[24];
+  for (int i = 0; i < nargs && i < 15; i++) a[i] = args[i];
+  a[nargs] = dl;
+  for (int tries = 0; tries < 2; tries++) {
+    long long due = (long long)sim_now_ms() + __atomic_load_n(&r->offset_ms, __ATOMIC_RELAXED) +
+                    DEADLINE_MS;
+    snprintf(dl, sizeof dl, "%lld", due);
+    redisReply *rep = run(r, which, nkeys, nargs + 1, a, err);
+    if (rep == NULL) return NULL;
+    if (rep->type != REDIS_REPLY_ARRAY || rep->elements < 2) return rep; /* bad_reply's */
+    learn_clock(r, elem_str(rep, rep->elements - 1));
+    long long first;
+    if (elem_int(rep, 0, &first) != 0 || first != -1) return rep;
+    freeReplyObject(rep); /* late: nothing was written */
+  }
+  snprintf(err, SIM_ERRLEN, "Redis at %.64s:%d ran the call after its deadline (clock moved?)",
+           r->host, r->port);
+  return NULL;
+}
+
 /* ------------------------------------------------------------- ops */
+
+/*
+ * The Redis key name of `key` under the session: prefix, tag, then the key
+ * as it is when it has at most SIM_KEY_RAW_MAX bytes, else "#" and its
+ * SHA-256 (sim__key_digest). A key name was cut at KEYCAP bytes before, so
+ * two long Idempotency-Keys sharing a prefix were one effect (issue 29).
+ * A key that starts with '#' is digested too, so no short key can take a
+ * long one's name.
+ */
+static void key_name(const rstate *r, const char *tag, const char *key, char out[KEYCAP]) {
+  size_t n = strlen(key);
+  if (n <= SIM_KEY_RAW_MAX && key[0] != '#') {
+    snprintf(out, KEYCAP, "%s%s%s", r->prefix, tag, key);
+    return;
+  }
+  char d[65];
+  sim__key_digest(key, n, d);
+  snprintf(out, KEYCAP, "%s%s#%s", r->prefix, tag, d);
+}
 
 static int r_arrive(sim_state *st, const char *key, int *attempt, long *n,
                     char err[SIM_ERRLEN]) {
   rstate *r = st->impl;
   char k1[KEYCAP], k2[KEYCAP], ttl[24];
-  snprintf(k1, sizeof k1, "%sa:%s", r->prefix, key);
+  key_name(r, "a:", key, k1);
   snprintf(k2, sizeof k2, "%sarrivals", r->prefix);
   snprintf(ttl, sizeof ttl, "%ld", r->ttl_ms);
   const char *args[] = {k1, k2, r->meta, ttl};
-  redisReply *rep = run(r, S_ARRIVE, 3, 4, args, err);
+  redisReply *rep = run_timed(r, S_ARRIVE, 3, 4, args, err);
   if (rep == NULL) return SIM_ESTATE;
   long long a, nn;
   if (elem_int(rep, 0, &a) || elem_int(rep, 1, &nn)) return bad_reply(rep, err);
@@ -285,7 +399,7 @@ static int r_rl_take(sim_state *st, int tokens, sim_rl_result *res, char err[SIM
   snprintf(a[5], sizeof a[5], "%d", tokens);
   snprintf(a[6], sizeof a[6], "%ld", r->ttl_ms);
   const char *args[] = {k, a[0], a[1], a[2], a[3], a[4], a[5], a[6]};
-  redisReply *rep = run(r, S_RATE, 1, 8, args, err);
+  redisReply *rep = run_timed(r, S_RATE, 1, 8, args, err);
   if (rep == NULL) return SIM_ESTATE;
   long long refused;
   const char *req = elem_str(rep, 1), *tok = elem_str(rep, 2), *wait = elem_str(rep, 3);
@@ -301,13 +415,19 @@ static int r_post(sim_state *st, const char *key, const char *name, const char *
                   int apply, int *count, char **result, char err[SIM_ERRLEN]) {
   rstate *r = st->impl;
   *result = NULL;
-  char kbuf[SIM_LEDGER_KEYLEN], k1[KEYCAP], k2[KEYCAP], ttl[24];
-  snprintf(k1, sizeof k1, "%sl:%s", r->prefix, sim__ledger_key(key, name, fp, kbuf));
+  char kbuf[SIM_LEDGER_KEYLEN], k1[KEYCAP], k2[KEYCAP], k3[KEYCAP], ttl[24], tag[160];
+  const char *lk = sim__ledger_key(key, name, fp, kbuf);
+  /* the entry is scoped by the effect's name (length-prefixed: no name and
+     key can be read two ways); the lookup index by the key alone */
+  if (name == NULL) name = "";
+  snprintf(tag, sizeof tag, "l:%zu:%.128s:", strlen(name), name);
+  key_name(r, tag, lk, k1);
+  key_name(r, "lk:", lk, k3);
   snprintf(k2, sizeof k2, "%sserial", r->prefix);
   snprintf(ttl, sizeof ttl, "%ld", r->ttl_ms);
-  const char *args[] = {k1, k2, st->honour ? "1" : "0", key ? "1" : "0", fp,
+  const char *args[] = {k1, k2, k3, st->honour ? "1" : "0", key ? "1" : "0", fp,
                         apply ? "1" : "0", name, ttl};
-  redisReply *rep = run(r, S_POST, 2, 8, args, err);
+  redisReply *rep = run_timed(r, S_POST, 3, 9, args, err);
   if (rep == NULL) return SIM_ESTATE;
   long long action, applied;
   if (elem_int(rep, 0, &action) || elem_int(rep, 1, &applied) || action < 1 || action > 4)
@@ -325,13 +445,13 @@ static int r_lookup(sim_state *st, const char *key, char **result, char err[SIM_
   rstate *r = st->impl;
   *result = NULL;
   char k[KEYCAP];
-  snprintf(k, sizeof k, "%sl:%s", r->prefix, key);
+  key_name(r, "lk:", key, k);
   slot *s = take(r, err);
   if (s == NULL) return SIM_ESTATE;
   const char *argv[] = {"HMGET", k, "applied", "serial", "name"};
   size_t lens[] = {5, strlen(k), 7, 6, 4};
-  redisReply *rep = redisCommandArgv(s->c, 5, argv, lens); /* a read: one command */
-  if (rep == NULL) {
+  redisReply *rep = command(r, s, 5, argv, lens, err); /* a read: one command */
+  if (rep == NULL && s->c != NULL) {
     snprintf(err, SIM_ERRLEN, "Redis at %.64s:%d: %.120s", r->host, r->port,
              s->c->errstr[0] ? s->c->errstr : "no reply");
     drop(s);
@@ -366,6 +486,15 @@ static const sim_state_ops redis_ops = {r_arrive, r_rl_take, r_post, r_lookup, r
 /* Parses redis://HOST:PORT[/DB]; see state_int.h. */
 int sim__state_parse_url(const char *url, char *host, size_t host_cap, int *port, int *db,
                          char err[SIM_ERRLEN]) {
+  /* redis://USER:PASSWORD@...: never echoed (stderr, CI logs); not used */
+  const char *at = url && strncmp(url, "redis://", 8) == 0 ? strchr(url + 8, '@') : NULL;
+  if (at != NULL && (strchr(url + 8, '/') == NULL || strchr(url + 8, '/') > at)) {
+    snprintf(err, SIM_ERRLEN,
+             "bad state URL 'redis://[redacted]@%.80s': credentials in the URL are not "
+             "supported (use a Redis on loopback without AUTH): redis://HOST:PORT[/DB]",
+             at + 1);
+    return SIM_EINVAL;
+  }
   const char *p = url && strncmp(url, "redis://", 8) == 0 ? url + 8 : NULL;
   const char *hend = NULL, *rest = NULL;
   if (p != NULL && *p == '[') {
@@ -422,8 +551,13 @@ int sim__state_redis_new(const sim_state_redis_opts *o, int honour, sim_ratelimi
   for (int i = 0; i < POOL; i++) pthread_mutex_init(&r->pool[i].lock, NULL);
   r->ttl_ms = o->ttl_ms > 0 ? o->ttl_ms : 3600L * 1000;
   int rc = sim__state_parse_url(o->url, r->host, sizeof r->host, &r->port, &r->db, err);
-  if (rc == SIM_OK && (o->session == NULL || o->session[0] == '\0' || strlen(o->session) > 100)) {
-    snprintf(err, SIM_ERRLEN, "a fleet session name is 1 to 100 characters");
+  /* The name goes into Redis key names: a ':' would let one session's keys
+     lie inside another's, a '*' match others in a SCAN, a newline or an
+     ESC reach a terminal (issue 29). Control sessions obey the same rule. */
+  if (rc == SIM_OK && !sim_session_name_ok(o->session)) {
+    snprintf(err, SIM_ERRLEN,
+             "bad fleet session name: use 1 to %d of A-Z a-z 0-9 . _ - (no ':', '*', blanks "
+             "or control characters)", SIM_SESSION_NAME_MAX);
     rc = SIM_EINVAL;
   }
   if (rc != SIM_OK) goto fail;
@@ -445,6 +579,7 @@ int sim__state_redis_new(const sim_state_redis_opts *o, int honour, sim_ratelimi
     bad_reply(rep, err);
     goto fail;
   }
+  learn_clock(r, now);
   snprintf(r->prefix, sizeof r->prefix, "fusebox:%s:%s:", o->session, id);
   snprintf(st->session, sizeof st->session, "%s/%s", o->session, id);
   st->age_ms = strtod(now, NULL) - strtod(start, NULL);

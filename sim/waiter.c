@@ -449,6 +449,30 @@ void sim__waiter_poll(sim_waiter *wt) {
   fire_all(due, ndue, SIM_WAKE_TIMER);
 }
 
+/* Wakes, on the calling thread, every wait whose arg match accepts; see
+   sim_int.h. */
+int sim__waiter_wake_if(sim_waiter *wt, int (*match)(void *arg, void *ctx), void *ctx,
+                        int reason) {
+  if (wt == NULL) return 0;
+  int total = 0;
+  for (;;) {
+    sim_wait *due[BATCH];
+    size_t ndue = 0;
+    pthread_mutex_lock(&wt->lock);
+    /* collected first, detached after: detaching moves heap entries */
+    for (int o = 0; o < SIM_WAIT_OWNERS && ndue < BATCH; o++)
+      for (size_t i = 0; i < wt->heaps[o].n && ndue < BATCH; i++)
+        if (match(wt->heaps[o].v[i]->arg, ctx)) due[ndue++] = wt->heaps[o].v[i];
+    for (size_t i = 0; i < wt->nuntimed && ndue < BATCH; i++)
+      if (match(wt->untimed[i]->arg, ctx)) due[ndue++] = wt->untimed[i];
+    for (size_t i = 0; i < ndue; i++) detach(wt, due[i]);
+    pthread_mutex_unlock(&wt->lock);
+    if (ndue == 0) return total;
+    fire_all(due, ndue, reason);
+    total += (int)ndue;
+  }
+}
+
 /* Wakes every wait with SIM_WAKE_SHUTDOWN, refuses new ones, and returns
    once all have been woken. */
 void sim__waiter_shutdown(sim_waiter *wt) {

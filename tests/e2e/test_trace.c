@@ -37,6 +37,42 @@ static void test_session_done_and_redaction(void) {
   e2e_free(s);
 }
 
+/* Two logical requests interleaved on one path (A, B, A, B; by body and by
+   Idempotency-Key): each is counted from attempt 1, so the trace says
+   1 1 2 2 and the scenario answers each second attempt. Attempts keyed by
+   the URL instead of the logical request would say 1 2 3 4. */
+static void test_interleaved_logical_requests(void) {
+  e2e_server *s = e2e_start(
+      "return scenario { name='two', provider = function(req)\n"
+      "  if req.attempt == 1 then return fail { status = 503 } end\n"
+      "  return chat { content = 'attempt ' .. req.attempt }\n"
+      "end }", 1);
+  static const char *const bodies[] = {"{\"q\":\"A\"}", "{\"q\":\"B\"}"};
+  const char *ka[] = {"Idempotency-Key: key-A", NULL}, *kb[] = {"Idempotency-Key: key-B", NULL};
+  const char *const *keys[] = {ka, kb};
+  int status[8];
+  for (int i = 0; i < 8; i++) { /* 4 by body, then 4 by key (one body) */
+    e2e_resp r;
+    e2e_request(s, "POST", CHAT, i < 4 ? bodies[i % 2] : "{}", i < 4 ? NULL : keys[i % 2], 5000,
+                &r);
+    status[i] = r.status;
+    e2e_resp_clear(&r);
+  }
+  e2e_stop(s);
+  static const int want_attempt[8] = {1, 1, 2, 2, 1, 1, 2, 2};
+  static const int want_status[8] = {503, 503, 200, 200, 503, 503, 200, 200};
+  for (int i = 0; i < 8; i++) {
+    cJSON *a = e2e_event(s, "arrive", i);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(a);
+    CU_ASSERT_EQUAL(e2e_num(a, "attempt"), want_attempt[i]);
+    CU_ASSERT_EQUAL(status[i], want_status[i]);
+  }
+  CU_ASSERT_STRING_NOT_EQUAL(e2e_str(e2e_event(s, "arrive", 0), "key"),
+                             e2e_str(e2e_event(s, "arrive", 1), "key"));
+  CU_ASSERT_STRING_EQUAL(e2e_str(e2e_event(s, "arrive", 4), "key"), "idem:key-A");
+  e2e_free(s);
+}
+
 static void test_runtime_error_is_a_500(void) {
   e2e_server *s = e2e_start(
       "return scenario { name='t', provider = function(req)\n"
@@ -186,5 +222,7 @@ int suite_trace(void) {
   CU_add_test(s, "an unwritable trace is an error at start", test_unwritable_trace);
   CU_add_test(s, "a full disk is an error, told once", test_full_disk_is_an_error);
   CU_add_test(s, "an answer delivered just before stop is complete", test_answer_delivered_before_stop);
+  CU_add_test(s, "two interleaved logical requests each count from attempt 1",
+              test_interleaved_logical_requests);
   return CU_get_error();
 }
