@@ -177,12 +177,13 @@ static int permanent_status(int s) {
  * many verdicts were written.
  */
 static int put_expect(imp_buf *b, const imp_log *lg, size_t nreq, int have_effects) {
-  int seen[600] = {0}, quota = 0, ra = 0, n = 0;
+  int seen[600] = {0}, quota = 0, ra = 0, n = 0, tools = 0;
   for (size_t i = 0; i < lg->n; i++) {
     const imp_attempt *a = &lg->v[i];
     if (a->status > 0 && a->status < 600 && permanent_status(a->status)) seen[a->status] = 1;
     quota |= a->quota;
     ra |= a->has_ra && a->status >= 300;
+    tools |= a->tools;
   }
   imp__buf_puts(b, "  -- Best practice for this incident (what any good client does);\n"
                    "  -- add attempts, outcome or a deadline for your own client's policy.\n"
@@ -205,7 +206,11 @@ static int put_expect(imp_buf *b, const imp_log *lg, size_t nreq, int have_effec
     imp__buf_puts(b, "    retry_after_honoured = true,\n");
     n++;
   }
-  if (have_effects) {
+  if (tools) { /* tool calls were answered: none run cut, invalid or twice */
+    imp__buf_puts(b, "    tool_integrity = true,\n");
+    n++;
+  }
+  if (have_effects || tools) { /* a tool run is an effect: none executed twice */
     imp__buf_puts(b, "    side_effects = true,\n");
     n++;
   }

@@ -95,7 +95,8 @@ static int read_entry(imp_log *lg, int i, const cJSON *e) {
   char path[2048];
   url_path(url, path, sizeof path);
   int effect = strstr(path, "/effects/") != NULL;
-  if (!effect && strstr(path, "/chat/completions") == NULL && strstr(path, "/messages") == NULL) {
+  const char *api = imp__api_of_path(path);
+  if (!effect && (api == NULL || strcmp(api, "embeddings") == 0)) {
     lg->skipped++;
     return SIM_OK;
   }
@@ -114,6 +115,7 @@ static int read_entry(imp_log *lg, int i, const cJSON *e) {
   a.line = i + 1;
   a.root = 1;
   a.effect = r.effect = effect;
+  r.api = api;
   const char *started = get_str(e, "startedDateTime");
   if (started != NULL && imp__parse_iso8601(started, &a.t_ms) == 0) a.has_t = 1;
 
@@ -159,7 +161,8 @@ static int read_entry(imp_log *lg, int i, const cJSON *e) {
     const char *enc = get_str(content, "encoding");
     const char *mime = get_str(content, "mimeType");
     const char *ct = imp__resp_get_header(&r, "content-type");
-    int sse = (mime && strcasestr(mime, "event-stream")) || (ct && strcasestr(ct, "event-stream"));
+    int sse = (mime && strcasestr(mime, "event-stream")) || (ct && strcasestr(ct, "event-stream")) ||
+              strstr(url, "alt=sse") != NULL;
     size_t tlen = text ? strlen(text) : 0;
     if (text && enc && strcasecmp(enc, "base64") == 0) {
       if (base64_decode(text, &body_dec, &tlen) != 0) {
