@@ -35,6 +35,7 @@ static void log_clear(imp_log *lg) {
     free(lg->v[i].step);
   }
   free(lg->v);
+  free(lg->call_ids);
   lg->v = NULL;
   lg->n = lg->cap = 0;
 }
@@ -214,7 +215,8 @@ static int put_expect(imp_buf *b, const imp_log *lg, size_t nreq, int have_effec
     imp__buf_puts(b, "    side_effects = true,\n");
     n++;
   }
-  imp__buf_printf(b, "    max_requests = %zu,\n", nreq * 4);
+  /* each tool call answered is one more logical request: its run */
+  imp__buf_printf(b, "    max_requests = %zu,\n", (nreq + (size_t)lg->ncalls) * 4);
   n++;
   imp__buf_puts(b, "  },\n");
   return n;

@@ -118,6 +118,8 @@ typedef struct imp_resp {
   int finish;            /* 0, IMP_FINISH_LENGTH or IMP_FINISH_FILTER */
   char *model;           /* the model the answer named, or NULL */
   const char *api;       /* the API (imp__api_of_path), static; NULL unknown */
+  int frames;            /* stream frames sent before a cut or error, when the
+                            input counted them (a trace); -1: from the chunks */
   int effect;            /* 1: at the effect endpoint */
   int effect_apply;      /* 1: the effect was executed */
 } imp_resp;
@@ -196,6 +198,9 @@ typedef struct imp_log {
   int too_big;                 /* 1: the scenario came out over the size limit */
   const char *map;             /* --map: "ours=theirs,..." for JSON Lines; NULL = none */
   char unknown[256];           /* JSON Lines fields nobody reads, comma-separated */
+  char *call_ids;              /* distinct tool calls answered, "\nname\tid\n..." (owned) */
+  size_t call_ids_len;
+  int ncalls;                  /* how many (each a run the client may make: an arrival) */
   char *err;                   /* SIM_ERRLEN bytes */
 } imp_log;
 

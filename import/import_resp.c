@@ -24,6 +24,7 @@ void imp__resp_init(imp_resp *r) {
   memset(r, 0, sizeof *r);
   r->usage_in = r->usage_out = -1;
   r->effect_apply = 1;
+  r->frames = -1;
 }
 
 /* Releases everything r owns and starts it again empty. */

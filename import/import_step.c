@@ -127,6 +127,7 @@ static void put_finish(imp_buf *b, const imp_resp *r) {
    each tool call's arguments in the pieces the server streams them in
    (8 bytes; a Gemini call is one chunk), as the trace counts them. */
 static int frames_sent(const imp_resp *r) {
+  if (r->frames >= 0) return r->frames;
   int n = r->nchunks;
   for (int i = 0; i < r->ntools; i++) {
     const imp_tool *t = &r->tools[i];
@@ -357,6 +358,26 @@ static char *dup_opt(const char *s, int *nomem) {
   return d;
 }
 
+/* Notes the distinct tool calls of r (name and id) in lg->ncalls; at most
+   64 KiB of them are told apart, the rest count as new. */
+static int note_calls(imp_log *lg, const imp_resp *r) {
+  for (int i = 0; i < r->ntools; i++) {
+    const imp_tool *t = &r->tools[i];
+    if (t->name == NULL || t->name[0] == '\0') continue;
+    char one[300];
+    int n = snprintf(one, sizeof one, "\n%.140s\t%.140s\n", t->name, t->id ? t->id : "");
+    if (lg->call_ids != NULL && strstr(lg->call_ids, one) != NULL) continue;
+    lg->ncalls++;
+    if (lg->call_ids_len + (size_t)n > IMP_MAX_TEXT) continue;
+    char *p = realloc(lg->call_ids, lg->call_ids_len + (size_t)n + 1);
+    if (p == NULL) return SIM_ENOMEM;
+    memcpy(p + lg->call_ids_len, one, (size_t)n + 1);
+    lg->call_ids = p;
+    lg->call_ids_len += (size_t)n - 1; /* the next one shares this '\n' */
+  }
+  return SIM_OK;
+}
+
 /* Renders r and appends the attempt. */
 int imp__add(imp_log *lg, const imp_attempt *a, const imp_resp *r) {
   if (lg->n >= IMP_MAX_ATTEMPTS)
@@ -369,6 +390,7 @@ int imp__add(imp_log *lg, const imp_attempt *a, const imp_resp *r) {
     lg->v = v;
     lg->cap = cap;
   }
+  if (note_calls(lg, r) != SIM_OK) return SIM_ENOMEM;
   imp_buf b;
   imp__buf_init(&b, IMP_MAX_OUTPUT);
   imp_resp view = *r; /* shallow: only read */
