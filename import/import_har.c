@@ -173,8 +173,8 @@ static int read_entry(imp_log *lg, int i, const cJSON *e) {
     }
     if (sse && r.status >= 200 && r.status < 300) r.stream = 1;
     if (text != NULL && (rc = imp__resp_body(&r, text, tlen, NULL, sse)) != SIM_OK) goto done;
-    if (r.stream && r.nchunks > 1 && receive > 0)
-      r.interval_s = receive / 1000.0 / (r.nchunks - 1);
+    if (r.stream && imp__resp_frames(&r) > 1 && receive > 0)
+      r.interval_s = receive / 1000.0 / (imp__resp_frames(&r) - 1);
     if (!r.stream && stream_req && text == NULL && r.status < 300) r.stream = 1;
     if (r.status >= 300) imp__resp_ra_date(&r, a.has_t ? a.t_ms + latency : 0);
   }

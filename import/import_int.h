@@ -137,6 +137,11 @@ const char *imp__resp_get_header(const imp_resp *r, const char *name);
    NULL). At most IMP_MAX_TOOLS calls, IMP_MAX_TEXT bytes of arguments.
    Returns SIM_OK or SIM_ENOMEM. */
 int imp__resp_tool(imp_resp *r, int key, const char *id, const char *name, const char *args);
+/* The stream frames a replay of r sends: its text chunks, then each tool
+   call's arguments in 8-byte pieces (a Gemini call: one frame), as the
+   server streams and the trace counts them; r->frames when the input
+   counted them. */
+int imp__resp_frames(const imp_resp *r);
 /* Appends a stream chunk (copied, bounded by IMP_MAX_CHUNKS). */
 int imp__resp_chunk(imp_resp *r, const char *s, size_t n);
 /*

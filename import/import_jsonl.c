@@ -269,9 +269,10 @@ static int read_line(imp_log *lg, int line, const cJSON *o) {
                : cJSON_IsString(body) ? (long)strlen(body->valuestring) : 0;
   }
   if (hl && latency >= IMP_MIN_DELAY_MS) r.delay_ms = latency;
-  if (r.stream && r.nchunks > 1) {
+  int frames = imp__resp_frames(&r); /* the gaps are between every frame */
+  if (r.stream && frames > 1) {
     if (hi) r.interval_s = interval / 1000.0;
-    else if (hd && duration > latency) r.interval_s = (duration - latency) / 1000.0 / (r.nchunks - 1);
+    else if (hd && duration > latency) r.interval_s = (duration - latency) / 1000.0 / (frames - 1);
   }
   if (r.status >= 300) imp__resp_ra_date(&r, epoch && a.has_t ? a.t_ms + latency : 0);
 

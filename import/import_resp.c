@@ -169,6 +169,21 @@ int imp__resp_chunk(imp_resp *r, const char *s, size_t n) {
   return SIM_OK;
 }
 
+/* The stream frames a replay sends before a cut: the text chunks, then
+   each tool call's arguments in the pieces the server streams them in
+   (8 bytes; a Gemini call is one chunk), as the trace counts them. */
+int imp__resp_frames(const imp_resp *r) {
+  if (r->frames >= 0) return r->frames;
+  int n = r->nchunks;
+  for (int i = 0; i < r->ntools; i++) {
+    const imp_tool *t = &r->tools[i];
+    if (t->name == NULL || t->name[0] == '\0') continue;
+    size_t len = t->args && t->args[0] ? strlen(t->args) : 2; /* none: "{}" */
+    n += r->api && strcmp(r->api, "gemini") == 0 ? 1 : (int)((len + 7) / 8);
+  }
+  return n;
+}
+
 /* Retry-After as an HTTP-date, made relative to when the response was sent. */
 void imp__resp_ra_date(imp_resp *r, double ref_epoch_ms) {
   const char *ra = imp__resp_get_header(r, "retry-after");

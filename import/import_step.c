@@ -123,21 +123,6 @@ static void put_finish(imp_buf *b, const imp_resp *r) {
   else if (r->finish == IMP_FINISH_FILTER) imp__buf_puts(b, ", incomplete = \"content_filter\"");
 }
 
-/* The stream frames a replay sends before a cut: the text chunks, then
-   each tool call's arguments in the pieces the server streams them in
-   (8 bytes; a Gemini call is one chunk), as the trace counts them. */
-static int frames_sent(const imp_resp *r) {
-  if (r->frames >= 0) return r->frames;
-  int n = r->nchunks;
-  for (int i = 0; i < r->ntools; i++) {
-    const imp_tool *t = &r->tools[i];
-    if (t->name == NULL || t->name[0] == '\0') continue;
-    size_t len = t->args && t->args[0] ? strlen(t->args) : 2; /* none: "{}" */
-    n += r->api && strcmp(r->api, "gemini") == 0 ? 1 : (int)((len + 7) / 8);
-  }
-  return n;
-}
-
 /* A step opener "kind { " followed by fields that each begin with ", ":
    the first separator is dropped. */
 typedef struct step_w {
@@ -291,7 +276,7 @@ static void put_core(imp_buf *b, const imp_resp *r) {
       imp__buf_puts(b, ", interval = ");
       imp__lua_number(b, r->interval_s);
     }
-    int frames = frames_sent(r);
+    int frames = imp__resp_frames(r);
     if (r->cut == IMP_CUT_DROP) imp__buf_printf(b, ", drop_after = %d", frames);
     if (r->cut == IMP_CUT_STALL) imp__buf_printf(b, ", stall_after = %d", frames);
     if (r->stream_error) {
