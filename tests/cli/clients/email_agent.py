@@ -12,6 +12,9 @@ $FUSEBOX_URL/v1/effects/send_email. Python standard library only.
   email_agent.py --fixed    honours Retry-After, one attempt at a time (at
                             most 4), and runs each call of the one answer it
                             accepts once, keyed by the call id
+  --dump FILE               also writes each answer received, in order: the
+                            status and the body as JSON with sorted keys,
+                            `id` of the completion and `created` masked
 
 Prints the tool calls it ran; exit 0 when a call ran, 1 otherwise.
 """
@@ -33,16 +36,40 @@ BODY = json.dumps({
 }).encode()
 
 
+DUMP = []
+LOCK = threading.Lock()
+
+
+def canon(status, raw):
+    """One line for an answer: its status and its body, ids and times masked."""
+    try:
+        body = json.loads(raw)
+    except ValueError:
+        return "%d %r" % (status, raw)
+    if isinstance(body, dict):
+        for k in ("id", "created"):
+            if k in body:
+                body[k] = "X"
+    return "%d %s" % (status, json.dumps(body, sort_keys=True, separators=(",", ":")))
+
+
+def keep(status, raw):
+    with LOCK:
+        DUMP.append(canon(status, raw))
+
+
 def chat():
     """One attempt: (status, retry_after seconds or None, parsed body or None)."""
     req = urllib.request.Request(BASE + "/chat/completions", data=BODY, method="POST", headers={
         "content-type": "application/json", "authorization": "Bearer sk-placeholder"})
     try:
         with urllib.request.urlopen(req, timeout=20) as r:
-            return r.status, None, json.loads(r.read())
+            raw = r.read()
+            keep(r.status, raw)
+            return r.status, None, json.loads(raw)
     except urllib.error.HTTPError as e:
         ra = e.headers.get("retry-after")
-        e.read()
+        keep(e.code, e.read())
         return e.code, float(ra) if ra and ra.replace(".", "", 1).isdigit() else None, None
     except (OSError, ValueError):
         return 0, None, None
@@ -104,10 +131,14 @@ def fixed():
 
 if __name__ == "__main__":
     mode = sys.argv[1] if len(sys.argv) > 1 else ""
+    dump = sys.argv[3] if len(sys.argv) > 3 and sys.argv[2] == "--dump" else None
     if mode not in ("--double", "--fixed"):
-        sys.stderr.write("usage: email_agent.py --double | --fixed\n")
+        sys.stderr.write("usage: email_agent.py --double | --fixed [--dump FILE]\n")
         sys.exit(2)
     ran = double() if mode == "--double" else fixed()
+    if dump:
+        with open(dump, "w") as f:
+            f.write("".join(line + "\n" for line in DUMP))
     if not ran:
         sys.stderr.write("error: no tool call ran\n")
     sys.exit(0 if ran else 1)
