@@ -551,7 +551,7 @@ int imp_buffer(const char *text, size_t len, const imp_opts *opts, char **out_lu
   }
   if (rc == SIM_OK && lg.n == 0 && lg.skipped > 0)
     rc = imp__fail(&lg, 0, "no attempt to replay (%d entries left out: only "
-                           "/chat/completions, /messages and /effects/ are kept)", lg.skipped);
+                           "model API calls and /effects/ are kept)", lg.skipped);
   else if (rc == SIM_OK && lg.n == 0)
     rc = imp__fail(&lg, 0, "no attempts found");
   if (rc == SIM_OK) rc = assemble(&lg, opts, out_lua, stats);

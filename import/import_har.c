@@ -1,7 +1,8 @@
 /*
  * import_har.c - the HAR reader of `fusebox import`: an HTTP Archive
  * exported by a browser or a proxy. Only LLM API calls are kept
- * (/chat/completions, /messages, POST /effects/); logical requests are told
+ * (/chat/completions, /responses, /messages, Gemini's :generateContent and
+ * :streamGenerateContent, /completions; POST /effects/); logical requests are told
  * apart as the fake server tells them apart (Idempotency-Key, else method,
  * path and body), so retries of one call replay as one request.
  */
