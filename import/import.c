@@ -35,6 +35,7 @@ static void log_clear(imp_log *lg) {
     free(lg->v[i].step);
   }
   free(lg->v);
+  free(lg->call_ids);
   lg->v = NULL;
   lg->n = lg->cap = 0;
 }
@@ -177,12 +178,13 @@ static int permanent_status(int s) {
  * many verdicts were written.
  */
 static int put_expect(imp_buf *b, const imp_log *lg, size_t nreq, int have_effects) {
-  int seen[600] = {0}, quota = 0, ra = 0, n = 0;
+  int seen[600] = {0}, quota = 0, ra = 0, n = 0, tools = 0;
   for (size_t i = 0; i < lg->n; i++) {
     const imp_attempt *a = &lg->v[i];
     if (a->status > 0 && a->status < 600 && permanent_status(a->status)) seen[a->status] = 1;
     quota |= a->quota;
     ra |= a->has_ra && a->status >= 300;
+    tools |= a->tools;
   }
   imp__buf_puts(b, "  -- Best practice for this incident (what any good client does);\n"
                    "  -- add attempts, outcome or a deadline for your own client's policy.\n"
@@ -205,11 +207,16 @@ static int put_expect(imp_buf *b, const imp_log *lg, size_t nreq, int have_effec
     imp__buf_puts(b, "    retry_after_honoured = true,\n");
     n++;
   }
-  if (have_effects) {
+  if (tools) { /* tool calls were answered: none run cut, invalid or twice */
+    imp__buf_puts(b, "    tool_integrity = true,\n");
+    n++;
+  }
+  if (have_effects || tools) { /* a tool run is an effect: none executed twice */
     imp__buf_puts(b, "    side_effects = true,\n");
     n++;
   }
-  imp__buf_printf(b, "    max_requests = %zu,\n", nreq * 4);
+  /* each tool call answered is one more logical request: its run */
+  imp__buf_printf(b, "    max_requests = %zu,\n", (nreq + (size_t)lg->ncalls) * 4);
   n++;
   imp__buf_puts(b, "  },\n");
   return n;
@@ -544,7 +551,7 @@ int imp_buffer(const char *text, size_t len, const imp_opts *opts, char **out_lu
   }
   if (rc == SIM_OK && lg.n == 0 && lg.skipped > 0)
     rc = imp__fail(&lg, 0, "no attempt to replay (%d entries left out: only "
-                           "/chat/completions, /messages and /effects/ are kept)", lg.skipped);
+                           "model API calls and /effects/ are kept)", lg.skipped);
   else if (rc == SIM_OK && lg.n == 0)
     rc = imp__fail(&lg, 0, "no attempts found");
   if (rc == SIM_OK) rc = assemble(&lg, opts, out_lua, stats);

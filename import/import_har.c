@@ -1,7 +1,8 @@
 /*
  * import_har.c - the HAR reader of `fusebox import`: an HTTP Archive
  * exported by a browser or a proxy. Only LLM API calls are kept
- * (/chat/completions, /messages, POST /effects/); logical requests are told
+ * (/chat/completions, /responses, /messages, Gemini's :generateContent and
+ * :streamGenerateContent, /completions; POST /effects/); logical requests are told
  * apart as the fake server tells them apart (Idempotency-Key, else method,
  * path and body), so retries of one call replay as one request.
  */
@@ -95,7 +96,8 @@ static int read_entry(imp_log *lg, int i, const cJSON *e) {
   char path[2048];
   url_path(url, path, sizeof path);
   int effect = strstr(path, "/effects/") != NULL;
-  if (!effect && strstr(path, "/chat/completions") == NULL && strstr(path, "/messages") == NULL) {
+  const char *api = imp__api_of_path(path);
+  if (!effect && (api == NULL || strcmp(api, "embeddings") == 0)) {
     lg->skipped++;
     return SIM_OK;
   }
@@ -114,6 +116,7 @@ static int read_entry(imp_log *lg, int i, const cJSON *e) {
   a.line = i + 1;
   a.root = 1;
   a.effect = r.effect = effect;
+  r.api = api;
   const char *started = get_str(e, "startedDateTime");
   if (started != NULL && imp__parse_iso8601(started, &a.t_ms) == 0) a.has_t = 1;
 
@@ -159,7 +162,8 @@ static int read_entry(imp_log *lg, int i, const cJSON *e) {
     const char *enc = get_str(content, "encoding");
     const char *mime = get_str(content, "mimeType");
     const char *ct = imp__resp_get_header(&r, "content-type");
-    int sse = (mime && strcasestr(mime, "event-stream")) || (ct && strcasestr(ct, "event-stream"));
+    int sse = (mime && strcasestr(mime, "event-stream")) || (ct && strcasestr(ct, "event-stream")) ||
+              strstr(url, "alt=sse") != NULL;
     size_t tlen = text ? strlen(text) : 0;
     if (text && enc && strcasecmp(enc, "base64") == 0) {
       if (base64_decode(text, &body_dec, &tlen) != 0) {
@@ -170,8 +174,8 @@ static int read_entry(imp_log *lg, int i, const cJSON *e) {
     }
     if (sse && r.status >= 200 && r.status < 300) r.stream = 1;
     if (text != NULL && (rc = imp__resp_body(&r, text, tlen, NULL, sse)) != SIM_OK) goto done;
-    if (r.stream && r.nchunks > 1 && receive > 0)
-      r.interval_s = receive / 1000.0 / (r.nchunks - 1);
+    if (r.stream && imp__resp_frames(&r) > 1 && receive > 0)
+      r.interval_s = receive / 1000.0 / (imp__resp_frames(&r) - 1);
     if (!r.stream && stream_req && text == NULL && r.status < 300) r.stream = 1;
     if (r.status >= 300) imp__resp_ra_date(&r, a.has_t ? a.t_ms + latency : 0);
   }

@@ -67,6 +67,17 @@ typedef enum imp_outcome {
   IMP_RESET       /* TCP reset */
 } imp_outcome;
 
+/* One tool call an answer carried: its id, name and argument text (as
+   streamed, joined), each NULL when the answer did not say it. */
+typedef struct imp_tool {
+  int key;    /* the stream's index for it (-1: none, a whole call) */
+  char *id, *name, *args;
+} imp_tool;
+
+#define IMP_MAX_TOOLS 64     /* tool calls kept per answer (as a step allows) */
+#define IMP_FINISH_LENGTH 1  /* finish reason: the output limit (incomplete) */
+#define IMP_FINISH_FILTER 2  /* finish reason: the content filter */
+
 /* How a stream that started ended early. */
 typedef enum imp_cut {
   IMP_CUT_NONE = 0,
@@ -102,6 +113,13 @@ typedef struct imp_resp {
   char *garbage;         /* a 2xx body that is not JSON */
   int is_garbage;        /* 1: garbage{} even when the body is unknown */
   int usage_in, usage_out; /* tokens billed, -1 unknown */
+  imp_tool *tools;       /* the tool calls the answer carried, in order */
+  int ntools, captools;
+  int finish;            /* 0, IMP_FINISH_LENGTH or IMP_FINISH_FILTER */
+  char *model;           /* the model the answer named, or NULL */
+  const char *api;       /* the API (imp__api_of_path), static; NULL unknown */
+  int frames;            /* stream frames sent before a cut or error, when the
+                            input counted them (a trace); -1: from the chunks */
   int effect;            /* 1: at the effect endpoint */
   int effect_apply;      /* 1: the effect was executed */
 } imp_resp;
@@ -113,6 +131,17 @@ void imp__resp_clear(imp_resp *r);
 int imp__resp_header(imp_resp *r, const char *name, const char *value);
 /* The value of header name (lower-case), or NULL. Borrowed. */
 const char *imp__resp_get_header(const imp_resp *r, const char *name);
+/* A tool call's parts as an answer showed them: with key >= 0 the call of
+   that stream index (created on first sight), with -1 a new call; id and
+   name are set when given and not yet known, args appended (any may be
+   NULL). At most IMP_MAX_TOOLS calls, IMP_MAX_TEXT bytes of arguments.
+   Returns SIM_OK or SIM_ENOMEM. */
+int imp__resp_tool(imp_resp *r, int key, const char *id, const char *name, const char *args);
+/* The stream frames a replay of r sends: its text chunks, then each tool
+   call's arguments in 8-byte pieces (a Gemini call: one frame), as the
+   server streams and the trace counts them; r->frames when the input
+   counted them. */
+int imp__resp_frames(const imp_resp *r);
 /* Appends a stream chunk (copied, bounded by IMP_MAX_CHUNKS). */
 int imp__resp_chunk(imp_resp *r, const char *s, size_t n);
 /*
@@ -124,6 +153,15 @@ int imp__resp_chunk(imp_resp *r, const char *s, size_t n);
  */
 int imp__resp_body(imp_resp *r, const char *body, size_t len, const cJSON *parsed,
                    int sse);
+/* A provider error object in j: {"error": {...}} (OpenAI, Google),
+   {"type": "error", "error": {...}} (Anthropic) or the Responses stream's
+   {"type": "error", "code":, "message":}. Returns 1 when j is one (its
+   code, type and message copied into r; *rc SIM_OK or SIM_ENOMEM), else 0. */
+int imp__resp_error_json(imp_resp *r, const cJSON *j, int *rc);
+/* The API a request path names: "openai-chat", "openai-responses",
+   "anthropic", "gemini", "openai-completions", "embeddings", "effect", or
+   NULL. Static. */
+const char *imp__api_of_path(const char *path);
 /* When Retry-After is an HTTP-date and ref_epoch_ms (the time the response
    was sent, > 0) or a Date header is known, sets has_ra_date/ra_date_s:
    replayed relative to the time of the replay. A date in the past or more
@@ -147,6 +185,7 @@ typedef struct imp_attempt {
   int dropped;       /* 1: closed without a response */
   int quota;         /* 1: a 429 that says the quota is used up */
   int has_ra;        /* 1: the answer asked for a wait (Retry-After) */
+  int tools;         /* 1: the answer carried a tool call */
 } imp_attempt;
 
 /* The attempts read from one input. */
@@ -164,6 +203,9 @@ typedef struct imp_log {
   int too_big;                 /* 1: the scenario came out over the size limit */
   const char *map;             /* --map: "ours=theirs,..." for JSON Lines; NULL = none */
   char unknown[256];           /* JSON Lines fields nobody reads, comma-separated */
+  char *call_ids;              /* distinct tool calls answered, "\nname\tid\n..." (owned) */
+  size_t call_ids_len;
+  int ncalls;                  /* how many (each a run the client may make: an arrival) */
   char *err;                   /* SIM_ERRLEN bytes */
 } imp_log;
 

@@ -1,7 +1,6 @@
 /*
  * import_jsonl.c - the JSON Lines reader of `fusebox import` (one attempt
- * per line, fields in docs/import.md), and what every reader shares for
- * response bodies: provider error JSON, completions and SSE streams.
+ * per line, fields in docs/import.md); bodies are read by import_body.c.
  */
 #define _GNU_SOURCE /* strcasestr, timegm */
 #include <ctype.h>
@@ -41,170 +40,6 @@ static int take_str(char **dst, const cJSON *it) {
 
 static const cJSON *get(const cJSON *o, const char *k) {
   return cJSON_GetObjectItemCaseSensitive(o, k);
-}
-
-/* Reads usage from OpenAI or Anthropic field names. */
-static void take_usage(imp_resp *r, const cJSON *u) {
-  const char *in[] = {"prompt_tokens", "input_tokens"};
-  const char *out[] = {"completion_tokens", "output_tokens"};
-  for (int i = 0; i < 2; i++) {
-    const cJSON *a = get(u, in[i]), *b = get(u, out[i]);
-    if (cJSON_IsNumber(a) && a->valuedouble >= 0 && a->valuedouble < 2e9)
-      r->usage_in = (int)a->valuedouble;
-    if (cJSON_IsNumber(b) && b->valuedouble >= 0 && b->valuedouble < 2e9)
-      r->usage_out = (int)b->valuedouble;
-  }
-}
-
-/* A provider error object: {"error": {...}} (OpenAI) or {"type": "error",
-   "error": {...}} (Anthropic). Returns 1 when j is one. */
-static int take_error(imp_resp *r, const cJSON *j, int *rc) {
-  const cJSON *e = get(j, "error");
-  if (cJSON_IsString(e)) {
-    *rc = take_str(&r->message, e);
-    return 1;
-  }
-  if (!cJSON_IsObject(e)) return 0;
-  *rc = SIM_OK;
-  if (*rc == SIM_OK) *rc = take_str(&r->code, get(e, "code"));
-  if (*rc == SIM_OK) *rc = take_str(&r->type, get(e, "type"));
-  if (*rc == SIM_OK) *rc = take_str(&r->message, get(e, "message"));
-  return 1;
-}
-
-/* A completion: OpenAI choices[0].message.content (or .text), Anthropic
-   content[] text blocks. */
-static int take_completion(imp_resp *r, const cJSON *j) {
-  const cJSON *u = get(j, "usage");
-  if (cJSON_IsObject(u)) take_usage(r, u);
-  const cJSON *ch = cJSON_GetArrayItem(get(j, "choices"), 0);
-  if (ch != NULL) {
-    const cJSON *c = get(get(ch, "message"), "content");
-    if (!cJSON_IsString(c)) c = get(ch, "text");
-    if (cJSON_IsString(c)) {
-      free(r->content);
-      r->content = dup_n(c->valuestring, strlen(c->valuestring));
-      return r->content ? SIM_OK : SIM_ENOMEM;
-    }
-    return SIM_OK;
-  }
-  const cJSON *blocks = get(j, "content");
-  if (!cJSON_IsArray(blocks)) return SIM_OK;
-  size_t len = 0;
-  const cJSON *b;
-  cJSON_ArrayForEach(b, blocks) {
-    const cJSON *t = get(b, "text");
-    if (cJSON_IsString(t)) len += strlen(t->valuestring);
-  }
-  if (len > IMP_MAX_TEXT) len = IMP_MAX_TEXT;
-  char *text = malloc(len + 1);
-  if (text == NULL) return SIM_ENOMEM;
-  size_t off = 0;
-  cJSON_ArrayForEach(b, blocks) {
-    const cJSON *t = get(b, "text");
-    if (!cJSON_IsString(t)) continue;
-    size_t n = strlen(t->valuestring);
-    if (off + n > len) n = len - off;
-    memcpy(text + off, t->valuestring, n);
-    off += n;
-  }
-  text[off] = '\0';
-  free(r->content);
-  r->content = text;
-  return SIM_OK;
-}
-
-/* 1 if the body is made of SSE frames ("data:" or "event:" first). */
-static int looks_like_sse(const char *s, size_t n) {
-  size_t i = 0;
-  while (i < n && isspace((unsigned char)s[i])) i++;
-  return (n - i >= 5 && memcmp(s + i, "data:", 5) == 0) ||
-         (n - i >= 6 && memcmp(s + i, "event:", 6) == 0) ||
-         (n - i >= 1 && s[i] == ':');
-}
-
-/* Reads the text chunks of an OpenAI or Anthropic SSE stream. */
-static int take_sse(imp_resp *r, const char *s, size_t n) {
-  imp_lines it = {s, n, 0, 0};
-  const char *line;
-  size_t len;
-  int done = 0, finished = 0, rc = SIM_OK;
-  r->stream = 1;
-  while (rc == SIM_OK && imp__next_line(&it, &line, &len)) {
-    if (len < 5 || memcmp(line, "data:", 5) != 0) continue;
-    line += 5;
-    len -= 5;
-    if (len > 0 && line[0] == ' ') line++, len--;
-    if (len == 6 && memcmp(line, "[DONE]", 6) == 0) {
-      done = 1;
-      continue;
-    }
-    cJSON *j = cJSON_ParseWithLength(line, len);
-    if (j == NULL) continue;
-    const cJSON *type = get(j, "type");
-    const char *ty = cJSON_IsString(type) ? type->valuestring : "";
-    const cJSON *ch = cJSON_GetArrayItem(get(j, "choices"), 0);
-    if (strcmp(ty, "error") == 0 || (ch == NULL && cJSON_IsObject(get(j, "error")))) {
-      take_error(r, j, &rc);
-      r->stream_error = 1;
-    } else if (ch != NULL) {
-      const cJSON *c = get(get(ch, "delta"), "content");
-      if (cJSON_IsString(c) && c->valuestring[0] != '\0')
-        rc = imp__resp_chunk(r, c->valuestring, strlen(c->valuestring));
-      if (cJSON_IsString(get(ch, "finish_reason"))) finished = 1;
-      const cJSON *u = get(j, "usage");
-      if (cJSON_IsObject(u)) take_usage(r, u);
-    } else if (strcmp(ty, "content_block_delta") == 0) {
-      const cJSON *t = get(get(j, "delta"), "text");
-      if (cJSON_IsString(t) && t->valuestring[0] != '\0')
-        rc = imp__resp_chunk(r, t->valuestring, strlen(t->valuestring));
-    } else if (strcmp(ty, "message_start") == 0) {
-      const cJSON *u = get(get(j, "message"), "usage");
-      if (cJSON_IsObject(u)) take_usage(r, u);
-    } else if (strcmp(ty, "message_delta") == 0) {
-      if (cJSON_IsString(get(get(j, "delta"), "stop_reason"))) finished = 1;
-      const cJSON *u = get(j, "usage");
-      if (cJSON_IsObject(u)) take_usage(r, u);
-    } else if (strcmp(ty, "message_stop") == 0) {
-      done = 1;
-    }
-    cJSON_Delete(j);
-  }
-  /* Without its end marker: with the finish chunk, only the terminator is
-     missing; without it, the stream stopped before it. */
-  if (!done && !r->stream_error) {
-    if (finished) r->no_terminator = 1;
-    else r->no_end = 1;
-  }
-  return rc;
-}
-
-/* Reads what a response body says; see import_int.h. */
-int imp__resp_body(imp_resp *r, const char *body, size_t len, const cJSON *parsed, int sse) {
-  int ok = r->status >= 200 && r->status < 300;
-  if (parsed == NULL && body == NULL) return SIM_OK;
-  if (parsed == NULL && (sse || looks_like_sse(body, len)) && ok)
-    return take_sse(r, body, len);
-  cJSON *own = NULL;
-  if (parsed == NULL) {
-    own = cJSON_ParseWithLength(body, len);
-    parsed = own;
-  }
-  int rc = SIM_OK;
-  if (!cJSON_IsObject(parsed)) {
-    size_t i = 0;
-    while (body && i < len && isspace((unsigned char)body[i])) i++;
-    /* Not JSON. An excerpt that starts like JSON was only cut short. */
-    if (ok && parsed == NULL && body != NULL && i < len && body[i] != '{' && body[i] != '[') {
-      r->garbage = dup_n(body, len);
-      if (r->garbage == NULL) rc = SIM_ENOMEM;
-    }
-    cJSON_Delete(own);
-    return rc;
-  }
-  if (!take_error(r, parsed, &rc) && ok) rc = take_completion(r, parsed);
-  cJSON_Delete(own);
-  return rc;
 }
 
 /* ------------------------------------------------------------ lines */
@@ -313,6 +148,7 @@ static int read_line(imp_log *lg, int line, const cJSON *o) {
   const cJSON *path = get(o, "path");
   if (!cJSON_IsString(path)) path = get(o, "url");
   const cJSON *method = get(o, "method");
+  if (cJSON_IsString(path)) r.api = imp__api_of_path(path->valuestring);
   if (cJSON_IsString(path) && strstr(path->valuestring, "/effects/") != NULL) {
     if (cJSON_IsString(method) && strcasecmp(method->valuestring, "GET") == 0) {
       lg->skipped++; /* a ledger lookup: the server answers it itself */
@@ -389,13 +225,14 @@ static int read_line(imp_log *lg, int line, const cJSON *o) {
   const cJSON *body = get(o, "body");
   if (cJSON_IsString(body)) {
     const char *ct = imp__resp_get_header(&r, "content-type");
-    int sse = r.stream || (ct && strcasestr(ct, "text/event-stream"));
+    int sse = r.stream || (ct && strcasestr(ct, "text/event-stream")) ||
+              (cJSON_IsString(path) && strstr(path->valuestring, "alt=sse"));
     rc = imp__resp_body(&r, body->valuestring, strlen(body->valuestring), NULL, sse);
   } else if (cJSON_IsObject(body)) {
     rc = imp__resp_body(&r, NULL, 0, body, 0);
   }
   if (rc != SIM_OK) goto done;
-  if (cJSON_IsObject(err) && r.status >= 300) take_error(&r, o, &rc);
+  if (cJSON_IsObject(err) && r.status >= 300) imp__resp_error_json(&r, o, &rc);
   if (ek == E_OTHER && rc == SIM_OK) rc = take_str(&r.message, err);
   const char *fields[] = {"code", "type", "message"};
   char **dst[] = {&r.code, &r.type, &r.message};
@@ -432,9 +269,10 @@ static int read_line(imp_log *lg, int line, const cJSON *o) {
                : cJSON_IsString(body) ? (long)strlen(body->valuestring) : 0;
   }
   if (hl && latency >= IMP_MIN_DELAY_MS) r.delay_ms = latency;
-  if (r.stream && r.nchunks > 1) {
+  int frames = imp__resp_frames(&r); /* the gaps are between every frame */
+  if (r.stream && frames > 1) {
     if (hi) r.interval_s = interval / 1000.0;
-    else if (hd && duration > latency) r.interval_s = (duration - latency) / 1000.0 / (r.nchunks - 1);
+    else if (hd && duration > latency) r.interval_s = (duration - latency) / 1000.0 / (frames - 1);
   }
   if (r.status >= 300) imp__resp_ra_date(&r, epoch && a.has_t ? a.t_ms + latency : 0);
 

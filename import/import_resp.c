@@ -24,6 +24,7 @@ void imp__resp_init(imp_resp *r) {
   memset(r, 0, sizeof *r);
   r->usage_in = r->usage_out = -1;
   r->effect_apply = 1;
+  r->frames = -1;
 }
 
 /* Releases everything r owns and starts it again empty. */
@@ -41,6 +42,13 @@ void imp__resp_clear(imp_resp *r) {
   free(r->message);
   free(r->content);
   free(r->garbage);
+  for (int i = 0; i < r->ntools; i++) {
+    free(r->tools[i].id);
+    free(r->tools[i].name);
+    free(r->tools[i].args);
+  }
+  free(r->tools);
+  free(r->model);
   imp__resp_init(r);
 }
 
@@ -103,6 +111,44 @@ const char *imp__resp_get_header(const imp_resp *r, const char *name) {
   return NULL;
 }
 
+static int set_once(char **dst, const char *s) {
+  if (s == NULL || *dst != NULL) return SIM_OK;
+  size_t n = strlen(s);
+  if (n > IMP_MAX_TEXT) n = IMP_MAX_TEXT;
+  *dst = strndup(s, n);
+  return *dst ? SIM_OK : SIM_ENOMEM;
+}
+
+/* A tool call's parts; see import_int.h. */
+int imp__resp_tool(imp_resp *r, int key, const char *id, const char *name, const char *args) {
+  imp_tool *t = NULL;
+  for (int i = 0; key >= 0 && i < r->ntools; i++)
+    if (r->tools[i].key == key) t = &r->tools[i];
+  if (t == NULL) {
+    if (r->ntools >= IMP_MAX_TOOLS) return SIM_OK;
+    if (r->ntools == r->captools) {
+      int cap = r->captools ? r->captools * 2 : 4;
+      imp_tool *v = realloc(r->tools, (size_t)cap * sizeof *v);
+      if (v == NULL) return SIM_ENOMEM;
+      r->tools = v;
+      r->captools = cap;
+    }
+    t = &r->tools[r->ntools++];
+    memset(t, 0, sizeof *t);
+    t->key = key;
+  }
+  if (set_once(&t->id, id) != SIM_OK || set_once(&t->name, name) != SIM_OK) return SIM_ENOMEM;
+  if (args == NULL) return SIM_OK;
+  size_t a = t->args ? strlen(t->args) : 0, n = strlen(args);
+  if (a + n > IMP_MAX_TEXT) n = a < IMP_MAX_TEXT ? IMP_MAX_TEXT - a : 0;
+  char *p = realloc(t->args, a + n + 1);
+  if (p == NULL) return SIM_ENOMEM;
+  memcpy(p + a, args, n);
+  p[a + n] = '\0';
+  t->args = p;
+  return SIM_OK;
+}
+
 /* Appends a copy of a stream chunk (at most IMP_MAX_CHUNKS are kept, each
    at most IMP_MAX_TEXT bytes). Returns SIM_OK or SIM_ENOMEM. */
 int imp__resp_chunk(imp_resp *r, const char *s, size_t n) {
@@ -121,6 +167,21 @@ int imp__resp_chunk(imp_resp *r, const char *s, size_t n) {
   p[n] = '\0';
   r->chunks[r->nchunks++] = p;
   return SIM_OK;
+}
+
+/* The stream frames a replay sends before a cut: the text chunks, then
+   each tool call's arguments in the pieces the server streams them in
+   (8 bytes; a Gemini call is one chunk), as the trace counts them. */
+int imp__resp_frames(const imp_resp *r) {
+  if (r->frames >= 0) return r->frames;
+  int n = r->nchunks;
+  for (int i = 0; i < r->ntools; i++) {
+    const imp_tool *t = &r->tools[i];
+    if (t->name == NULL || t->name[0] == '\0') continue;
+    size_t len = t->args && t->args[0] ? strlen(t->args) : 2; /* none: "{}" */
+    n += r->api && strcmp(r->api, "gemini") == 0 ? 1 : (int)((len + 7) / 8);
+  }
+  return n;
 }
 
 /* Retry-After as an HTTP-date, made relative to when the response was sent. */

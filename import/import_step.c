@@ -89,6 +89,40 @@ static void put_usage(imp_buf *b, const imp_resp *r) {
   imp__buf_puts(b, " }");
 }
 
+/* Appends ", tool_calls = { { id =, name =, arguments = }, ... }": each
+   call as the answer carried it (arguments as their exact JSON text),
+   every string through the redaction rule. */
+static void put_tools(imp_buf *b, const imp_resp *r) {
+  int n = 0;
+  for (int i = 0; i < r->ntools; i++) n += r->tools[i].name != NULL && r->tools[i].name[0];
+  if (n == 0) return;
+  imp__buf_puts(b, ", tool_calls = { ");
+  int first = 1;
+  for (int i = 0; i < r->ntools; i++) {
+    const imp_tool *t = &r->tools[i];
+    if (t->name == NULL || t->name[0] == '\0') continue; /* a step needs a name */
+    imp__buf_puts(b, first ? "{ " : ", { ");
+    first = 0;
+    size_t mark = b->len;
+    if (t->id != NULL) put_field(b, "id", t->id);
+    put_field(b, "name", t->name);
+    if (t->args != NULL && t->args[0] != '\0') put_field(b, "arguments", t->args);
+    if (!b->over && !b->nomem && b->len >= mark + 2) { /* drop the first ", " */
+      memmove(b->p + mark, b->p + mark + 2, b->len - mark - 2);
+      b->len -= 2;
+      b->p[b->len] = '\0';
+    }
+    imp__buf_puts(b, " }");
+  }
+  imp__buf_puts(b, " }");
+}
+
+/* Appends the finish reason a step can say (incomplete = ...). */
+static void put_finish(imp_buf *b, const imp_resp *r) {
+  if (r->finish == IMP_FINISH_LENGTH) imp__buf_puts(b, ", incomplete = \"max_output_tokens\"");
+  else if (r->finish == IMP_FINISH_FILTER) imp__buf_puts(b, ", incomplete = \"content_filter\"");
+}
+
 /* A step opener "kind { " followed by fields that each begin with ", ":
    the first separator is dropped. */
 typedef struct step_w {
@@ -196,7 +230,10 @@ static void put_core(imp_buf *b, const imp_resp *r) {
       if (r->content == NULL && fill == NULL) b->nomem = 1;
       put_field(b, "content", r->content ? r->content : fill);
       free(fill);
+      put_field(b, "model", r->model);
       put_usage(b, r);
+      put_tools(b, r);
+      put_finish(b, r);
       step_close(&in);
     }
     imp__buf_printf(b, ", at = %ld", r->at);
@@ -231,18 +268,20 @@ static void put_core(imp_buf *b, const imp_resp *r) {
         free(clean);
       }
       imp__buf_puts(b, " }");
-    } else {
+    } else if (r->content != NULL || r->ntools == 0) {
       put_field(b, "content", r->content);
     }
+    put_tools(b, r);
     if (r->interval_s > 0.0005) {
       imp__buf_puts(b, ", interval = ");
       imp__lua_number(b, r->interval_s);
     }
-    if (r->cut == IMP_CUT_DROP) imp__buf_printf(b, ", drop_after = %d", r->nchunks);
-    if (r->cut == IMP_CUT_STALL) imp__buf_printf(b, ", stall_after = %d", r->nchunks);
+    int frames = imp__resp_frames(r);
+    if (r->cut == IMP_CUT_DROP) imp__buf_printf(b, ", drop_after = %d", frames);
+    if (r->cut == IMP_CUT_STALL) imp__buf_printf(b, ", stall_after = %d", frames);
     if (r->stream_error) {
       step_w e;
-      imp__buf_printf(b, ", error_after = %d, error = ", r->nchunks);
+      imp__buf_printf(b, ", error_after = %d, error = ", frames);
       step_open(&e, b, "");
       put_field(b, "type", r->type);
       put_field(b, "code", r->code);
@@ -253,7 +292,9 @@ static void put_core(imp_buf *b, const imp_resp *r) {
     } else if (r->no_terminator && r->cut == IMP_CUT_NONE) {
       imp__buf_puts(b, ", no_terminator = true");
     }
+    put_field(b, "model", r->model);
     put_usage(b, r);
+    put_finish(b, r);
     static const char *const own[] = {"cache-control", NULL}; /* the server sends it */
     put_headers(b, r, own);
     step_close(&w);
@@ -261,7 +302,10 @@ static void put_core(imp_buf *b, const imp_resp *r) {
   }
   step_open(&w, b, "chat");
   put_field(b, "content", r->content);
+  put_field(b, "model", r->model);
   put_usage(b, r);
+  put_tools(b, r);
+  put_finish(b, r);
   put_headers(b, r, NULL);
   step_close(&w);
 }
@@ -299,6 +343,26 @@ static char *dup_opt(const char *s, int *nomem) {
   return d;
 }
 
+/* Notes the distinct tool calls of r (name and id) in lg->ncalls; at most
+   64 KiB of them are told apart, the rest count as new. */
+static int note_calls(imp_log *lg, const imp_resp *r) {
+  for (int i = 0; i < r->ntools; i++) {
+    const imp_tool *t = &r->tools[i];
+    if (t->name == NULL || t->name[0] == '\0') continue;
+    char one[300];
+    int n = snprintf(one, sizeof one, "\n%.140s\t%.140s\n", t->name, t->id ? t->id : "");
+    if (lg->call_ids != NULL && strstr(lg->call_ids, one) != NULL) continue;
+    lg->ncalls++;
+    if (lg->call_ids_len + (size_t)n > IMP_MAX_TEXT) continue;
+    char *p = realloc(lg->call_ids, lg->call_ids_len + (size_t)n + 1);
+    if (p == NULL) return SIM_ENOMEM;
+    memcpy(p + lg->call_ids_len, one, (size_t)n + 1);
+    lg->call_ids = p;
+    lg->call_ids_len += (size_t)n - 1; /* the next one shares this '\n' */
+  }
+  return SIM_OK;
+}
+
 /* Renders r and appends the attempt. */
 int imp__add(imp_log *lg, const imp_attempt *a, const imp_resp *r) {
   if (lg->n >= IMP_MAX_ATTEMPTS)
@@ -311,6 +375,7 @@ int imp__add(imp_log *lg, const imp_attempt *a, const imp_resp *r) {
     lg->v = v;
     lg->cap = cap;
   }
+  if (note_calls(lg, r) != SIM_OK) return SIM_ENOMEM;
   imp_buf b;
   imp__buf_init(&b, IMP_MAX_OUTPUT);
   imp_resp view = *r; /* shallow: only read */
@@ -336,12 +401,20 @@ int imp__add(imp_log *lg, const imp_attempt *a, const imp_resp *r) {
   d->dropped = view.outcome == IMP_DROP;
   d->quota = r->status == 429 && ((r->code && strstr(r->code, "insufficient_quota")) ||
                                   (r->type && strstr(r->type, "insufficient_quota")));
+  d->tools = 0;
+  for (int i = 0; i < r->ntools; i++) d->tools |= r->tools[i].name && r->tools[i].name[0];
   d->has_ra = imp__resp_get_header(r, "retry-after") != NULL ||
               imp__resp_get_header(r, "retry-after-ms") != NULL;
   int nomem = 0;
   d->key = dup_opt(a->key, &nomem);
   d->provider = dup_opt(a->provider, &nomem);
-  d->note = dup_opt(a->note, &nomem);
+  if (r->api != NULL && !r->effect) { /* the API of the exchange, in its comment */
+    char note[320];
+    snprintf(note, sizeof note, "%s%s%s", a->note ? a->note : "", a->note ? ", " : "", r->api);
+    d->note = dup_opt(note, &nomem);
+  } else {
+    d->note = dup_opt(a->note, &nomem);
+  }
   d->step = imp__buf_take(&b);
   d->order = (long)lg->n;
   if (d->step == NULL) nomem = 1;

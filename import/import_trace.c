@@ -27,6 +27,7 @@ typedef struct arrival {
   int line;
   double t;
   char *key, *provider, *path, *action;
+  const char *api; /* the arrival's dialect (static) */
   int effect;     /* dialect "effect" */
   int skip;       /* answered by the server itself */
   int ended;
@@ -100,6 +101,31 @@ static char *dup_opt(const char *s, int *nomem) {
   return d;
 }
 
+/* The static name of a trace's dialect, or NULL. */
+static const char *api_name(const char *d) {
+  static const char *const names[] = {"openai-chat", "openai-responses", "openai-completions",
+                                      "embeddings", "models", "anthropic", "gemini", NULL};
+  for (int i = 0; d != NULL && names[i] != NULL; i++)
+    if (strcmp(d, names[i]) == 0) return names[i];
+  return NULL;
+}
+
+/* The end event's tool_calls (id, name, arguments): the calls the answer
+   carried. Sets *pieces to the stream frames their arguments take. */
+static int take_tools(imp_resp *r, const cJSON *ev, int *pieces) {
+  const cJSON *t;
+  *pieces = 0;
+  cJSON_ArrayForEach(t, get(ev, "tool_calls")) {
+    const char *name = get_str(t, "name"), *args = get_str(t, "arguments");
+    if (name == NULL || name[0] == '\0') continue;
+    int rc = imp__resp_tool(r, -1, get_str(t, "id"), name, args);
+    if (rc != SIM_OK) return rc;
+    size_t len = args && args[0] ? strlen(args) : 2;
+    *pieces += r->api && strcmp(r->api, "gemini") == 0 ? 1 : (int)((len + 7) / 8);
+  }
+  return SIM_OK;
+}
+
 static int on_arrive(trace_rd *rd, int line, const cJSON *ev) {
   const cJSON *id = get(ev, "id");
   if (!cJSON_IsNumber(id)) return imp__fail(rd->lg, line, "arrive without an 'id'");
@@ -128,6 +154,7 @@ static int on_arrive(trace_rd *rd, int line, const cJSON *ev) {
   const char *dialect = get_str(ev, "dialect");
   const char *method = get_str(ev, "method");
   a->effect = dialect && strcmp(dialect, "effect") == 0;
+  a->api = api_name(dialect);
   /* What the server answers without asking the scenario. */
   a->skip = dialect == NULL || method == NULL ||
             (!a->effect && strcmp(method, "POST") != 0) ||
@@ -200,6 +227,7 @@ static int add_attempt(trace_rd *rd, arrival *a, const cJSON *ev, int line) {
   if (status != 0 && (status != floor(status) || status < 100 || status > 599))
     return imp__fail(rd->lg, line, "status %g is not an HTTP status", status);
   r.status = (int)status;
+  r.api = a->api;
   r.effect = a->effect;
   r.effect_apply = a->action == NULL || strcmp(a->action, "not_applied") != 0;
   r.delay_ms = ev ? get_num(ev, "delay_ms", 0) : 0;
@@ -243,17 +271,39 @@ static int add_attempt(trace_rd *rd, arrival *a, const cJSON *ev, int line) {
   } else if (is_stream) {
     r.status = 200;
     r.stream = 1;
-    if ((rc = split_chunks(&r, text ? text : "", chunks)) != SIM_OK) goto done;
+    int pieces = 0;
+    if ((rc = take_tools(&r, ev, &pieces)) != SIM_OK) goto done;
+    /* The frames sent are the text chunks, then the arguments' pieces; a
+       stream cut inside the arguments sent its whole text (one chunk). */
+    int ntext = chunks - pieces;
+    if (ntext < 0) ntext = text && text[0] ? 1 : 0;
+    if (r.ntools > 0 && ntext == 0 && text && text[0]) ntext = 1;
+    if ((rc = split_chunks(&r, text ? text : "", ntext)) != SIM_OK) goto done;
+    if (r.ntools > 0) r.frames = chunks;
     if (strcmp(how, "dropped") == 0) r.cut = IMP_CUT_DROP;
     else if (stalled && aborted) r.cut = IMP_CUT_STALL;
+    if (cJSON_IsTrue(get(ev, "error_event"))) {
+      r.stream_error = 1;
+      r.frames = chunks;
+    } else if (r.cut == IMP_CUT_NONE) {
+      const cJSON *marker = get(ev, "end_marker"), *fin = get(ev, "finish");
+      if (cJSON_IsFalse(fin)) r.no_end = 1;
+      else if (cJSON_IsFalse(marker)) r.no_terminator = 1;
+    }
+    const char *state = get_str(ev, "state");
+    if (state != NULL && strcmp(state, "incomplete") == 0) r.finish = IMP_FINISH_LENGTH;
     if (!stalled && chunks > 1 && dur > 0) r.interval_s = floor(dur / (chunks - 1)) / 1000.0;
   } else if (strcmp(step, "garbage") == 0) {
     r.is_garbage = 1;
   } else if (strcmp(step, "chat") == 0 || strcmp(step, "delay") == 0) {
+    int pieces;
     if (text != NULL && (r.content = strdup(text)) == NULL) {
       rc = SIM_ENOMEM;
       goto done;
     }
+    if ((rc = take_tools(&r, ev, &pieces)) != SIM_OK) goto done;
+    const char *state = get_str(ev, "state");
+    if (state != NULL && strcmp(state, "incomplete") == 0) r.finish = IMP_FINISH_LENGTH;
   } else if (strcmp(step, "effect") == 0) {
     r.status = 200; /* the ledger's own answer (a 409 conflict included) */
   }

@@ -42,7 +42,8 @@ int imp__record_target(const char *base, const char *target, const char *query, 
 /*
  * One JSON Lines attempt (docs/import.md) for an exchange, without the
  * newline: its logical key (sim_request_key), status, latency, response
- * headers, body and error, everything through the redaction rule. A status
+ * headers, body and error, everything through the redaction rule (and
+ * the account ids imp__scrub replaces in header values and the body). A status
  * outside 200-599 is kept as "upstream_status" and the attempt noted as a
  * closed connection, the nearest thing a scenario can replay. The caller
  * frees the result; NULL when out of memory.

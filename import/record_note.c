@@ -11,6 +11,7 @@
 #include <cjson/cJSON.h>
 
 #include "import/import.h"
+#include "import/import_int.h"
 #include "import/record_int.h"
 
 /* Checks the target and joins base + target + query (see record_int.h). */
@@ -74,14 +75,17 @@ char *imp__record_note(const imp_rec_exchange *e) {
     cJSON *h = cJSON_AddObjectToObject(o, "headers");
     for (int i = 0; h && i < e->nh; i++) {
       if (cJSON_GetObjectItem(h, e->hname[i])) continue;
-      char *v = sim_redact_header(e->hname[i], e->hvalue[i]);
+      char *r = sim_redact_header(e->hname[i], e->hvalue[i]);
+      /* and the account ids (openai-organization: org-...), as imports do */
+      char *v = r ? imp__scrub(r, strlen(r)) : NULL;
+      free(r);
       if (v == NULL) ok = 0;
       else cJSON_AddStringToObject(h, e->hname[i], v);
       free(v);
     }
     if (e->stream && !odd) cJSON_AddTrueToObject(o, "stream");
     if (e->kept != NULL) {
-      char *b = sim_redact_text(e->kept, strlen(e->kept));
+      char *b = imp__scrub(e->kept, strlen(e->kept));
       if (b == NULL) ok = 0;
       else cJSON_AddStringToObject(o, "body", b);
       free(b);

@@ -11,6 +11,7 @@
 #include "sim/server_int.h"
 
 #define MAX_OFFERED 2048 /* bytes of offered tool names kept per request */
+#define TRACE_ARGS_MAX 4096 /* bytes of a tool call's arguments in the trace */
 
 static void add_name(char *buf, const char *name) {
   size_t len = strlen(buf), n = strlen(name);
@@ -61,7 +62,7 @@ static int arg_chunks(sim_dialect d, const sim_tool_call *tc) {
 }
 
 /* The end event's "tool_calls": [{id, name, args: "valid"|"invalid"|"cut",
-   offered}] when the step played answered with tool calls, else NULL.
+   args_fingerprint, arguments, offered}] when the step played answered with tool calls, else NULL.
    Owned by the caller. */
 cJSON *sim__trace_tools(const sim_conn *c) {
   const sim_step *s = c->cur;
@@ -102,6 +103,13 @@ cJSON *sim__trace_tools(const sim_conn *c) {
       if (c->dialect != SIM_DIALECT_GEMINI && (size_t)pieces * 8 < sent) sent = (size_t)pieces * 8;
     }
     cJSON_AddStringToObject(o, "args", args);
+    /* The argument text the step answered with (what `fusebox import`
+       replays), through the redaction rule, at most TRACE_ARGS_MAX bytes. */
+    size_t alen = strlen(tc->arguments ? tc->arguments : "");
+    if (alen > TRACE_ARGS_MAX) alen = TRACE_ARGS_MAX;
+    char *red = sim_redact_text(tc->arguments ? tc->arguments : "", alen);
+    if (red != NULL) cJSON_AddStringToObject(o, "arguments", red);
+    free(red);
     /* The arguments as the client received them, as the effect event
        fingerprints a payload: an execution of exactly these is traceable. */
     char fp[17];

@@ -663,7 +663,7 @@ static void test_bad_input(void) {
       {"{\n  \"log\": {\"pages\": []}}\n",
        "log.jsonl: not a HAR file: log.entries (a list) is missing"},
       {"{\"log\":{\"entries\":[{\"request\":{\"method\":\"GET\",\"url\":\"https://x/\"}}]}}",
-       "log.jsonl: no attempt to replay (1 entries left out: only /chat/completions, /messages "
+       "log.jsonl: no attempt to replay (1 entries left out: only model API calls "
        "and /effects/ are kept)"},
       {"{\"ev\":\"session\"}\n{\"ev\":\"end\",\"id\":9}\n",
        "log.jsonl:2: end of arrival 9, which never arrived"},

@@ -2,4 +2,5 @@
 #define TEST_SUITES(X) \
   X(import)            \
   X(import_expect)     \
+  X(import_cases)      \
   X(record)

@@ -43,19 +43,22 @@ static void test_targets(void) {
 }
 
 static void test_note(void) {
-  char *hn[] = {"X-Debug-Token", "X-Echo", "retry-after", "Set-Cookie"};
-  char *hv[] = {"Bearer sk-abcdefghijkl", "see sk-ant-abcdefghijkl", "2", "s=1"};
+  char *hn[] = {"X-Debug-Token", "X-Echo", "retry-after", "Set-Cookie", "openai-organization"};
+  char *hv[] = {"Bearer sk-abcdefghijkl", "see sk-ant-abcdefghijkl", "2", "s=1", "org-abc123"};
   imp_rec_exchange e = {.method = "POST", .path = "/v1/chat/completions",
                         .query = "?key=AIzaQUERYSECRET", .body = "{}", .body_len = 2,
                         .t_ms = 12.5, .latency_ms = 30, .duration_ms = 40, .status = 429,
-                        .headers_done = 1, .hname = hn, .hvalue = hv, .nh = 4,
-                        .kept = "{\"error\":{\"message\":\"bad key sk-proj-BODYSECRET1\"}}",
+                        .headers_done = 1, .hname = hn, .hvalue = hv, .nh = 5,
+                        .kept = "{\"error\":{\"message\":\"bad key sk-proj-BODYSECRET1 "
+                                "in organization org-abc123\"}}",
                         .received = 10};
   char *line = imp__record_note(&e);
   CU_ASSERT_PTR_NOT_NULL_FATAL(line);
   CU_ASSERT_PTR_NULL(strstr(line, "QUERYSECRET"));
   CU_ASSERT_PTR_NULL(strstr(line, "BODYSECRET"));
   CU_ASSERT_PTR_NULL(strstr(line, "abcdefghijkl"));
+  CU_ASSERT_PTR_NULL(strstr(line, "org-abc123")); /* account ids, header and body */
+  CU_ASSERT_PTR_NOT_NULL(strstr(line, "organization org-[redacted]"));
   CU_ASSERT_PTR_NOT_NULL(strstr(line, "\"retry-after\":\"2\""));
   CU_ASSERT_PTR_NOT_NULL(strstr(line, "\"status\":429"));
   char key[64];
