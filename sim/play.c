@@ -841,7 +841,12 @@ static void trace_effect(sim_conn *c, const char *action, const char *key, int c
   if (ev == NULL) return;
   cJSON_AddNumberToObject(ev, "id", (double)c->id);
   if (c->effect_name[0]) cJSON_AddStringToObject(ev, "name", c->effect_name);
-  if (key) cJSON_AddStringToObject(ev, "key", key);
+  /* The key as the arrival's logical key shows it (sim_request_key): a
+     key-shaped or very long Idempotency-Key is never written as sent. */
+  char shown[sizeof c->key];
+  if (key && sim_request_key(key, "", "", NULL, 0, shown, sizeof shown) == 0)
+    cJSON_AddStringToObject(ev, "key", shown + strlen("idem:"));
+  else if (key) cJSON_AddStringToObject(ev, "key", "[redacted]");
   else cJSON_AddNullToObject(ev, "key");
   cJSON_AddStringToObject(ev, "action", action);
   if (fp) cJSON_AddStringToObject(ev, "fingerprint", fp);

@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # What the trace's arrive line carries (issue 29): one JSON key per header
 # name (duplicates joined with ", " as HTTP does); a secret in the URL path
-# or in an Idempotency-Key redacted, in `path` and `key`, while two logical
-# requests stay two.
+# or in an Idempotency-Key redacted, in `path` and `key` (and the effect
+# line's `key`), while two logical requests stay two.
 . "$(dirname "$0")/lib.sh"
 pid=
 at_exit '[ -n "$pid" ] && kill "$pid"'
@@ -39,6 +39,8 @@ curl -s -o /dev/null --max-time 5 "$base/v1/$k1/chat/completions" -d '{"q":"path
 for k in $k1 $k2 $k1; do
   curl -s -o /dev/null --max-time 5 "$base/v1/chat/completions" -H "Idempotency-Key: $k" -d '{"q":"idem"}'
 done
+# ... and in the effect line, when the key goes to the effect endpoint.
+curl -s -o /dev/null --max-time 5 "$base/v1/effects/send_email" -H "Idempotency-Key: $k1" -d '{"to":"a@b"}'
 
 kill -INT "$pid"; wait "$pid"; pid=
 grep -q 'AAAAbbbb\|ZZZZyyyy' "$tmp/t.jsonl" && bad "a secret reached the trace: $(grep -o '.\{40\}AAAAbbbb.\{20\}' "$tmp/t.jsonl" | head -2)" || ok
@@ -48,11 +50,14 @@ arr = [json.loads(l) for l in open(sys.argv[1])]
 arr = [e for e in arr if e["ev"] == "arrive"]
 p = [e for e in arr if "chat/completions" in e["path"] and e["path"] != "/v1/chat/completions"]
 assert len(p) == 1 and "[redacted]" in p[0]["path"], [e["path"] for e in p]
-i = [e for e in arr if e["key"].startswith("idem:")]
+i = [e for e in arr if e["key"].startswith("idem:") and "effects" not in e["path"]]
 assert len(i) == 3, [e["key"] for e in i]
 assert all("[redacted]" in e["key"] and "#" in e["key"] for e in i), [e["key"] for e in i]
 assert i[0]["key"] == i[2]["key"] != i[1]["key"], [e["key"] for e in i]
 assert [e["attempt"] for e in i] == [1, 1, 2], [e["attempt"] for e in i]
+fx = [json.loads(l) for l in open(sys.argv[1])]
+fx = [e for e in fx if e["ev"] == "effect"]
+assert len(fx) == 1 and fx[0]["key"] == i[0]["key"][len("idem:"):], (fx, i[0]["key"])
 PY
 python3 - "$tmp/t.jsonl" <<'PY' && ok || bad "duplicate headers in arrive.headers"
 import json, sys
