@@ -23,7 +23,7 @@ static const struct {
     {"herd", rpt__v_herd},
     {"outcome", rpt__v_outcome},
     {"side_effects", rpt__v_side_effects},
-    {"no_stream_splice", rpt__v_no_stream_splice},
+    {"no_stream_splice", rpt__v_no_stream_splice}, /* an alias: `answer` judges it */
     {"cost", rpt__v_cost},
     {"profile", rpt__v_profile},
     {"exercised", rpt__v_exercised}, /* a declaration: judged with `served` below */
@@ -149,6 +149,7 @@ int rpt_judge(const rpt_trace *tr, const char *expect_json, const char *client_j
                 .client = client, .j = j, .err = err};
   rc = scenario_errors(&c);
   if (rc == 0) rc = run_families(&c, expect);
+  if (rc == 0) rc = rpt__answer_verdict(&c, expect); /* every judgement: verdict_answer.c */
   if (rc == 0) rc = rpt__scenario_verdicts(&c, expect);
   if (rc == 0 && j->oom) rc = RPT_ENOMEM;
   if (rc) {

@@ -1,10 +1,11 @@
 /*
  * verdict_client.c - verdicts on what the client ended with: `outcome`,
- * `side_effects`, `no_stream_splice` and `cost`.
+ * `side_effects` and `cost`, and the `no_stream_splice` key (an alias of
+ * `answer`, verdict_answer.c).
  *
- * `outcome` and `no_stream_splice` need the built-in client's own account
- * (`client` events): without one (an external client) they are skipped, and
- * say so, rather than passed.
+ * `outcome` needs the client's own account (`client` events: the built-in
+ * client's, or `fusebox exec`'s for a command): without one it is n/a, and
+ * says so, rather than passed.
  */
 #include <math.h>
 #include <stdlib.h>
@@ -246,98 +247,16 @@ int rpt__v_side_effects(rpt__ctx *c, const char *name, const cJSON *val) {
 
 /* --------------------------------------------------- no_stream_splice */
 
-static size_t trimmed_len(const char *s) {
-  size_t n = strlen(s);
-  while (n > 0 && (s[n - 1] == ' ' || s[n - 1] == '\n' || s[n - 1] == '\r' || s[n - 1] == '\t'))
-    n--;
-  return n;
-}
-
-/* 1 when the client's text equals the attempt's text, trailing white space
-   aside (an external client prints its answer with a line end); a text the
-   server cut at its 4 KiB cap only has to be a prefix. */
-static int text_matches(const char *client, const char *sent) {
-  size_t n = strlen(sent);
-  if (n >= RPT__TEXT_CAP) return strncmp(client, sent, n) == 0;
-  size_t a = trimmed_len(client), b = trimmed_len(sent);
-  return a == b && strncmp(client, sent, a) == 0;
-}
-
-/* A whole answer: a 2xx sent to the end (a stream with its end marker). */
-static int complete_ok(const rpt__arrival *a) {
-  return a->has_end && a->how && strcmp(a->how, "complete") == 0 &&
-         a->status >= 200 && a->status < 300 && !a->no_end_marker;
-}
-
-/* "Hello w..." for evidence: at most 24 bytes, not cut inside UTF-8. */
-static const char *snippet(const char *s, char *out, size_t n) {
-  size_t len = strlen(s), cut = len > 24 ? 24 : len;
-  while (cut < len && cut > 0 && ((unsigned char)s[cut] & 0xC0) == 0x80) cut--;
-  snprintf(out, n, "%.*s%s", (int)cut, s, cut < len ? "\xE2\x80\xA6" : "");
-  return out;
-}
-
 /*
- * no_stream_splice = true: the final text of every call that was not
- * degraded equals the text of exactly one attempt that completed; a final
- * text that starts with a failed attempt's partial text is a splice, and
- * the text of a stream that never sent its end marker is not an answer.
+ * no_stream_splice = true: kept as an alias of `answer` (verdict_answer.c),
+ * which every judgement carries and which judges the same thing for every
+ * client: a final text must be the text of ONE attempt that completed
+ * (a splice, a cut or unfinished stream's text fail). The value is checked;
+ * no verdict of its own is added, so one flaw is not counted twice.
  */
 int rpt__v_no_stream_splice(rpt__ctx *c, const char *name, const cJSON *val) {
-  int want, rc;
-  if ((rc = rpt__want_bool(c, name, val, &want))) return rc;
-  if (!want || c->tr == NULL) return 0;
-  const rpt_trace *tr = c->tr;
-  int streams = 0;
-  for (int i = 0; i < tr->narr; i++)
-    if (tr->arr[i].stream || (tr->arr[i].step && strcmp(tr->arr[i].step, "stream") == 0)) streams++;
-  if (streams == 0)
-    return rpt__verdict_add(c, name, RPT_NA, "no stream was asked for or sent: nothing to splice");
-  if (tr->ncli == 0)
-    return rpt__verdict_add(c, name, RPT_NA, "no client account in the trace: no final text to judge");
-  int judged = 0;
-  char s1[64], s2[64];
-  for (int i = 0; i < tr->ncli; i++) {
-    const rpt__client_ev *ce = &tr->cli[i];
-    if (ce->text == NULL || strcmp(ce->outcome, "degraded") == 0) continue;
-    if (strcmp(ce->outcome, "ok") != 0 && ce->text[0] == '\0') continue;
-    judged++;
-    int match = 0;
-    for (int k = 0; k < tr->narr && !match; k++)
-      if (complete_ok(&tr->arr[k]) && tr->arr[k].text && text_matches(ce->text, tr->arr[k].text))
-        match = 1;
-    if (match) continue;
-    for (int k = 0; k < tr->narr; k++) {
-      const rpt__arrival *a = &tr->arr[k];
-      if (a->no_end_marker && a->text && text_matches(ce->text, a->text))
-        return rpt__verdict_add(c, name, RPT_FAIL,
-                                "call %d took \"%s\" from attempt %d, a stream that ended "
-                                "without its end marker: an unfinished answer passed off as whole",
-                                ce->call, snippet(ce->text, s1, sizeof s1), a->attempt);
-    }
-    /* Not one attempt's text: is it a failed attempt's partial text joined
-       to more? */
-    for (int k = 0; k < tr->narr; k++) {
-      const rpt__arrival *a = &tr->arr[k];
-      if (complete_ok(a) || a->text == NULL || a->text[0] == '\0') continue;
-      size_t n = strlen(a->text);
-      if (strncmp(ce->text, a->text, n) == 0 && ce->text[n] != '\0')
-        return rpt__verdict_add(c, name, RPT_FAIL,
-                                "call %d's text \"%s\" starts with the partial text \"%s\" of "
-                                "failed attempt %d (%s) and goes on",
-                                ce->call, snippet(ce->text, s1, sizeof s1),
-                                snippet(a->text, s2, sizeof s2), a->attempt,
-                                a->how ? a->how : "open");
-    }
-    return rpt__verdict_add(c, name, RPT_FAIL,
-                            "call %d's text \"%s\" is not the text of any completed attempt",
-                            ce->call, snippet(ce->text, s1, sizeof s1));
-  }
-  if (judged == 0)
-    return rpt__verdict_add(c, name, RPT_NA, "no final text to judge (no call returned one)");
-  return rpt__verdict_add(c, name, RPT_PASS,
-                          "%d final text%s, each the text of one completed attempt", judged,
-                          judged == 1 ? "" : "s");
+  int want;
+  return rpt__want_bool(c, name, val, &want);
 }
 
 /* ---------------------------------------------------------------- cost */
@@ -379,7 +298,7 @@ int rpt__v_cost(rpt__ctx *c, const char *name, const cJSON *val) {
       const rpt__group *gr = &tr->groups[g];
       for (int k = gr->n - 1; k >= 0; k--) {
         const rpt__arrival *a = &tr->arr[gr->idx[k]];
-        if (complete_ok(a)) {
+        if (rpt__state_complete(a->state)) {
           delivered += (double)a->tokens_in + (double)a->tokens_out;
           break;
         }
