@@ -14,26 +14,29 @@
 static int is(const char *s, const char *w) { return s != NULL && strcmp(s, w) == 0; }
 
 /*
- * The state of an attempt from the fields an `end` without `state` has:
- * `how`, `status`, `end_marker`, `finish`, `step`, `stalled` (chunks only
- * reach the words). An old trace cannot tell a stream that ended in an
- * in-band error event from a complete one (both are a 200 sent to the
- * end): it gives `complete` there. Returns a static word.
+ * The state of an attempt from the fields an `end` without `state` has,
+ * in the order the server decides it (docs/trace.md): no status line sent;
+ * an in-band error (`error_event`); a connection that did not end as the
+ * step made it (`how`: cut, a stall never resumed, an answer the client
+ * left); then the answer sent whole, by its status, its stream markers
+ * (`end_marker`, `finish`) and its body (`step`). An old trace without
+ * `error_event` cannot tell a stream that ended in an in-band error from a
+ * complete one (both are a 200 sent to the end): it gives `complete` there.
+ * Returns a static word.
  */
 const char *rpt__state_derive(const rpt__arrival *a) {
   if (!a->has_end) return RPT__STATE_OPEN;
   const char *how = a->how ? a->how : "complete";
-  if (is(how, "error")) return "error_status"; /* the scenario failed: a 500 went out */
-  if (!is(how, "complete")) {
-    if (a->status == 0) return "no_response";
-    if (a->stalled) return "stalled";
-    if (is(how, "client_abort") || is(how, "shutdown") || is(how, "timeout")) return "aborted";
-    return "cut"; /* dropped, reset or closed early after the status line */
-  }
-  if (a->status < 200 || a->status >= 300) return a->status == 0 ? "no_response" : "error_status";
-  if (is(a->step, "garbage") || is(a->step, "truncate")) return "unparsable";
-  if (a->no_end_marker || a->no_finish) return "no_end";
-  return "complete";
+  if (a->status == 0) return "no_response";
+  if (a->error_event) return "error_event";
+  if (is(how, "dropped") || is(how, "reset") || is(how, "early_close")) return "cut";
+  if (is(how, "shutdown")) return a->stalled ? "stalled" : "cut";
+  if (!is(how, "complete") && !is(how, "error")) return a->stalled ? "stalled" : "aborted";
+  if (a->status < 200 || a->status >= 300) return "error_status";
+  if (is(a->step, "stream")) return a->no_end_marker || a->no_finish ? "no_end" : "complete";
+  if (is(a->step, "garbage") || is(a->step, "truncate") || is(a->step, "delay"))
+    return "unparsable";
+  return a->no_end_marker || a->no_finish ? "no_end" : "complete";
 }
 
 /* 1 when state is `complete`: a 2xx answer its API calls finished. */

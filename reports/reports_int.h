@@ -106,6 +106,7 @@ typedef struct rpt__arrival {
   int chunks, stalled;
   int no_end_marker;  /* a stream that ended cleanly but without its end marker */
   int no_finish;      /* end.finish false: no finish chunk either */
+  int error_event;    /* end.error_event: a stream that carried an in-band error */
   const char *state;  /* how it ended (attempt_state.c): end.state, or derived */
   int state_derived;  /* 1 when the trace had no end.state */
   const char *should_retry; /* the x-should-retry header sent, or NULL */
@@ -194,7 +195,8 @@ int rpt__arrival_permanent(const rpt__arrival *a);
 #define RPT__STATE_OPEN "open"
 /*
  * The state of an attempt from the fields of an `end` without `state`
- * (how, status, end_marker, finish, step, stalled). Returns a static word.
+ * (how, status, error_event, end_marker, finish, step, stalled). Returns a
+ * static word.
  */
 const char *rpt__state_derive(const rpt__arrival *a);
 /* 1 when state is `complete`: a 2xx answer its API calls finished. */

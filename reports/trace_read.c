@@ -329,6 +329,7 @@ static int ev_end(reader *r, const cJSON *o, double t) {
   const cJSON *em = cJSON_GetObjectItemCaseSensitive(o, "end_marker");
   a->no_end_marker = cJSON_IsFalse(em);
   a->no_finish = cJSON_IsFalse(cJSON_GetObjectItemCaseSensitive(o, "finish"));
+  a->error_event = get_bool(o, "error_event");
   const cJSON *hd = cJSON_GetObjectItemCaseSensitive(o, "headers");
   a->should_retry = get_str(r, hd, "x-should-retry");
   a->ra_header = get_str(r, hd, "retry-after");
