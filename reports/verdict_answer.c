@@ -85,6 +85,36 @@ static const char *who(const rpt__client_ev *ce, int naccepted, char *out, size_
   return out;
 }
 
+/*
+ * What a call's text was, for evidence: "printed the text of attempt 1,
+ * whose stream ended in an error event: \"Partial\"", a splice, or text no
+ * attempt sent. Empty when the text is empty. Returns out.
+ */
+static const char *text_clause(const rpt_trace *tr, const rpt__client_ev *ce,
+                               const rpt__answer *m, char *out, size_t n) {
+  char verb[32], s1[64], cl[96], l1[64], l2[64];
+  if (ce->external) snprintf(verb, sizeof verb, "printed");
+  else snprintf(verb, sizeof verb, "call %d kept", ce->call);
+  rpt__snippet(ce->text ? ce->text : "", s1, sizeof s1);
+  const rpt__arrival *a = m->first >= 0 ? &tr->arr[m->first] : NULL;
+  out[0] = '\0';
+  if (m->kind == RPT__ANS_UNFINISHED || (m->kind == RPT__ANS_SERVED && a)) {
+    snprintf(out, n, "%s the text of attempt %d, %s: \"%s\"", verb, a->attempt,
+             rpt__state_clause(a, cl, sizeof cl), s1);
+  } else if (m->kind == RPT__ANS_SPLICE && m->second >= 0) {
+    const rpt__arrival *b = &tr->arr[m->second];
+    snprintf(out, n, "%s a splice: the text of attempt %d (%s) followed by the text of attempt "
+             "%d (%s): \"%s\"", verb, a->attempt, rpt__state_label(a, l1, sizeof l1), b->attempt,
+             rpt__state_label(b, l2, sizeof l2), s1);
+  } else if (m->kind == RPT__ANS_SPLICE) {
+    snprintf(out, n, "%s a splice: the text of attempt %d (%s) followed by more: \"%s\"", verb,
+             a->attempt, rpt__state_label(a, l1, sizeof l1), s1);
+  } else if (m->kind == RPT__ANS_NONE) {
+    snprintf(out, n, "%s \"%s\", not an answer fusebox served", verb, s1);
+  }
+  return out;
+}
+
 /* Rule 1: as many complete attempts as calls that accepted an answer. */
 static int rule_complete(rpt__ctx *c, const rpt__client_ev *first, int naccepted, int *done) {
   const rpt_trace *tr = c->tr;
@@ -94,51 +124,42 @@ static int rule_complete(rpt__ctx *c, const rpt__client_ev *first, int naccepted
   *done = 0;
   if (ncomplete >= naccepted) return 0;
   *done = 1;
-  char list[300], w[48];
+  char list[300], w[48], what[300] = "";
   list_attempts(tr, list, sizeof list);
   who(first, naccepted, w, sizeof w);
+  /* Where the text it kept came from, when it kept one. */
+  rpt__answer m;
+  if (rpt__served_answer(tr, first->text, &m) != RPT__ANS_EMPTY) {
+    what[0] = ';';
+    what[1] = ' ';
+    text_clause(tr, first, &m, what + 2, sizeof what - 2);
+  }
   if (ncomplete == 0)
-    return rpt__verdict_add(c, NAME, RPT_FAIL, "%s but no attempt completed: %d attempt%s ended %s",
-                            w, tr->narr, tr->narr == 1 ? "" : "s", list);
+    return rpt__verdict_add(c, NAME, RPT_FAIL, "%s but no attempt completed: %d attempt%s ended "
+                            "%s%s", w, tr->narr, tr->narr == 1 ? "" : "s", list, what);
   return rpt__verdict_add(c, NAME, RPT_FAIL, "%s but only %d attempt%s completed: %d attempt%s "
-                          "ended %s", w, ncomplete, ncomplete == 1 ? "" : "s", tr->narr,
-                          tr->narr == 1 ? "" : "s", list);
+                          "ended %s%s", w, ncomplete, ncomplete == 1 ? "" : "s", tr->narr,
+                          tr->narr == 1 ? "" : "s", list, what);
 }
 
 /* The failure of one call's text (rule 2). */
 static int text_fails(rpt__ctx *c, const rpt__client_ev *ce, const rpt__answer *m, int bad,
                       int naccepted) {
   const rpt_trace *tr = c->tr;
-  char verb[32], s1[64], cl[96], l1[64], l2[64], more[48] = "";
-  if (ce->external) snprintf(verb, sizeof verb, "printed");
-  else snprintf(verb, sizeof verb, "call %d kept", ce->call);
+  char what[300], more[48] = "", s1[64];
   if (bad > 1) snprintf(more, sizeof more, " (%d of %d calls)", bad, naccepted);
-  rpt__snippet(ce->text, s1, sizeof s1);
-  const rpt__arrival *a = m->first >= 0 ? &tr->arr[m->first] : NULL;
-  if (m->kind == RPT__ANS_UNFINISHED)
-    return rpt__verdict_add(c, NAME, RPT_FAIL, "%s the text of attempt %d, %s: \"%s\"%s", verb,
-                            a->attempt, rpt__state_clause(a, cl, sizeof cl), s1, more);
-  if (m->kind == RPT__ANS_SPLICE && m->second >= 0) {
-    const rpt__arrival *b = &tr->arr[m->second];
-    return rpt__verdict_add(c, NAME, RPT_FAIL, "%s a splice: the text of attempt %d (%s) followed "
-                            "by the text of attempt %d (%s): \"%s\"%s", verb, a->attempt,
-                            rpt__state_label(a, l1, sizeof l1), b->attempt,
-                            rpt__state_label(b, l2, sizeof l2), s1, more);
-  }
-  if (m->kind == RPT__ANS_SPLICE)
-    return rpt__verdict_add(c, NAME, RPT_FAIL, "%s a splice: the text of attempt %d (%s) followed "
-                            "by more: \"%s\"%s", verb, a->attempt,
-                            rpt__state_label(a, l1, sizeof l1), s1, more);
+  text_clause(tr, ce, m, what, sizeof what);
+  if (m->kind != RPT__ANS_NONE)
+    return rpt__verdict_add(c, NAME, RPT_FAIL, "%s%s", what, more);
   const rpt__arrival *served = NULL;
   for (int k = 0; k < tr->narr && !served; k++)
     if (rpt__state_complete(tr->arr[k].state) && tr->arr[k].text && tr->arr[k].text[0])
       served = &tr->arr[k];
   if (served)
-    return rpt__verdict_add(c, NAME, RPT_FAIL, "%s \"%s\", not an answer fusebox served (attempt "
-                            "%d completed with \"%s\")%s", verb, s1, served->attempt,
-                            rpt__snippet(served->text, l1, sizeof l1), more);
-  return rpt__verdict_add(c, NAME, RPT_FAIL, "%s \"%s\", not an answer fusebox served (no "
-                          "attempt that completed sent text)%s", verb, s1, more);
+    return rpt__verdict_add(c, NAME, RPT_FAIL, "%s (attempt %d completed with \"%s\")%s", what,
+                            served->attempt, rpt__snippet(served->text, s1, sizeof s1), more);
+  return rpt__verdict_add(c, NAME, RPT_FAIL, "%s (no attempt that completed sent text)%s", what,
+                          more);
 }
 
 /* The pass evidence. */
