@@ -147,6 +147,36 @@ rpt__answer_kind rpt__served_answer(const rpt_trace *tr, const char *text, rpt__
   return out->kind;
 }
 
+/*
+ * What a call's text was, for evidence: "printed the text of attempt 1,
+ * whose stream ended in an error event: \"Partial\"", a splice, or text no
+ * attempt sent. Empty when the text is empty. Returns out.
+ */
+const char *rpt__answer_describe(const rpt_trace *tr, const rpt__client_ev *ce,
+                                 const rpt__answer *m, char *out, size_t n) {
+  char verb[32], s1[64], cl[96], l1[64], l2[64];
+  if (ce->external) snprintf(verb, sizeof verb, "printed");
+  else snprintf(verb, sizeof verb, "call %d kept", ce->call);
+  rpt__snippet(ce->text ? ce->text : "", s1, sizeof s1);
+  const rpt__arrival *a = m->first >= 0 ? &tr->arr[m->first] : NULL;
+  out[0] = '\0';
+  if (m->kind == RPT__ANS_UNFINISHED || (m->kind == RPT__ANS_SERVED && a)) {
+    snprintf(out, n, "%s the text of attempt %d, %s: \"%s\"", verb, a->attempt,
+             rpt__state_clause(a, cl, sizeof cl), s1);
+  } else if (m->kind == RPT__ANS_SPLICE && m->second >= 0) {
+    const rpt__arrival *b = &tr->arr[m->second];
+    snprintf(out, n, "%s a splice: the text of attempt %d (%s) followed by the text of attempt "
+             "%d (%s): \"%s\"", verb, a->attempt, rpt__state_label(a, l1, sizeof l1), b->attempt,
+             rpt__state_label(b, l2, sizeof l2), s1);
+  } else if (m->kind == RPT__ANS_SPLICE) {
+    snprintf(out, n, "%s a splice: the text of attempt %d (%s) followed by more: \"%s\"", verb,
+             a->attempt, rpt__state_label(a, l1, sizeof l1), s1);
+  } else if (m->kind == RPT__ANS_NONE) {
+    snprintf(out, n, "%s \"%s\", not an answer fusebox served", verb, s1);
+  }
+  return out;
+}
+
 /* 1 when some attempt of the trace carried answer text. */
 int rpt__any_answer_text(const rpt_trace *tr) {
   for (int k = 0; k < tr->narr; k++)

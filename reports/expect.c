@@ -23,7 +23,7 @@ static const struct {
     {"herd", rpt__v_herd},
     {"outcome", rpt__v_outcome},
     {"side_effects", rpt__v_side_effects},
-    {"no_stream_splice", rpt__v_no_stream_splice}, /* an alias: `answer` judges it */
+    {"no_stream_splice", rpt__v_no_stream_splice},
     {"cost", rpt__v_cost},
     {"profile", rpt__v_profile},
     {"exercised", rpt__v_exercised}, /* a declaration: judged with `served` below */

@@ -230,10 +230,17 @@ typedef struct rpt__answer {
  * space around it aside (a prefix match when the server cut the attempt's
  * text at its 4 KiB cap). A client that printed a response body as it came
  * (one JSON document) is judged on the strings inside it. Fills *out;
- * returns out->kind. The one rule both `answer` and the `no_stream_splice`
- * alias use.
+ * returns out->kind. The one rule both `answer` and `no_stream_splice` use.
  */
 rpt__answer_kind rpt__served_answer(const rpt_trace *tr, const char *text, rpt__answer *out);
+/*
+ * What a call's text was, for evidence, from a match: "printed the text of
+ * attempt 1, whose stream ended in an error event: \"Partial\"" (an external
+ * command; a built-in call "call 0 kept ..."), a splice, or text no attempt
+ * sent. Empty for an empty text. Returns out.
+ */
+const char *rpt__answer_describe(const rpt_trace *tr, const rpt__client_ev *ce,
+                                 const rpt__answer *m, char *out, size_t n);
 /* 1 when some attempt of the trace carried answer text (end.text not empty). */
 int rpt__any_answer_text(const rpt_trace *tr);
 /* "Hello w..." for evidence: at most 24 bytes, not cut inside UTF-8. Returns out. */

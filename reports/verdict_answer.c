@@ -85,36 +85,6 @@ static const char *who(const rpt__client_ev *ce, int naccepted, char *out, size_
   return out;
 }
 
-/*
- * What a call's text was, for evidence: "printed the text of attempt 1,
- * whose stream ended in an error event: \"Partial\"", a splice, or text no
- * attempt sent. Empty when the text is empty. Returns out.
- */
-static const char *text_clause(const rpt_trace *tr, const rpt__client_ev *ce,
-                               const rpt__answer *m, char *out, size_t n) {
-  char verb[32], s1[64], cl[96], l1[64], l2[64];
-  if (ce->external) snprintf(verb, sizeof verb, "printed");
-  else snprintf(verb, sizeof verb, "call %d kept", ce->call);
-  rpt__snippet(ce->text ? ce->text : "", s1, sizeof s1);
-  const rpt__arrival *a = m->first >= 0 ? &tr->arr[m->first] : NULL;
-  out[0] = '\0';
-  if (m->kind == RPT__ANS_UNFINISHED || (m->kind == RPT__ANS_SERVED && a)) {
-    snprintf(out, n, "%s the text of attempt %d, %s: \"%s\"", verb, a->attempt,
-             rpt__state_clause(a, cl, sizeof cl), s1);
-  } else if (m->kind == RPT__ANS_SPLICE && m->second >= 0) {
-    const rpt__arrival *b = &tr->arr[m->second];
-    snprintf(out, n, "%s a splice: the text of attempt %d (%s) followed by the text of attempt "
-             "%d (%s): \"%s\"", verb, a->attempt, rpt__state_label(a, l1, sizeof l1), b->attempt,
-             rpt__state_label(b, l2, sizeof l2), s1);
-  } else if (m->kind == RPT__ANS_SPLICE) {
-    snprintf(out, n, "%s a splice: the text of attempt %d (%s) followed by more: \"%s\"", verb,
-             a->attempt, rpt__state_label(a, l1, sizeof l1), s1);
-  } else if (m->kind == RPT__ANS_NONE) {
-    snprintf(out, n, "%s \"%s\", not an answer fusebox served", verb, s1);
-  }
-  return out;
-}
-
 /* Rule 1: as many complete attempts as calls that accepted an answer. */
 static int rule_complete(rpt__ctx *c, const rpt__client_ev *first, int naccepted, int *done) {
   const rpt_trace *tr = c->tr;
@@ -132,7 +102,7 @@ static int rule_complete(rpt__ctx *c, const rpt__client_ev *first, int naccepted
   if (rpt__served_answer(tr, first->text, &m) != RPT__ANS_EMPTY) {
     what[0] = ';';
     what[1] = ' ';
-    text_clause(tr, first, &m, what + 2, sizeof what - 2);
+    rpt__answer_describe(tr, first, &m, what + 2, sizeof what - 2);
   }
   if (ncomplete == 0)
     return rpt__verdict_add(c, NAME, RPT_FAIL, "%s but no attempt completed: %d attempt%s ended "
@@ -148,7 +118,7 @@ static int text_fails(rpt__ctx *c, const rpt__client_ev *ce, const rpt__answer *
   const rpt_trace *tr = c->tr;
   char what[300], more[48] = "", s1[64];
   if (bad > 1) snprintf(more, sizeof more, " (%d of %d calls)", bad, naccepted);
-  text_clause(tr, ce, m, what, sizeof what);
+  rpt__answer_describe(tr, ce, m, what, sizeof what);
   if (m->kind != RPT__ANS_NONE)
     return rpt__verdict_add(c, NAME, RPT_FAIL, "%s%s", what, more);
   const rpt__arrival *served = NULL;

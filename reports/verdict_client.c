@@ -1,11 +1,11 @@
 /*
  * verdict_client.c - verdicts on what the client ended with: `outcome`,
- * `side_effects` and `cost`, and the `no_stream_splice` key (an alias of
- * `answer`, verdict_answer.c).
+ * `side_effects`, `no_stream_splice` (the stream-only view of `answer`'s
+ * text rule, verdict_answer.c) and `cost`.
  *
- * `outcome` needs the client's own account (`client` events: the built-in
- * client's, or `fusebox exec`'s for a command): without one it is n/a, and
- * says so, rather than passed.
+ * `outcome` and `no_stream_splice` need the client's own account (`client`
+ * events: the built-in client's, or `fusebox exec`'s for a command):
+ * without one they are n/a, and say so, rather than passed.
  */
 #include <math.h>
 #include <stdlib.h>
@@ -248,15 +248,43 @@ int rpt__v_side_effects(rpt__ctx *c, const char *name, const cJSON *val) {
 /* --------------------------------------------------- no_stream_splice */
 
 /*
- * no_stream_splice = true: kept as an alias of `answer` (verdict_answer.c),
- * which every judgement carries and which judges the same thing for every
- * client: a final text must be the text of ONE attempt that completed
- * (a splice, a cut or unfinished stream's text fail). The value is checked;
- * no verdict of its own is added, so one flaw is not counted twice.
+ * no_stream_splice = true: where a stream was asked for or sent, the final
+ * text of every call that was not degraded is the text of ONE attempt that
+ * completed: the stream-only view of `answer`'s text rule, decided by the
+ * same function (rpt__served_answer). A splice, the text of a cut or
+ * unfinished stream and a text nothing sent fail, named as `answer` names
+ * them.
  */
 int rpt__v_no_stream_splice(rpt__ctx *c, const char *name, const cJSON *val) {
-  int want;
-  return rpt__want_bool(c, name, val, &want);
+  int want, rc;
+  if ((rc = rpt__want_bool(c, name, val, &want))) return rc;
+  if (!want || c->tr == NULL) return 0;
+  const rpt_trace *tr = c->tr;
+  int streams = 0;
+  for (int i = 0; i < tr->narr; i++)
+    if (tr->arr[i].stream || (tr->arr[i].step && strcmp(tr->arr[i].step, "stream") == 0)) streams++;
+  if (streams == 0)
+    return rpt__verdict_add(c, name, RPT_NA, "no stream was asked for or sent: nothing to splice");
+  if (tr->ncli == 0)
+    return rpt__verdict_add(c, name, RPT_NA, "no client account in the trace: no final text to judge");
+  int judged = 0;
+  for (int i = 0; i < tr->ncli; i++) {
+    const rpt__client_ev *ce = &tr->cli[i];
+    if (ce->text == NULL || strcmp(ce->outcome, "degraded") == 0) continue;
+    rpt__answer m;
+    rpt__answer_kind k = rpt__served_answer(tr, ce->text, &m);
+    if (k == RPT__ANS_EMPTY) continue;
+    judged++;
+    if (k == RPT__ANS_SERVED) continue;
+    char what[300];
+    return rpt__verdict_add(c, name, RPT_FAIL, "%s",
+                            rpt__answer_describe(tr, ce, &m, what, sizeof what));
+  }
+  if (judged == 0)
+    return rpt__verdict_add(c, name, RPT_NA, "no final text to judge (no call returned one)");
+  return rpt__verdict_add(c, name, RPT_PASS,
+                          "%d final text%s, each the text of one completed attempt", judged,
+                          judged == 1 ? "" : "s");
 }
 
 /* ---------------------------------------------------------------- cost */

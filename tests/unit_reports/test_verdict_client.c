@@ -1,6 +1,6 @@
 /*
- * test_verdict_client.c - `outcome`, `side_effects`, `answer` (with its
- * alias `no_stream_splice`) and `cost`: pass, fail and n/a cases on
+ * test_verdict_client.c - `outcome`, `side_effects`, `answer`,
+ * `no_stream_splice` (the same rule) and `cost`: pass, fail and n/a cases on
  * hand-written traces (tests/data/traces/{outcome,fx,answer,splice,cost}_*
  * .jsonl), and a final text longer than the trace's 4 KiB cap.
  */
@@ -87,6 +87,7 @@ static void test_splice_long_text(void) {
   int rc;
   rpt_judgement *j = rt_judge_text(tr, "{\"no_stream_splice\":true}", NULL, &rc, err);
   CU_ASSERT_EQUAL(rc, 0);
+  CU_ASSERT_EQUAL(rt_status(j, "no_stream_splice"), RPT_PASS);
   CU_ASSERT_EQUAL(rt_status(j, "answer"), RPT_PASS);
   rpt_judgement_free(j);
 }
