@@ -150,6 +150,7 @@ int rpt_judge(const rpt_trace *tr, const char *expect_json, const char *client_j
                 .client = client, .expect = expect, .j = j, .err = err};
   rc = scenario_errors(&c);
   if (rc == 0) rc = run_families(&c, expect);
+  if (rc == 0) rc = rpt__answer_verdict(&c, expect); /* every judgement: verdict_answer.c */
   if (rc == 0) rc = rpt__scenario_verdicts(&c, expect);
   if (rc == 0 && j->oom) rc = RPT_ENOMEM;
   if (rc) {

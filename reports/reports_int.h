@@ -106,6 +106,10 @@ typedef struct rpt__arrival {
   int status;               /* 0 = no status line sent */
   int chunks, stalled;
   int no_end_marker;  /* a stream that ended cleanly but without its end marker */
+  int no_finish;      /* end.finish false: no finish chunk either */
+  int error_event;    /* end.error_event: a stream that carried an in-band error */
+  const char *state;  /* how it ended (attempt_state.c): end.state, or derived */
+  int state_derived;  /* 1 when the trace had no end.state */
   const char *should_retry; /* the x-should-retry header sent, or NULL */
   const char *ra_header;    /* the retry-after header sent, or NULL */
   const char *ra_ms_header; /* the retry-after-ms header sent, or NULL */
@@ -187,6 +191,63 @@ const char *rpt__arrival_class(const rpt__arrival *a);
 /* 1 when the attempt's response was a permanent failure (see expect.c). */
 int rpt__arrival_permanent(const rpt__arrival *a);
 
+/* ---------------------------------------------------- attempt state */
+
+/* The state of an arrival without an `end` event (reports' own word). */
+#define RPT__STATE_OPEN "open"
+/*
+ * The state of an attempt from the fields of an `end` without `state`
+ * (how, status, error_event, end_marker, finish, step, stalled). Returns a
+ * static word.
+ */
+const char *rpt__state_derive(const rpt__arrival *a);
+/* 1 when state is `complete`: a 2xx answer its API calls finished. */
+int rpt__state_complete(const char *state);
+/* A few words for a list of attempts ("503", "drop", "error event"). Returns out. */
+const char *rpt__state_label(const rpt__arrival *a, char *out, size_t n);
+/* What was wrong with an attempt, as a relative clause ("whose stream ended
+   in an error event"). Returns out. */
+const char *rpt__state_clause(const rpt__arrival *a, char *out, size_t n);
+
+/* ---------------------------------------------------- served answer */
+
+typedef enum rpt__answer_kind {
+  RPT__ANS_EMPTY,      /* the text is empty once white space is trimmed */
+  RPT__ANS_SERVED,     /* the text of one complete attempt: `first` */
+  RPT__ANS_UNFINISHED, /* the text of an attempt that did not complete: `first` */
+  RPT__ANS_SPLICE,     /* attempt `first`'s text followed by attempt `second`'s
+                          (-1: by text no attempt sent) */
+  RPT__ANS_NONE        /* the text of no attempt: not an answer fusebox served */
+} rpt__answer_kind;
+
+typedef struct rpt__answer {
+  rpt__answer_kind kind;
+  int first, second; /* indexes into tr->arr, -1 when none */
+  int in_json;       /* matched a string inside a JSON document the client printed */
+} rpt__answer;
+
+/*
+ * Decides whether text (what a client accepted as its answer) is an answer
+ * fusebox served: the text of ONE attempt whose state is complete, white
+ * space around it aside (a prefix match when the server cut the attempt's
+ * text at its 4 KiB cap). A client that printed a response body as it came
+ * (one JSON document) is judged on the strings inside it. Fills *out;
+ * returns out->kind. The one rule both `answer` and `no_stream_splice` use.
+ */
+rpt__answer_kind rpt__served_answer(const rpt_trace *tr, const char *text, rpt__answer *out);
+/*
+ * What a call's text was, for evidence, from a match: "printed the text of
+ * attempt 1, whose stream ended in an error event: \"Partial\"" (an external
+ * command; a built-in call "call 0 kept ..."), a splice, or text no attempt
+ * sent. Empty for an empty text. Returns out.
+ */
+const char *rpt__answer_describe(const rpt_trace *tr, const rpt__client_ev *ce,
+                                 const rpt__answer *m, char *out, size_t n);
+/* 1 when some attempt of the trace carried answer text (end.text not empty). */
+int rpt__any_answer_text(const rpt_trace *tr);
+/* "Hello w..." for evidence: at most 24 bytes, not cut inside UTF-8. Returns out. */
+const char *rpt__snippet(const char *s, char *out, size_t n);
+
 /* -------------------------------------------------------- judgement */
 
 struct rpt_judgement {
@@ -241,6 +302,8 @@ int rpt__v_within_deadline(rpt__ctx *c, const char *name, const cJSON *val);
 int rpt__v_outcome(rpt__ctx *c, const char *name, const cJSON *val);
 int rpt__v_side_effects(rpt__ctx *c, const char *name, const cJSON *val);
 int rpt__v_no_stream_splice(rpt__ctx *c, const char *name, const cJSON *val);
+/* Adds `answer`, judged in every judgement (verdict_answer.c). */
+int rpt__answer_verdict(rpt__ctx *c, const cJSON *expect);
 int rpt__v_cost(rpt__ctx *c, const char *name, const cJSON *val);
 int rpt__v_profile(rpt__ctx *c, const char *name, const cJSON *val);
 int rpt__v_exercised(rpt__ctx *c, const char *name, const cJSON *val);

@@ -328,6 +328,8 @@ static int ev_end(reader *r, const cJSON *o, double t) {
   a->stalled = get_bool(o, "stalled");
   const cJSON *em = cJSON_GetObjectItemCaseSensitive(o, "end_marker");
   a->no_end_marker = cJSON_IsFalse(em);
+  a->no_finish = cJSON_IsFalse(cJSON_GetObjectItemCaseSensitive(o, "finish"));
+  a->error_event = get_bool(o, "error_event");
   const cJSON *hd = cJSON_GetObjectItemCaseSensitive(o, "headers");
   a->should_retry = get_str(r, hd, "x-should-retry");
   a->ra_header = get_str(r, hd, "retry-after");
@@ -352,6 +354,13 @@ static int ev_end(reader *r, const cJSON *o, double t) {
     if (cJSON_IsObject(e)) a->code = get_str(r, e, "code");
   }
   if (a->how == NULL) a->how = "complete";
+  /* How the attempt ended: the server's word when it wrote one, else the
+     one derived from the fields above (attempt_state.c). */
+  a->state = get_str(r, o, "state");
+  if (a->state == NULL || a->state[0] == '\0') {
+    a->state = rpt__state_derive(a);
+    a->state_derived = 1;
+  }
   return 0;
 }
 
@@ -586,6 +595,11 @@ static int read_all(line_src *src, const char *name, rpt_trace **out, char *err)
                                        : "empty file, not a fusebox trace");
     goto fail;
   }
+  for (int i = 0; i < tr->narr; i++)
+    if (!tr->arr[i].has_end) {
+      tr->arr[i].state = RPT__STATE_OPEN;
+      tr->arr[i].state_derived = 1;
+    }
   if (bad_line) tr->cut_line = bad_line;
   if (tr->cut_line)
     snprintf(tr->warning, sizeof tr->warning,

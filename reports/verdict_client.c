@@ -1,10 +1,11 @@
 /*
  * verdict_client.c - verdicts on what the client ended with: `outcome`,
- * `side_effects`, `no_stream_splice` and `cost`.
+ * `side_effects`, `no_stream_splice` (the stream-only view of `answer`'s
+ * text rule, verdict_answer.c) and `cost`.
  *
- * `outcome` and `no_stream_splice` need the built-in client's own account
- * (`client` events): without one (an external client) they are skipped, and
- * say so, rather than passed.
+ * `outcome` and `no_stream_splice` need the client's own account (`client`
+ * events: the built-in client's, or `fusebox exec`'s for a command):
+ * without one they are n/a, and say so, rather than passed.
  */
 #include <math.h>
 #include <stdlib.h>
@@ -262,42 +263,13 @@ int rpt__v_side_effects(rpt__ctx *c, const char *name, const cJSON *val) {
 
 /* --------------------------------------------------- no_stream_splice */
 
-static size_t trimmed_len(const char *s) {
-  size_t n = strlen(s);
-  while (n > 0 && (s[n - 1] == ' ' || s[n - 1] == '\n' || s[n - 1] == '\r' || s[n - 1] == '\t'))
-    n--;
-  return n;
-}
-
-/* 1 when the client's text equals the attempt's text, trailing white space
-   aside (an external client prints its answer with a line end); a text the
-   server cut at its 4 KiB cap only has to be a prefix. */
-static int text_matches(const char *client, const char *sent) {
-  size_t n = strlen(sent);
-  if (n >= RPT__TEXT_CAP) return strncmp(client, sent, n) == 0;
-  size_t a = trimmed_len(client), b = trimmed_len(sent);
-  return a == b && strncmp(client, sent, a) == 0;
-}
-
-/* A whole answer: a 2xx sent to the end (a stream with its end marker). */
-static int complete_ok(const rpt__arrival *a) {
-  return a->has_end && a->how && strcmp(a->how, "complete") == 0 &&
-         a->status >= 200 && a->status < 300 && !a->no_end_marker;
-}
-
-/* "Hello w..." for evidence: at most 24 bytes, not cut inside UTF-8. */
-static const char *snippet(const char *s, char *out, size_t n) {
-  size_t len = strlen(s), cut = len > 24 ? 24 : len;
-  while (cut < len && cut > 0 && ((unsigned char)s[cut] & 0xC0) == 0x80) cut--;
-  snprintf(out, n, "%.*s%s", (int)cut, s, cut < len ? "\xE2\x80\xA6" : "");
-  return out;
-}
-
 /*
- * no_stream_splice = true: the final text of every call that was not
- * degraded equals the text of exactly one attempt that completed; a final
- * text that starts with a failed attempt's partial text is a splice, and
- * the text of a stream that never sent its end marker is not an answer.
+ * no_stream_splice = true: where a stream was asked for or sent, the final
+ * text of every call that was not degraded is the text of ONE attempt that
+ * completed: the stream-only view of `answer`'s text rule, decided by the
+ * same function (rpt__served_answer). A splice, the text of a cut or
+ * unfinished stream and a text nothing sent fail, named as `answer` names
+ * them.
  */
 int rpt__v_no_stream_splice(rpt__ctx *c, const char *name, const cJSON *val) {
   int want, rc;
@@ -312,42 +284,17 @@ int rpt__v_no_stream_splice(rpt__ctx *c, const char *name, const cJSON *val) {
   if (tr->ncli == 0)
     return rpt__verdict_add(c, name, RPT_NA, "no client account in the trace: no final text to judge");
   int judged = 0;
-  char s1[64], s2[64];
   for (int i = 0; i < tr->ncli; i++) {
     const rpt__client_ev *ce = &tr->cli[i];
     if (ce->text == NULL || strcmp(ce->outcome, "degraded") == 0) continue;
-    if (strcmp(ce->outcome, "ok") != 0 && ce->text[0] == '\0') continue;
+    rpt__answer m;
+    rpt__answer_kind k = rpt__served_answer(tr, ce->text, &m);
+    if (k == RPT__ANS_EMPTY) continue;
     judged++;
-    int match = 0;
-    for (int k = 0; k < tr->narr && !match; k++)
-      if (complete_ok(&tr->arr[k]) && tr->arr[k].text && text_matches(ce->text, tr->arr[k].text))
-        match = 1;
-    if (match) continue;
-    for (int k = 0; k < tr->narr; k++) {
-      const rpt__arrival *a = &tr->arr[k];
-      if (a->no_end_marker && a->text && text_matches(ce->text, a->text))
-        return rpt__verdict_add(c, name, RPT_FAIL,
-                                "call %d took \"%s\" from attempt %d, a stream that ended "
-                                "without its end marker: an unfinished answer passed off as whole",
-                                ce->call, snippet(ce->text, s1, sizeof s1), a->attempt);
-    }
-    /* Not one attempt's text: is it a failed attempt's partial text joined
-       to more? */
-    for (int k = 0; k < tr->narr; k++) {
-      const rpt__arrival *a = &tr->arr[k];
-      if (complete_ok(a) || a->text == NULL || a->text[0] == '\0') continue;
-      size_t n = strlen(a->text);
-      if (strncmp(ce->text, a->text, n) == 0 && ce->text[n] != '\0')
-        return rpt__verdict_add(c, name, RPT_FAIL,
-                                "call %d's text \"%s\" starts with the partial text \"%s\" of "
-                                "failed attempt %d (%s) and goes on",
-                                ce->call, snippet(ce->text, s1, sizeof s1),
-                                snippet(a->text, s2, sizeof s2), a->attempt,
-                                a->how ? a->how : "open");
-    }
-    return rpt__verdict_add(c, name, RPT_FAIL,
-                            "call %d's text \"%s\" is not the text of any completed attempt",
-                            ce->call, snippet(ce->text, s1, sizeof s1));
+    if (k == RPT__ANS_SERVED) continue;
+    char what[300];
+    return rpt__verdict_add(c, name, RPT_FAIL, "%s",
+                            rpt__answer_describe(tr, ce, &m, what, sizeof what));
   }
   if (judged == 0)
     return rpt__verdict_add(c, name, RPT_NA, "no final text to judge (no call returned one)");
@@ -395,7 +342,7 @@ int rpt__v_cost(rpt__ctx *c, const char *name, const cJSON *val) {
       const rpt__group *gr = &tr->groups[g];
       for (int k = gr->n - 1; k >= 0; k--) {
         const rpt__arrival *a = &tr->arr[gr->idx[k]];
-        if (complete_ok(a)) {
+        if (rpt__state_complete(a->state)) {
           delivered += (double)a->tokens_in + (double)a->tokens_out;
           break;
         }

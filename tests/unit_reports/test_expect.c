@@ -103,15 +103,17 @@ static void test_fixed_order(void) {
       rt_judge_text(tr, "{\"outcome\":\"ok\",\"max_requests\":1,\"attempts\":0}", NULL, &rc, err);
   rpt_judgement *b =
       rt_judge_text(tr, "{\"attempts\":0,\"outcome\":\"ok\",\"max_requests\":1}", NULL, &rc, err);
-  /* three asked for, then served and exercised, which every judgement carries */
-  CU_ASSERT_EQUAL_FATAL(rpt_judgement_count(a), 5);
-  CU_ASSERT_EQUAL_FATAL(rpt_judgement_count(b), 5);
-  for (int i = 0; i < 5; i++)
+  /* three asked for, then answer, served and exercised, which every
+     judgement carries */
+  CU_ASSERT_EQUAL_FATAL(rpt_judgement_count(a), 6);
+  CU_ASSERT_EQUAL_FATAL(rpt_judgement_count(b), 6);
+  for (int i = 0; i < 6; i++)
     CU_ASSERT_STRING_EQUAL(rpt_judgement_verdict(a, i)->name, rpt_judgement_verdict(b, i)->name);
   CU_ASSERT_STRING_EQUAL(rpt_judgement_verdict(a, 0)->name, "attempts");
-  CU_ASSERT_STRING_EQUAL(rpt_judgement_verdict(a, 3)->name, "served");
-  CU_ASSERT_STRING_EQUAL(rpt_judgement_verdict(a, 4)->name, "exercised");
-  CU_ASSERT_PTR_NULL(rpt_judgement_verdict(a, 5));
+  CU_ASSERT_STRING_EQUAL(rpt_judgement_verdict(a, 3)->name, "answer");
+  CU_ASSERT_STRING_EQUAL(rpt_judgement_verdict(a, 4)->name, "served");
+  CU_ASSERT_STRING_EQUAL(rpt_judgement_verdict(a, 5)->name, "exercised");
+  CU_ASSERT_PTR_NULL(rpt_judgement_verdict(a, 6));
   CU_ASSERT_PTR_NULL(rpt_judgement_find(a, "nope"));
   rpt_judgement_free(a);
   rpt_judgement_free(b);

@@ -12,6 +12,7 @@
   X(verdict_outcome)         \
   X(verdict_side_effects)    \
   X(verdict_stream_splice)   \
+  X(verdict_answer)          \
   X(verdict_cost)            \
   X(verdict_profile)         \
   X(verdict_scenario)        \

@@ -18,7 +18,7 @@ static void test_sample_run_totals(void) {
   CU_ASSERT_EQUAL(s.passed, 1);
   CU_ASSERT_EQUAL(s.failed, 2); /* nra_fail_401, hostile (outcome error) */
   CU_ASSERT_EQUAL(s.errors, 1);
-  CU_ASSERT_EQUAL(s.verdicts, 3 + 1 + 2 + 3 * 2); /* + served, exercised each */
+  CU_ASSERT_EQUAL(s.verdicts, 3 + 1 + 2 + 3 * 3); /* + answer, served, exercised each */
   CU_ASSERT_EQUAL(s.verdicts_failed, 3); /* no_retry_after, hostile attempts and outcome */
   CU_ASSERT_EQUAL(s.incomplete, 0);
   CU_ASSERT_EQUAL(rpt_run_failed(run), 4);
@@ -58,7 +58,7 @@ static void test_add_verdict_and_names(void) {
   CU_ASSERT_EQUAL(rpt_run_failed(run), 2);
   rpt_summary s;
   rpt_run_summary(run, &s);
-  CU_ASSERT_EQUAL(s.verdicts, 4); /* max_requests, served, exercised, command */
+  CU_ASSERT_EQUAL(s.verdicts, 5); /* max_requests, answer, served, exercised, command */
   CU_ASSERT_DOUBLE_EQUAL(s.time_ms, 2030, 1e-9);
   rpt_run_free(run);
 }

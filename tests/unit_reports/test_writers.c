@@ -50,7 +50,7 @@ static void test_term_table(void) {
   CU_ASSERT(rt_has(t, "no_retry_after: attempt 2 of request hash:0000000000000021 arrived 998 ms"));
   CU_ASSERT(rt_has(t, "ERROR broken <scenario>"));
   CU_ASSERT(rt_has(t, "scenarios/broken.lua:3: unexpected symbol"));
-  CU_ASSERT(rt_has(t, "4 scenarios: 1 passed, 2 failed, 1 error; 9/12 verdicts hold"));
+  CU_ASSERT(rt_has(t, "4 scenarios: 1 passed, 2 failed, 1 error; 10/13 verdicts hold, 2 n/a"));
   CU_ASSERT(rt_has(t, "1234 ms")); /* wall time given by the caller */
   CU_ASSERT(!rt_has(t, "\x1b"));   /* no colour, and the trace's escapes neutralised */
   CU_ASSERT(!rt_has(t, "\x07"));
