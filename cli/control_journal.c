@@ -50,6 +50,7 @@ char *cli_control_journal(const char *session, const char *text, size_t len) {
       copy_item(r, "dialect", ev);
       cJSON_AddNullToObject(r, "step");
       cJSON_AddNullToObject(r, "how");
+      cJSON_AddNullToObject(r, "state");
       cJSON_AddNullToObject(r, "status");
       cJSON *t = cJSON_GetObjectItemCaseSensitive(ev, "t");
       cJSON_AddItemToObject(r, "t_arrive", t ? cJSON_Duplicate(t, 0) : cJSON_CreateNull());
@@ -66,7 +67,8 @@ char *cli_control_journal(const char *session, const char *text, size_t len) {
       }
       if (r != NULL) {
         static const char *const fields[][2] = {
-            {"step", "step"}, {"how", "how"}, {"status", "status"}, {"t_end", "t"}};
+            {"step", "step"}, {"how", "how"}, {"state", "state"},
+            {"status", "status"}, {"t_end", "t"}};
         for (size_t i = 0; i < sizeof fields / sizeof fields[0]; i++) {
           const cJSON *v = cJSON_GetObjectItemCaseSensitive(ev, fields[i][1]);
           if (v != NULL) cJSON_ReplaceItemInObjectCaseSensitive(r, fields[i][0],

@@ -54,6 +54,8 @@ static cJSON *attempts_json(const rpt_trace *tr, int *bad) {
     add_str(o, "step", a->step, bad);
     add_num(o, "status", a->status, bad);
     add_str(o, "how", a->has_end ? a->how : NULL, bad);
+    add_str(o, "state", a->state, bad); /* end.state, or derived (docs/trace.md) */
+    if (a->error_event) add_bool(o, "error_event", 1, bad);
     add_str(o, "class", rpt__arrival_class(a), bad);
     if (a->code) add_str(o, "code", a->code, bad);
     if (a->stalled) add_bool(o, "stalled", 1, bad);

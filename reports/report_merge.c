@@ -233,6 +233,7 @@ static int rebuild_trace(const cJSON *r, rpt__buf *b) {
     if (e == NULL) return RPT_ENOMEM;
     if (copy_key(e, x, "id", NULL) || copy_key(e, x, "step", NULL) ||
         copy_key(e, x, "status", NULL) || copy_key(e, x, "how", NULL) ||
+        copy_key(e, x, "state", NULL) || copy_key(e, x, "error_event", NULL) ||
         copy_key(e, x, "retry_after_ms", NULL) || copy_key(e, x, "tokens_in", NULL) ||
         copy_key(e, x, "tokens_out", NULL) || copy_key(e, x, "code", NULL) ||
         copy_key(e, x, "stalled", NULL)) {

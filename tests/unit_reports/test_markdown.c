@@ -30,8 +30,8 @@ static void test_markdown(void) {
   rpt_run_free(run);
   CU_ASSERT(rt_has(t, "## fusebox: ❌ 4 scenarios, 1 passed, 2 failed, 1 error"));
   CU_ASSERT(rt_has(t, "| status | scenario | verdicts | attempts | time |"));
-  CU_ASSERT(rt_has(t, "| ✅ pass | 429 then ok \\[guard\\] | 5/5 | 2 | 2030 ms |"));
-  CU_ASSERT(rt_has(t, "9/12 verdicts hold"));
+  CU_ASSERT(rt_has(t, "| ✅ pass | 429 then ok \\[guard\\] | 6/6 | 2 | 2030 ms |"));
+  CU_ASSERT(rt_has(t, "10/13 verdicts hold"));
   CU_ASSERT(rt_has(t, "- pass `served`: 2 requests, all to served paths"));
   CU_ASSERT(rt_has(t, "- **fail** `outcome`: call 0 ended error (&lt;/td&gt;&lt;script&gt; ), expected ok"));
   CU_ASSERT(rt_has(t, "| ❌ **FAIL** | expired key retried by a try/except wrapper | 2/3 | 2 | 1234 ms |"));
