@@ -15,30 +15,6 @@
 
 #include "import/import_int.h"
 
-static char *dup_n(const char *s, size_t n) {
-  if (n > IMP_MAX_TEXT) n = IMP_MAX_TEXT;
-  char *p = malloc(n + 1);
-  if (p == NULL) return NULL;
-  memcpy(p, s, n);
-  p[n] = '\0';
-  return p;
-}
-
-/* Sets *dst to a copy of a string or number item (numbers as integers). */
-static int take_str(char **dst, const cJSON *it) {
-  char num[32];
-  const char *s = NULL;
-  if (cJSON_IsString(it)) s = it->valuestring;
-  else if (cJSON_IsNumber(it)) {
-    snprintf(num, sizeof num, "%.0f", it->valuedouble);
-    s = num;
-  }
-  if (s == NULL) return SIM_OK;
-  free(*dst);
-  *dst = dup_n(s, strlen(s));
-  return *dst ? SIM_OK : SIM_ENOMEM;
-}
-
 static const cJSON *get(const cJSON *o, const char *k) {
   return cJSON_GetObjectItemCaseSensitive(o, k);
 }
@@ -65,7 +41,7 @@ static int take_model(imp_resp *r, const cJSON *j) {
   const char *m = get_s(j, "model");
   if (m == NULL) m = get_s(j, "modelVersion"); /* Gemini */
   if (m == NULL || m[0] == '\0') return SIM_OK;
-  return take_str(&r->model, get(j, get_s(j, "model") ? "model" : "modelVersion"));
+  return imp__take_str(&r->model, get(j, get_s(j, "model") ? "model" : "modelVersion"));
 }
 
 /* The finish reason an API named, as the step's `incomplete`. */
@@ -84,7 +60,7 @@ int imp__resp_error_json(imp_resp *r, const cJSON *j, int *rc) {
   const cJSON *e = get(j, "error");
   *rc = SIM_OK;
   if (cJSON_IsString(e)) {
-    *rc = take_str(&r->message, e);
+    *rc = imp__take_str(&r->message, e);
     return 1;
   }
   if (!cJSON_IsObject(e)) {
@@ -97,9 +73,9 @@ int imp__resp_error_json(imp_resp *r, const cJSON *j, int *rc) {
      the code a fail step names (the number is the HTTP status). */
   const cJSON *code = get(e, "code");
   if (cJSON_IsNumber(code) && cJSON_IsString(get(e, "status"))) code = get(e, "status");
-  if (*rc == SIM_OK) *rc = take_str(&r->code, code);
-  if (*rc == SIM_OK && e != j) *rc = take_str(&r->type, get(e, "type"));
-  if (*rc == SIM_OK) *rc = take_str(&r->message, get(e, "message"));
+  if (*rc == SIM_OK) *rc = imp__take_str(&r->code, code);
+  if (*rc == SIM_OK && e != j) *rc = imp__take_str(&r->type, get(e, "type"));
+  if (*rc == SIM_OK) *rc = imp__take_str(&r->message, get(e, "message"));
   return 1;
 }
 
@@ -133,7 +109,7 @@ static int chat_body(imp_resp *r, const cJSON *ch) {
   const cJSON *msg = get(ch, "message");
   const cJSON *c = get(msg, "content");
   if (!cJSON_IsString(c)) c = get(ch, "text");
-  if (cJSON_IsString(c)) rc = take_str(&r->content, c);
+  if (cJSON_IsString(c)) rc = imp__take_str(&r->content, c);
   take_finish(r, get_s(ch, "finish_reason"));
   const cJSON *tc;
   int i = 0;
@@ -413,7 +389,7 @@ int imp__resp_body(imp_resp *r, const char *body, size_t len, const cJSON *parse
     while (body && i < len && isspace((unsigned char)body[i])) i++;
     /* Not JSON. An excerpt that starts like JSON was only cut short. */
     if (ok && parsed == NULL && body != NULL && i < len && body[i] != '{' && body[i] != '[') {
-      r->garbage = dup_n(body, len);
+      r->garbage = imp__dup_n(body, len);
       if (r->garbage == NULL) rc = SIM_ENOMEM;
     }
     cJSON_Delete(own);

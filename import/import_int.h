@@ -237,6 +237,13 @@ int imp__parse_iso8601(const char *s, double *epoch_ms);
 /* 1 if s is a plain decimal number ("2", "1.5") that the server writes
    back byte for byte when given as a number. */
 int imp__plain_number(const char *s);
+/* A copy of the first n bytes of s, at most IMP_MAX_TEXT, NUL-terminated;
+   the caller frees it. NULL when out of memory. */
+char *imp__dup_n(const char *s, size_t n);
+/* Sets *dst (freeing the old value) to a copy of a string or number item
+   (numbers as integers); any other item leaves it. Returns SIM_OK or
+   SIM_ENOMEM. */
+int imp__take_str(char **dst, const cJSON *it);
 /* 1 if a response header must never be written into a scenario (a
    credential, or one the fake server sets itself). */
 int imp__header_dropped(const char *name);

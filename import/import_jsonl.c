@@ -14,30 +14,6 @@
 
 /* ------------------------------------------------------------ bodies */
 
-static char *dup_n(const char *s, size_t n) {
-  if (n > IMP_MAX_TEXT) n = IMP_MAX_TEXT;
-  char *p = malloc(n + 1);
-  if (p == NULL) return NULL;
-  memcpy(p, s, n);
-  p[n] = '\0';
-  return p;
-}
-
-/* Sets *dst to a copy of a string or number item (numbers as integers). */
-static int take_str(char **dst, const cJSON *it) {
-  char num[32];
-  const char *s = NULL;
-  if (cJSON_IsString(it)) s = it->valuestring;
-  else if (cJSON_IsNumber(it)) {
-    snprintf(num, sizeof num, "%.0f", it->valuedouble);
-    s = num;
-  }
-  if (s == NULL) return SIM_OK;
-  free(*dst);
-  *dst = dup_n(s, strlen(s));
-  return *dst ? SIM_OK : SIM_ENOMEM;
-}
-
 static const cJSON *get(const cJSON *o, const char *k) {
   return cJSON_GetObjectItemCaseSensitive(o, k);
 }
@@ -158,7 +134,7 @@ static int read_line(imp_log *lg, int line, const cJSON *o) {
   }
   const cJSON *k = get(o, "key");
   if (k == NULL || cJSON_IsNull(k)) k = get(o, "request");
-  if ((rc = take_str(&key, k)) != SIM_OK) goto done;
+  if ((rc = imp__take_str(&key, k)) != SIM_OK) goto done;
   if (k != NULL && !cJSON_IsNull(k) && key == NULL) {
     rc = imp__fail(lg, line, "'key' must be a string or a number");
     goto done;
@@ -233,13 +209,13 @@ static int read_line(imp_log *lg, int line, const cJSON *o) {
   }
   if (rc != SIM_OK) goto done;
   if (cJSON_IsObject(err) && r.status >= 300) imp__resp_error_json(&r, o, &rc);
-  if (ek == E_OTHER && rc == SIM_OK) rc = take_str(&r.message, err);
+  if (ek == E_OTHER && rc == SIM_OK) rc = imp__take_str(&r.message, err);
   const char *fields[] = {"code", "type", "message"};
   char **dst[] = {&r.code, &r.type, &r.message};
-  for (int i = 0; i < 3 && rc == SIM_OK; i++) rc = take_str(dst[i], get(o, fields[i]));
+  for (int i = 0; i < 3 && rc == SIM_OK; i++) rc = imp__take_str(dst[i], get(o, fields[i]));
   const cJSON *content = get(o, "content");
   if (content == NULL) content = get(o, "text");
-  if (rc == SIM_OK && cJSON_IsString(content)) rc = take_str(&r.content, content);
+  if (rc == SIM_OK && cJSON_IsString(content)) rc = imp__take_str(&r.content, content);
   if (rc == SIM_OK && cJSON_IsArray(chunks)) {
     for (int i = r.nchunks - 1; i >= 0; i--) free(r.chunks[i]);
     r.nchunks = 0;

@@ -106,6 +106,31 @@ int imp__parse_iso8601(const char *s, double *epoch_ms) {
   return 0;
 }
 
+/* A copy of n bytes of s (at most IMP_MAX_TEXT), NUL-terminated; see import_int.h. */
+char *imp__dup_n(const char *s, size_t n) {
+  if (n > IMP_MAX_TEXT) n = IMP_MAX_TEXT;
+  char *p = malloc(n + 1);
+  if (p == NULL) return NULL;
+  memcpy(p, s, n);
+  p[n] = '\0';
+  return p;
+}
+
+/* Sets *dst to a copy of a string or number item (numbers as integers). */
+int imp__take_str(char **dst, const cJSON *it) {
+  char num[32];
+  const char *s = NULL;
+  if (cJSON_IsString(it)) s = it->valuestring;
+  else if (cJSON_IsNumber(it)) {
+    snprintf(num, sizeof num, "%.0f", it->valuedouble);
+    s = num;
+  }
+  if (s == NULL) return SIM_OK;
+  free(*dst);
+  *dst = imp__dup_n(s, strlen(s));
+  return *dst ? SIM_OK : SIM_ENOMEM;
+}
+
 /* 1 if s is digits with at most one decimal point, written back by the
    server exactly as it is ("%lld" for integers, "%g" otherwise). */
 int imp__plain_number(const char *s) {
