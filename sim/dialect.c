@@ -1,8 +1,10 @@
 /*
  * dialect.c - the dispatchers the player calls: one answer, one error, one
  * stream, each handed to the file of the API that was hit (dialect_openai.c,
- * dialect_anthropic.c, dialect_responses.c, dialect_gemini.c), which build
- * from the shared pieces in dialect_parts.c.
+ * dialect_anthropic.c, dialect_responses.c, dialect_gemini.c,
+ * dialect_ollama.c, dialect_cohere.c), which build from the shared pieces
+ * in dialect_parts.c; and the routing of the APIs whose paths are their
+ * own (Ollama, Cohere).
  */
 #include <math.h>
 #include <stdio.h>
@@ -28,6 +30,9 @@ const char *sim__dialect_name(sim_dialect d) {
   case SIM_DIALECT_EMBEDDINGS: return "embeddings";
   case SIM_DIALECT_MODELS: return "models";
   case SIM_DIALECT_GEMINI: return "gemini";
+  case SIM_DIALECT_OLLAMA_CHAT: return "ollama-chat";
+  case SIM_DIALECT_OLLAMA_GENERATE: return "ollama-generate";
+  case SIM_DIALECT_COHERE: return "cohere";
   }
   return "unknown";
 }
@@ -35,6 +40,43 @@ const char *sim__dialect_name(sim_dialect d) {
 /* 1 when the API answers with an SSE stream when asked to. */
 int sim__dialect_streams(sim_dialect d) {
   return d != SIM_DIALECT_EMBEDDINGS && d != SIM_DIALECT_MODELS && d != SIM_DIALECT_EFFECT;
+}
+
+/* 1 when a request that does not say "stream" is streamed: Ollama's
+   default. */
+int sim__dialect_streams_by_default(sim_dialect d) {
+  return d == SIM_DIALECT_OLLAMA_CHAT || d == SIM_DIALECT_OLLAMA_GENERATE;
+}
+
+/* The stream's content type; see sim_int.h. */
+const char *sim__dialect_stream_ctype(sim_dialect d) {
+  if (sim__dialect_streams_by_default(d)) return "application/x-ndjson";
+  return "text/event-stream; charset=utf-8";
+}
+
+/* How a stream carries tool arguments; see sim_int.h. */
+int sim__dialect_tool_form(sim_dialect d) {
+  if (d == SIM_DIALECT_OLLAMA_GENERATE || !sim__dialect_streams(d)) return 0;
+  return d == SIM_DIALECT_GEMINI || d == SIM_DIALECT_OLLAMA_CHAT ? 1 : 2;
+}
+
+/* Ollama's /api/chat and /api/generate, Cohere's /v2/chat; see sim_int.h.
+   The path is matched whole (a query string is not part of it). */
+int sim__route_own_path(const char *p, sim_dialect *d, char *model, size_t cap, int *stream) {
+  (void)model;
+  (void)cap;
+  (void)stream;
+  static const struct { const char *path; sim_dialect d; } own[] = {
+      {"/api/chat", SIM_DIALECT_OLLAMA_CHAT},
+      {"/api/generate", SIM_DIALECT_OLLAMA_GENERATE},
+      {"/v2/chat", SIM_DIALECT_COHERE},
+  };
+  for (size_t i = 0; i < sizeof own / sizeof own[0]; i++)
+    if (strcmp(p, own[i].path) == 0) {
+      *d = own[i].d;
+      return 1;
+    }
+  return 0;
 }
 
 /* A complete (non-streaming) answer body in the API's shape; s may be NULL
@@ -49,6 +91,11 @@ char *sim__answer_body(sim_dialect d, const sim_step *s, const char *id, const c
   case SIM_DIALECT_EMBEDDINGS: return sim__embeddings_body(model, text, 1, tokens_in);
   case SIM_DIALECT_MODELS: return sim__models_body(model);
   case SIM_DIALECT_GEMINI: return sim__gemini_body(s, model, text, tokens_in, tokens_out);
+  case SIM_DIALECT_OLLAMA_CHAT:
+  case SIM_DIALECT_OLLAMA_GENERATE:
+    return sim__ollama_body(d == SIM_DIALECT_OLLAMA_GENERATE, s, model, text, tokens_in,
+                            tokens_out);
+  case SIM_DIALECT_COHERE: return sim__cohere_body(s, id, text, tokens_in, tokens_out);
   default: return sim__openai_chat_body(s, id, model, text, tokens_in, tokens_out);
   }
 }
@@ -75,6 +122,8 @@ char *sim__error_body_retry(sim_dialect d, int status, const char *code, const c
                             const char *message, double retry_s) {
   if (d == SIM_DIALECT_ANTHROPIC) return sim__anthropic_error_body(status, type, message);
   if (d == SIM_DIALECT_GEMINI) return sim__gemini_error_body(status, code, message, retry_s);
+  if (sim__dialect_streams_by_default(d)) return sim__ollama_error_body(status, message);
+  if (d == SIM_DIALECT_COHERE) return sim__cohere_error_body(status, NULL, message);
   return sim__openai_error_body(status, code, type, message);
 }
 
@@ -113,6 +162,14 @@ int sim__sse_build(sim_dialect d, const sim_step *s, const char *id,
     break;
   case SIM_DIALECT_GEMINI:
     rc = sim__gemini_sse(s, model, tokens_in, tokens_out, texts, ntexts, out);
+    break;
+  case SIM_DIALECT_OLLAMA_CHAT:
+  case SIM_DIALECT_OLLAMA_GENERATE:
+    rc = sim__ollama_stream(d == SIM_DIALECT_OLLAMA_GENERATE, s, model, tokens_in, tokens_out,
+                            texts, ntexts, out);
+    break;
+  case SIM_DIALECT_COHERE:
+    rc = sim__cohere_sse(s, id, tokens_in, tokens_out, texts, ntexts, out);
     break;
   default:
     rc = sim__openai_chat_sse(s, id, model, texts, ntexts, out);

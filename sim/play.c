@@ -744,7 +744,7 @@ static enum MHD_Result play_stream(sim_conn *c, const sim_step *s) {
   struct MHD_Response *r =
       MHD_create_response_from_callback(MHD_SIZE_UNKNOWN, 4096, stream_reader, p, NULL);
   if (r == NULL) return MHD_NO;
-  add_header(r, c, "content-type", "text/event-stream; charset=utf-8", 0);
+  add_header(r, c, "content-type", sim__dialect_stream_ctype(c->dialect), 0);
   add_header(r, c, "cache-control", "no-cache", 0);
   add_step_headers(r, c, s);
   c->status = 200;

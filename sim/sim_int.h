@@ -162,13 +162,29 @@ typedef enum sim_dialect {
   SIM_DIALECT_COMPLETIONS,  /* POST /v1/completions (legacy) */
   SIM_DIALECT_EMBEDDINGS,   /* POST /v1/embeddings */
   SIM_DIALECT_MODELS,       /* GET /v1/models */
-  SIM_DIALECT_GEMINI        /* POST /v1beta/models/{m}:generateContent */
+  SIM_DIALECT_GEMINI,       /* POST /v1beta/models/{m}:generateContent */
+  SIM_DIALECT_OLLAMA_CHAT,  /* POST /api/chat (NDJSON stream by default) */
+  SIM_DIALECT_OLLAMA_GENERATE, /* POST /api/generate */
+  SIM_DIALECT_COHERE        /* POST /v2/chat */
 } sim_dialect;
 
 /* The API's name as the trace and req.dialect spell it ("openai-chat"). */
 const char *sim__dialect_name(sim_dialect d);
 /* 1 when the API can answer with an SSE stream. */
 int sim__dialect_streams(sim_dialect d);
+/* 1 when the API streams a request that does not say "stream" (Ollama). */
+int sim__dialect_streams_by_default(sim_dialect d);
+/* The content type of the API's stream ("text/event-stream; charset=utf-8",
+   Ollama's "application/x-ndjson"). Static. */
+const char *sim__dialect_stream_ctype(sim_dialect d);
+/* How the API carries a tool call's arguments in a stream: 0 never (no tool
+   calls), 1 whole in one chunk (Gemini, Ollama), 2 in 8-byte pieces. */
+int sim__dialect_tool_form(sim_dialect d);
+/* The APIs routed by their own paths (dialect.c): Ollama's /api/chat and
+   /api/generate, Cohere's /v2/chat. Returns 1 and sets *d (and *stream
+   when the path alone asks for a stream; model gets a model the path names,
+   cap bytes at most) when path p names one, else 0. */
+int sim__route_own_path(const char *p, sim_dialect *d, char *model, size_t cap, int *stream);
 
 /*
  * What a provider function sees of one arrival (the `req` table). Borrowed

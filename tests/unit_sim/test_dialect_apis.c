@@ -1,0 +1,254 @@
+/* test_dialect_apis.c - the exact wire bytes of the APIs that have no old
+   tree to be held to (test_dialect_bytes.c holds the others): Ollama's
+   /api/chat and /api/generate (bodies, errors, NDJSON lines) and Cohere's
+   v2 chat (body, error, typed SSE events). Ollama's created_at is the
+   clock's: it is checked for its form, then blanked. */
+#include <CUnit/CUnit.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "sim/dialect_int.h"
+
+static sim_step base(void) {
+  sim_step s;
+  memset(&s, 0, sizeof s);
+  s.kind = SIM_STEP_STREAM;
+  s.usage_in = s.usage_out = -1;
+  s.drop_after = s.stall_after = s.error_after = -1;
+  return s;
+}
+
+/* Replaces every created_at value in s (RFC 3339, nanoseconds, Z) with T,
+   failing when one is not of that form. Returns s. */
+static char *blank_times(char *s) {
+  static const char key[] = "\"created_at\":\"";
+  for (char *p = s ? strstr(s, key) : NULL; p != NULL; p = strstr(p, key)) {
+    p += sizeof key - 1;
+    char *end = strchr(p, '"');
+    CU_ASSERT_FATAL(end != NULL);
+    /* 2026-12-02T07:00:00.123456789Z */
+    CU_ASSERT_EQUAL(end - p, 30);
+    CU_ASSERT(p[4] == '-' && p[10] == 'T' && p[19] == '.' && end[-1] == 'Z');
+    memmove(p + 1, end, strlen(end) + 1);
+    p[0] = 'T';
+  }
+  return s;
+}
+
+/* got (taken) must be want, byte for byte. */
+static void same(const char *what, char *got, const char *want) {
+  blank_times(got);
+  if (got == NULL || strcmp(got, want) != 0)
+    fprintf(stderr, "\n  %s:\n   got  %s\n   want %s\n", what, got ? got : "(null)", want);
+  CU_ASSERT_STRING_EQUAL(got, want);
+  free(got);
+}
+
+static sim_tool_call PARIS = {.id = "call_1", .name = "get_weather",
+                              .arguments = "{\"city\": \"Paris\"}"};
+
+static void test_ollama_bodies(void) {
+  sim_step s = base();
+  s.kind = SIM_STEP_CHAT;
+  same("chat", sim__ollama_body(0, &s, "llama3.2", "Hi \"you\"", 2, 3),
+       "{\"model\":\"llama3.2\",\"created_at\":\"T\",\"message\":{\"role\":\"assistant\","
+       "\"content\":\"Hi \\\"you\\\"\"},\"done_reason\":\"stop\",\"done\":true,"
+       "\"total_duration\":100000000,\"load_duration\":0,\"prompt_eval_count\":2,"
+       "\"prompt_eval_duration\":40000000,\"eval_count\":3,\"eval_duration\":60000000}");
+  same("generate", sim__ollama_body(1, &s, "llama3.2", "Hi", 0, 1),
+       "{\"model\":\"llama3.2\",\"created_at\":\"T\",\"response\":\"Hi\",\"done_reason\":\"stop\","
+       "\"done\":true,\"total_duration\":20000000,\"load_duration\":0,\"prompt_eval_count\":0,"
+       "\"prompt_eval_duration\":0,\"eval_count\":1,\"eval_duration\":20000000}");
+  s.finish = SIM_FINISH_LENGTH;
+  s.tool_calls = &PARIS;
+  s.ntool_calls = 1;
+  same("chat, tool call, length", sim__ollama_body(0, &s, "m", NULL, 0, 0),
+       "{\"model\":\"m\",\"created_at\":\"T\",\"message\":{\"role\":\"assistant\",\"content\":\"\","
+       "\"tool_calls\":[{\"id\":\"call_1\",\"function\":{\"index\":0,\"name\":\"get_weather\","
+       "\"arguments\":{\"city\":\"Paris\"}}}]},\"done_reason\":\"length\",\"done\":true,"
+       "\"total_duration\":0,\"load_duration\":0,\"prompt_eval_count\":0,"
+       "\"prompt_eval_duration\":0,\"eval_count\":0,\"eval_duration\":0}");
+  same("generate has no tool calls", sim__ollama_body(1, &s, "m", "x", 0, 0),
+       "{\"model\":\"m\",\"created_at\":\"T\",\"response\":\"x\",\"done_reason\":\"length\","
+       "\"done\":true,\"total_duration\":0,\"load_duration\":0,\"prompt_eval_count\":0,"
+       "\"prompt_eval_duration\":0,\"eval_count\":0,\"eval_duration\":0}");
+  same("error", sim__ollama_error_body(503, NULL),
+       "{\"error\":\"The engine is currently overloaded, please try again later.\"}");
+  same("error, message", sim__ollama_error_body(404, "model \"x\" not found"),
+       "{\"error\":\"model \\\"x\\\" not found\"}");
+  same("error via the dispatcher",
+       sim__error_body_retry(SIM_DIALECT_OLLAMA_GENERATE, 400, "c", "t", "bad", 3),
+       "{\"error\":\"bad\"}");
+}
+
+static void test_ollama_stream(void) {
+  sim_step s = base();
+  s.tool_calls = &PARIS;
+  s.ntool_calls = 1;
+  s.status = 429;
+  char *texts[] = {"Hel", "lo\n"};
+  sim_sse o;
+  CU_ASSERT_EQUAL_FATAL(sim__sse_build(SIM_DIALECT_OLLAMA_CHAT, &s, "id", "m", 1, texts, 2, &o),
+                        SIM_OK);
+  CU_ASSERT_STRING_EQUAL(o.pre, "");
+  CU_ASSERT_STRING_EQUAL(o.tail, "");
+  CU_ASSERT_EQUAL_FATAL(o.nchunks, 3);
+  CU_ASSERT_STRING_EQUAL(blank_times(o.chunk[0]),
+                         "{\"model\":\"m\",\"created_at\":\"T\",\"message\":{\"role\":\"assistant\","
+                         "\"content\":\"Hel\"},\"done\":false}\n");
+  CU_ASSERT_STRING_EQUAL(blank_times(o.chunk[1]),
+                         "{\"model\":\"m\",\"created_at\":\"T\",\"message\":{\"role\":\"assistant\","
+                         "\"content\":\"lo\\n\"},\"done\":false}\n");
+  CU_ASSERT_STRING_EQUAL(blank_times(o.chunk[2]),
+                         "{\"model\":\"m\",\"created_at\":\"T\",\"message\":{\"role\":\"assistant\","
+                         "\"content\":\"\",\"tool_calls\":[{\"id\":\"call_1\",\"function\":{"
+                         "\"index\":0,\"name\":\"get_weather\",\"arguments\":{\"city\":\"Paris\"}"
+                         "}}]},\"done\":false}\n");
+  /* tokens out: "Hel", "lo\n" and the call (sim__sse_build's estimate) */
+  CU_ASSERT_STRING_EQUAL(blank_times(o.marker),
+                         "{\"model\":\"m\",\"created_at\":\"T\",\"message\":{\"role\":\"assistant\","
+                         "\"content\":\"\"},\"done_reason\":\"stop\",\"done\":true,"
+                         "\"total_duration\":200000000,\"load_duration\":0,"
+                         "\"prompt_eval_count\":1,\"prompt_eval_duration\":20000000,"
+                         "\"eval_count\":9,\"eval_duration\":180000000}\n");
+  CU_ASSERT_STRING_EQUAL(o.error,
+                         "{\"error\":\"Rate limit reached. Please try again later.\"}\n");
+  CU_ASSERT_EQUAL(o.done, SIM_STATE_COMPLETE);
+  sim__sse_clear(&o);
+  /* /api/generate: text lines only, the calls are not its */
+  s.usage_out = 5;
+  CU_ASSERT_EQUAL_FATAL(
+      sim__sse_build(SIM_DIALECT_OLLAMA_GENERATE, &s, "id", "m", 0, texts, 1, &o), SIM_OK);
+  CU_ASSERT_EQUAL_FATAL(o.nchunks, 1);
+  CU_ASSERT_STRING_EQUAL(blank_times(o.chunk[0]),
+                         "{\"model\":\"m\",\"created_at\":\"T\",\"response\":\"Hel\","
+                         "\"done\":false}\n");
+  CU_ASSERT_STRING_EQUAL(blank_times(o.marker),
+                         "{\"model\":\"m\",\"created_at\":\"T\",\"response\":\"\","
+                         "\"done_reason\":\"stop\",\"done\":true,\"total_duration\":100000000,"
+                         "\"load_duration\":0,\"prompt_eval_count\":0,\"prompt_eval_duration\":0,"
+                         "\"eval_count\":5,\"eval_duration\":100000000}\n");
+  sim__sse_clear(&o);
+  CU_ASSERT_STRING_EQUAL(sim__dialect_stream_ctype(SIM_DIALECT_OLLAMA_CHAT),
+                         "application/x-ndjson");
+  CU_ASSERT_EQUAL(sim__dialect_streams_by_default(SIM_DIALECT_OLLAMA_GENERATE), 1);
+  CU_ASSERT_EQUAL(sim__dialect_streams_by_default(SIM_DIALECT_COHERE), 0);
+  CU_ASSERT_EQUAL(sim__dialect_tool_form(SIM_DIALECT_OLLAMA_CHAT), 1);
+  CU_ASSERT_EQUAL(sim__dialect_tool_form(SIM_DIALECT_OLLAMA_GENERATE), 0);
+  CU_ASSERT_EQUAL(sim__dialect_tool_form(SIM_DIALECT_COHERE), 2);
+}
+
+#define CO_USAGE(in, out)                                                                  \
+  "\"usage\":{\"billed_units\":{\"input_tokens\":" #in ",\"output_tokens\":" #out "},"     \
+  "\"tokens\":{\"input_tokens\":" #in ",\"output_tokens\":" #out "}}"
+
+static void test_cohere(void) {
+  sim_step s = base();
+  s.kind = SIM_STEP_CHAT;
+  same("body", sim__cohere_body(&s, "r1", "Hi", 4, 1),
+       "{\"id\":\"r1\",\"finish_reason\":\"COMPLETE\",\"message\":{\"role\":\"assistant\","
+       "\"content\":[{\"type\":\"text\",\"text\":\"Hi\"}]}," CO_USAGE(4, 1) "}");
+  s.finish = SIM_FINISH_LENGTH;
+  same("max tokens", sim__cohere_body(&s, "r1", NULL, 0, 0),
+       "{\"id\":\"r1\",\"finish_reason\":\"MAX_TOKENS\",\"message\":{\"role\":\"assistant\","
+       "\"content\":[{\"type\":\"text\",\"text\":\"\"}]}," CO_USAGE(0, 0) "}");
+  s.finish = SIM_FINISH_STOP;
+  s.tool_calls = &PARIS;
+  s.ntool_calls = 1;
+  same("tool call", sim__cohere_body(&s, "r1", "Looking.", 0, 2),
+       "{\"id\":\"r1\",\"finish_reason\":\"TOOL_CALL\",\"message\":{\"role\":\"assistant\","
+       "\"tool_plan\":\"Looking.\",\"tool_calls\":[{\"id\":\"call_1\",\"type\":\"function\","
+       "\"function\":{\"name\":\"get_weather\",\"arguments\":\"{\\\"city\\\": \\\"Paris\\\"}\"}}]"
+       "}," CO_USAGE(0, 2) "}");
+  same("error", sim__error_body(SIM_DIALECT_COHERE, 429, "code", "type", NULL),
+       "{\"message\":\"Rate limit reached. Please try again later.\"}");
+  same("error, id", sim__cohere_error_body(500, "r2", "boom"),
+       "{\"id\":\"r2\",\"message\":\"boom\"}");
+
+  s.kind = SIM_STEP_STREAM;
+  s.usage_out = 7;
+  s.tool_calls = &PARIS;
+  char *texts[] = {"A"};
+  sim_sse o;
+  CU_ASSERT_EQUAL_FATAL(sim__sse_build(SIM_DIALECT_COHERE, &s, "r3", "m", 2, texts, 1, &o),
+                        SIM_OK);
+  CU_ASSERT_STRING_EQUAL(
+      o.pre,
+      "event: message-start\ndata: {\"type\":\"message-start\",\"id\":\"r3\",\"delta\":{"
+      "\"message\":{\"role\":\"assistant\"}}}\n\n"
+      "event: content-start\ndata: {\"type\":\"content-start\",\"index\":0,\"delta\":{"
+      "\"message\":{\"content\":{\"type\":\"text\",\"text\":\"\"}}}}\n\n");
+  CU_ASSERT_EQUAL_FATAL(o.nchunks, 4); /* the text, 17 bytes of arguments in 3 pieces */
+  CU_ASSERT_STRING_EQUAL(o.chunk[0],
+                         "event: content-delta\ndata: {\"type\":\"content-delta\",\"index\":0,"
+                         "\"delta\":{\"message\":{\"content\":{\"text\":\"A\"}}}}\n\n");
+  CU_ASSERT_STRING_EQUAL(
+      o.chunk[1],
+      "event: content-end\ndata: {\"type\":\"content-end\",\"index\":0}\n\n"
+      "event: tool-call-start\ndata: {\"type\":\"tool-call-start\",\"index\":0,\"delta\":{"
+      "\"message\":{\"tool_calls\":{\"id\":\"call_1\",\"type\":\"function\",\"function\":{"
+      "\"name\":\"get_weather\",\"arguments\":\"\"}}}}}\n\n"
+      "event: tool-call-delta\ndata: {\"type\":\"tool-call-delta\",\"index\":0,\"delta\":{"
+      "\"message\":{\"tool_calls\":{\"function\":{\"arguments\":\"{\\\"city\\\":\"}}}}}\n\n");
+  CU_ASSERT_STRING_EQUAL(
+      o.chunk[3],
+      "event: tool-call-delta\ndata: {\"type\":\"tool-call-delta\",\"index\":0,\"delta\":{"
+      "\"message\":{\"tool_calls\":{\"function\":{\"arguments\":\"}\"}}}}}\n\n");
+  CU_ASSERT_STRING_EQUAL(o.tail,
+                         "event: tool-call-end\ndata: {\"type\":\"tool-call-end\",\"index\":0}\n\n");
+  CU_ASSERT_STRING_EQUAL(o.marker,
+                         "event: message-end\ndata: {\"type\":\"message-end\",\"delta\":{"
+                         "\"finish_reason\":\"TOOL_CALL\"," CO_USAGE(2, 7) "}}\n\n");
+  CU_ASSERT_STRING_EQUAL(o.error,
+                         "event: message-end\ndata: {\"type\":\"message-end\",\"delta\":{"
+                         "\"finish_reason\":\"ERROR\",\"error\":\"The server had an error while "
+                         "processing your request.\"," CO_USAGE(2, 7) "}}\n\n");
+  sim__sse_clear(&o);
+  /* no text, no calls: an empty content block, closed in the tail */
+  s.ntool_calls = 0;
+  CU_ASSERT_EQUAL_FATAL(sim__sse_build(SIM_DIALECT_COHERE, &s, "r3", "m", 2, texts, 0, &o),
+                        SIM_OK);
+  CU_ASSERT_EQUAL(o.nchunks, 0);
+  CU_ASSERT(strstr(o.pre, "content-start") != NULL);
+  CU_ASSERT_STRING_EQUAL(o.tail,
+                         "event: content-end\ndata: {\"type\":\"content-end\",\"index\":0}\n\n");
+  CU_ASSERT(strstr(o.marker, "\"finish_reason\":\"COMPLETE\"") != NULL);
+  sim__sse_clear(&o);
+}
+
+/* The paths that name these APIs, and the ones that do not. */
+static void test_routes(void) {
+  static const struct { const char *path; int hit; sim_dialect d; } rows[] = {
+      {"/api/chat", 1, SIM_DIALECT_OLLAMA_CHAT},
+      {"/api/generate", 1, SIM_DIALECT_OLLAMA_GENERATE},
+      {"/v2/chat", 1, SIM_DIALECT_COHERE},
+      {"/api/chat/", 0, 0},
+      {"/api/tags", 0, 0},
+      {"/v2/chatx", 0, 0},
+      {"/v1/chat", 0, 0},
+      {"/api", 0, 0},
+  };
+  for (size_t i = 0; i < sizeof rows / sizeof rows[0]; i++) {
+    sim_dialect d = SIM_DIALECT_OPENAI;
+    char model[64] = "";
+    int stream = 0;
+    int hit = sim__route_own_path(rows[i].path, &d, model, sizeof model, &stream);
+    CU_ASSERT_EQUAL(hit, rows[i].hit);
+    if (hit) CU_ASSERT_EQUAL(d, rows[i].d);
+    CU_ASSERT_EQUAL(stream, 0);
+  }
+  CU_ASSERT_STRING_EQUAL(sim__dialect_name(SIM_DIALECT_OLLAMA_CHAT), "ollama-chat");
+  CU_ASSERT_STRING_EQUAL(sim__dialect_name(SIM_DIALECT_OLLAMA_GENERATE), "ollama-generate");
+  CU_ASSERT_STRING_EQUAL(sim__dialect_name(SIM_DIALECT_COHERE), "cohere");
+}
+
+int suite_dialect_apis(void) {
+  CU_pSuite s = CU_add_suite("dialect_apis", NULL, NULL);
+  if (s == NULL) return CU_get_error();
+  CU_add_test(s, "Ollama bodies and errors: exact bytes", test_ollama_bodies);
+  CU_add_test(s, "Ollama NDJSON lines: exact bytes", test_ollama_stream);
+  CU_add_test(s, "Cohere v2 body, errors and events: exact bytes", test_cohere);
+  CU_add_test(s, "paths of Ollama and Cohere", test_routes);
+  return CU_get_error();
+}
