@@ -33,6 +33,7 @@ const char *sim__dialect_name(sim_dialect d) {
   case SIM_DIALECT_OLLAMA_CHAT: return "ollama-chat";
   case SIM_DIALECT_OLLAMA_GENERATE: return "ollama-generate";
   case SIM_DIALECT_COHERE: return "cohere";
+  case SIM_DIALECT_BEDROCK: return "bedrock-converse";
   }
   return "unknown";
 }
@@ -51,6 +52,7 @@ int sim__dialect_streams_by_default(sim_dialect d) {
 /* The stream's content type; see sim_int.h. */
 const char *sim__dialect_stream_ctype(sim_dialect d) {
   if (sim__dialect_streams_by_default(d)) return "application/x-ndjson";
+  if (d == SIM_DIALECT_BEDROCK) return "application/vnd.amazon.eventstream";
   return "text/event-stream; charset=utf-8";
 }
 
@@ -60,12 +62,25 @@ int sim__dialect_tool_form(sim_dialect d) {
   return d == SIM_DIALECT_GEMINI || d == SIM_DIALECT_OLLAMA_CHAT ? 1 : 2;
 }
 
-/* Ollama's /api/chat and /api/generate, Cohere's /v2/chat; see sim_int.h.
-   The path is matched whole (a query string is not part of it). */
+/* Bedrock: /model/{modelId}/converse or /converse-stream, the model id
+   (libmicrohttpd has unescaped its %3A) copied into model. */
+static int route_bedrock(const char *p, sim_dialect *d, char *model, size_t cap, int *stream) {
+  if (strncmp(p, "/model/", 7) != 0) return 0;
+  const char *id = p + 7, *slash = strchr(id, '/');
+  if (slash == NULL || slash == id || (size_t)(slash - id) >= cap) return 0;
+  if (strcmp(slash, "/converse-stream") == 0) *stream = 1;
+  else if (strcmp(slash, "/converse") != 0) return 0;
+  memcpy(model, id, (size_t)(slash - id));
+  model[slash - id] = '\0';
+  *d = SIM_DIALECT_BEDROCK;
+  return 1;
+}
+
+/* Ollama's /api/chat and /api/generate, Cohere's /v2/chat, Bedrock's
+   Converse; see sim_int.h. The path is matched whole (a query string is
+   not part of it). */
 int sim__route_own_path(const char *p, sim_dialect *d, char *model, size_t cap, int *stream) {
-  (void)model;
-  (void)cap;
-  (void)stream;
+  if (route_bedrock(p, d, model, cap, stream)) return 1;
   static const struct { const char *path; sim_dialect d; } own[] = {
       {"/api/chat", SIM_DIALECT_OLLAMA_CHAT},
       {"/api/generate", SIM_DIALECT_OLLAMA_GENERATE},
@@ -96,6 +111,7 @@ char *sim__answer_body(sim_dialect d, const sim_step *s, const char *id, const c
     return sim__ollama_body(d == SIM_DIALECT_OLLAMA_GENERATE, s, model, text, tokens_in,
                             tokens_out);
   case SIM_DIALECT_COHERE: return sim__cohere_body(s, id, text, tokens_in, tokens_out);
+  case SIM_DIALECT_BEDROCK: return sim__bedrock_body(s, text, tokens_in, tokens_out);
   default: return sim__openai_chat_body(s, id, model, text, tokens_in, tokens_out);
   }
 }
@@ -124,6 +140,7 @@ char *sim__error_body_retry(sim_dialect d, int status, const char *code, const c
   if (d == SIM_DIALECT_GEMINI) return sim__gemini_error_body(status, code, message, retry_s);
   if (sim__dialect_streams_by_default(d)) return sim__ollama_error_body(status, message);
   if (d == SIM_DIALECT_COHERE) return sim__cohere_error_body(status, NULL, message);
+  if (d == SIM_DIALECT_BEDROCK) return sim__bedrock_error_body(status, message);
   return sim__openai_error_body(status, code, type, message);
 }
 
@@ -171,6 +188,9 @@ int sim__sse_build(sim_dialect d, const sim_step *s, const char *id,
   case SIM_DIALECT_COHERE:
     rc = sim__cohere_sse(s, id, tokens_in, tokens_out, texts, ntexts, out);
     break;
+  case SIM_DIALECT_BEDROCK:
+    rc = sim__bedrock_stream(s, tokens_in, tokens_out, texts, ntexts, out);
+    break;
   default:
     rc = sim__openai_chat_sse(s, id, model, texts, ntexts, out);
     break;
@@ -191,6 +211,7 @@ void sim__sse_clear(sim_sse *sse) {
   free(sse->tail);
   free(sse->marker);
   free(sse->error);
+  free(sse->lens);
   memset(sse, 0, sizeof *sse);
 }
 

@@ -99,4 +99,10 @@ char *sim__cohere_error_body(int status, const char *id, const char *message);
 int sim__cohere_sse(const sim_step *s, const char *id, int tokens_in, int tokens_out,
                     char **texts, int ntexts, sim_sse *out);
 
+/* dialect_bedrock.c: frames of the stream are binary (out->binary). */
+char *sim__bedrock_body(const sim_step *s, const char *text, int tokens_in, int tokens_out);
+char *sim__bedrock_error_body(int status, const char *message);
+int sim__bedrock_stream(const sim_step *s, int tokens_in, int tokens_out, char **texts,
+                        int ntexts, sim_sse *out);
+
 #endif

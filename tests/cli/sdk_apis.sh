@@ -1,14 +1,16 @@
 #!/usr/bin/env bash
 # The real SDKs of the APIs fusebox learnt in issue 26 (npm `ollama`,
-# `cohere-ai`), each through `fusebox exec` of its scenarios/ folder: the
-# default call gets the scripted answer (stdout), a streamed one too; on a
-# 503 each makes the attempts its source says (ollama: 1, none retried;
-# cohere-ai: 3, about 1 s and 2 s apart) and its profile holds; a stream
-# with no end marker or an in-stream error fails the call, never returns
-# the partial text. Skipped (77) when node_modules lacks a package.
+# `cohere-ai`, `@aws-sdk/client-bedrock-runtime`), each through `fusebox
+# exec` of its scenarios/ folder: the default call gets the scripted answer
+# (stdout), a streamed one too; on a 503 each makes the attempts its source
+# says (ollama: 1, none retried; cohere-ai: 3, about 1 s and 2 s apart;
+# Bedrock: 3, under 50 ms and 100 ms apart) and its profile holds; a stream
+# with no end marker or an in-stream error (Bedrock: an exception message
+# in the binary event stream) fails the call, never returns the partial
+# text. Skipped (77) when node_modules lacks a package.
 . "$(dirname "$0")/lib.sh"
 need_fusebox
-need_node_pkg ollama cohere-ai
+need_node_pkg ollama cohere-ai @aws-sdk/client-bedrock-runtime @smithy/node-http-handler
 N=$src/examples/clients/node
 
 # run NAME CLIENT-ARGS... -- exec's options and scenarios: results in $tmp/NAME.json,
@@ -98,5 +100,24 @@ else bad "cohere: backoff gaps $gaps ms, want about 1000 and 2000"; fi
 run cohere_stream "$N/cohere_chat.mjs" --stream -- "$src/scenarios/cohere/chat_ok.lua"
 check cohere_stream "chat_ok pass 1 0 cohere" "cohere-ai: chatStream"
 stdout_has cohere_stream chat_ok "hello from cohere"
+
+# ---- Bedrock: Converse and ConverseStream over HTTP/1.1
+run bedrock "$N/bedrock_chat.mjs" -- --profile "$src/profiles/aws-bedrock-runtime.lua" \
+  "$src/scenarios/bedrock"
+check bedrock "converse_ok pass 1 0 bedrock-converse
+stream_throttled fail 1 1 bedrock-converse
+unavailable_503 pass 3 0 bedrock-converse" "Bedrock: 3 attempts on the 503s, the in-stream exception not retried"
+stdout_has bedrock converse_ok "hello from bedrock"
+stdout_has bedrock unavailable_503 "hello from bedrock"
+verdict bedrock unavailable_503 profile pass
+grep -q "ThrottlingException: Too many tokens" "$tmp"/bedrock/*-stream_throttled.stderr &&
+  ok || bad "Bedrock: the throttlingException message did not fail the stream"
+run bedrock_stream "$N/bedrock_chat.mjs" --stream -- "$src/scenarios/bedrock/converse_ok.lua"
+check bedrock_stream "converse_ok pass 1 0 bedrock-converse" "Bedrock: ConverseStream"
+stdout_has bedrock_stream converse_ok "hello from bedrock"
+# a 429 is a throttling error: retried after under 1 s, then under 2 s
+run bedrock_429 "$N/bedrock_chat.mjs" -- --profile "$src/profiles/aws-bedrock-runtime.lua" \
+  "$src/scenarios/transient/http_429_rate_limit.lua"
+verdict bedrock_429 http_429_rate_limit profile pass
 
 finish
