@@ -37,6 +37,8 @@ static const api APIS[] = {
     {"ollama-generate", "/api/generate", NULL, "{\"model\":\"m1\",\"prompt\":\"hi\"",
      ",\"stream\":false"},
     {"cohere", "/v2/chat", NULL, CHAT_BODY, NULL},
+    {"bedrock-converse", "/model/m1/converse", "/model/m1/converse-stream",
+     "{\"messages\":[{\"role\":\"user\",\"content\":[{\"text\":\"hi\"}]}]}", NULL},
     {"embeddings", "/v1/embeddings", NULL, "{\"model\":\"e1\",\"input\":[\"a\"]", NULL},
 };
 #define NAPIS (sizeof APIS / sizeof APIS[0])

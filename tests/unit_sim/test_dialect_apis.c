@@ -1,9 +1,13 @@
 /* test_dialect_apis.c - the exact wire bytes of the APIs that have no old
    tree to be held to (test_dialect_bytes.c holds the others): Ollama's
    /api/chat and /api/generate (bodies, errors, NDJSON lines) and Cohere's
-   v2 chat (body, error, typed SSE events). Ollama's created_at is the
-   clock's: it is checked for its form, then blanked. */
+   v2 chat (body, error, typed SSE events), Bedrock's Converse (body,
+   errors) and the AWS event stream messages of ConverseStream, read back
+   by a small reader here (tests/cli/eventstream_codec.sh decodes them
+   with the AWS SDK's own codec). Ollama's created_at is the clock's: it
+   is checked for its form, then blanked. */
 #include <CUnit/CUnit.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -217,6 +221,160 @@ static void test_cohere(void) {
   sim__sse_clear(&o);
 }
 
+static uint32_t be32(const unsigned char *p) {
+  return (uint32_t)p[0] << 24 | (uint32_t)p[1] << 16 | (uint32_t)p[2] << 8 | p[3];
+}
+
+/* One event stream message read back: its headers as "name=value;..."
+   and its payload; fails on a bad length or CRC. Returns the bytes it
+   took. */
+static size_t es_read(const char *m, size_t avail, char *hdrs, size_t hcap, char *payload,
+                      size_t pcap) {
+  const unsigned char *u = (const unsigned char *)m;
+  CU_ASSERT_FATAL(avail >= 16);
+  uint32_t total = be32(u), hlen = be32(u + 4);
+  CU_ASSERT_FATAL(total <= avail && hlen + 16 <= total);
+  CU_ASSERT_EQUAL(be32(u + 8), sim__crc32(0, u, 8));
+  CU_ASSERT_EQUAL(be32(u + total - 4), sim__crc32(0, u, total - 4));
+  size_t at = 12, h = 0;
+  hdrs[0] = '\0';
+  while (at < 12 + hlen) {
+    size_t nl = u[at++];
+    CU_ASSERT_EQUAL_FATAL(u[at + nl], 7); /* string */
+    size_t vl = (size_t)u[at + nl + 1] << 8 | u[at + nl + 2];
+    h += (size_t)snprintf(hdrs + h, hcap - h, "%.*s=%.*s;", (int)nl, m + at, (int)vl,
+                          m + at + nl + 3);
+    at += nl + 3 + vl;
+  }
+  CU_ASSERT_EQUAL_FATAL(at, 12 + hlen);
+  size_t plen = total - 16 - hlen;
+  CU_ASSERT_FATAL(plen < pcap);
+  memcpy(payload, m + at, plen);
+  payload[plen] = '\0';
+  return total;
+}
+
+static void test_eventstream(void) {
+  /* the IEEE CRC-32's check value, and AWS's "empty message" test vector */
+  CU_ASSERT_EQUAL(sim__crc32(0, (const unsigned char *)"123456789", 9), 0xCBF43926u);
+  size_t len = 0;
+  char *m = sim__es_message(NULL, NULL, 0, NULL, 0, &len);
+  static const unsigned char empty[] = {0x00, 0x00, 0x00, 0x10, 0x00, 0x00, 0x00, 0x00,
+                                        0x05, 0xc2, 0x48, 0xeb, 0x7d, 0x98, 0xc8, 0xff};
+  CU_ASSERT_EQUAL_FATAL(len, sizeof empty);
+  CU_ASSERT(memcmp(m, empty, sizeof empty) == 0);
+  free(m);
+  char hdrs[512], payload[1024];
+  m = sim__es_event("contentBlockDelta", "{\"a\":1}", &len);
+  CU_ASSERT_EQUAL(es_read(m, len, hdrs, sizeof hdrs, payload, sizeof payload), len);
+  CU_ASSERT_STRING_EQUAL(hdrs, ":event-type=contentBlockDelta;:content-type=application/json;"
+                               ":message-type=event;");
+  CU_ASSERT_STRING_EQUAL(payload, "{\"a\":1}");
+  CU_ASSERT_EQUAL(len, 12 + (1 + 11 + 3 + 17) + (1 + 13 + 3 + 16) + (1 + 13 + 3 + 5) + 7 + 4);
+  free(m);
+  m = sim__es_exception("throttlingException", "{}", &len);
+  es_read(m, len, hdrs, sizeof hdrs, payload, sizeof payload);
+  CU_ASSERT_STRING_EQUAL(hdrs, ":exception-type=throttlingException;:content-type=application/json;"
+                               ":message-type=exception;");
+  free(m);
+  char longname[300];
+  memset(longname, 'n', sizeof longname - 1);
+  longname[sizeof longname - 1] = '\0';
+  const char *names[] = {longname}, *values[] = {"v"};
+  CU_ASSERT_PTR_NULL(sim__es_message(names, values, 1, "", 0, &len)); /* name over 255 */
+
+  /* ConverseStream: every frame is whole messages, in order */
+  sim_step s = base();
+  s.tool_calls = &PARIS;
+  s.ntool_calls = 1;
+  s.status = 429;
+  s.usage_out = 4;
+  char *texts[] = {"Hi \"x\"", " caf\xc3\xa9"};
+  sim_sse o;
+  CU_ASSERT_EQUAL_FATAL(sim__sse_build(SIM_DIALECT_BEDROCK, &s, "id", "m", 3, texts, 2, &o),
+                        SIM_OK);
+  CU_ASSERT_EQUAL(o.binary, 1);
+  CU_ASSERT_EQUAL_FATAL(o.nchunks, 2 + 3);
+  char all[8192] = "";
+  size_t n = 0;
+  const char *frames[16];
+  size_t lens[16];
+  int nf = 0;
+  frames[nf] = o.pre, lens[nf++] = o.pre_len;
+  for (int i = 0; i < o.nchunks; i++) frames[nf] = o.chunk[i], lens[nf++] = o.lens[i];
+  frames[nf] = o.tail, lens[nf++] = o.tail_len;
+  frames[nf] = o.marker, lens[nf++] = o.marker_len;
+  frames[nf] = o.error, lens[nf++] = o.error_len;
+  for (int f = 0; f < nf; f++) {
+    for (size_t at = 0; at < lens[f];) {
+      at += es_read(frames[f] + at, lens[f] - at, hdrs, sizeof hdrs, payload, sizeof payload);
+      n += (size_t)snprintf(all + n, sizeof all - n, "%d %s %s\n", f, strchr(hdrs, '=') + 1,
+                            payload);
+    }
+  }
+  CU_ASSERT_STRING_EQUAL(
+      all,
+      "0 messageStart;:content-type=application/json;:message-type=event; {\"role\":\"assistant\"}\n"
+      "1 contentBlockDelta;:content-type=application/json;:message-type=event; "
+      "{\"contentBlockIndex\":0,\"delta\":{\"text\":\"Hi \\\"x\\\"\"}}\n"
+      "2 contentBlockDelta;:content-type=application/json;:message-type=event; "
+      "{\"contentBlockIndex\":0,\"delta\":{\"text\":\" caf\xc3\xa9\"}}\n"
+      "3 contentBlockStop;:content-type=application/json;:message-type=event; "
+      "{\"contentBlockIndex\":0}\n"
+      "3 contentBlockStart;:content-type=application/json;:message-type=event; "
+      "{\"contentBlockIndex\":1,\"start\":{\"toolUse\":{\"toolUseId\":\"call_1\",\"name\":"
+      "\"get_weather\"}}}\n"
+      "3 contentBlockDelta;:content-type=application/json;:message-type=event; "
+      "{\"contentBlockIndex\":1,\"delta\":{\"toolUse\":{\"input\":\"{\\\"city\\\":\"}}}\n"
+      "4 contentBlockDelta;:content-type=application/json;:message-type=event; "
+      "{\"contentBlockIndex\":1,\"delta\":{\"toolUse\":{\"input\":\" \\\"Paris\\\"\"}}}\n"
+      "5 contentBlockDelta;:content-type=application/json;:message-type=event; "
+      "{\"contentBlockIndex\":1,\"delta\":{\"toolUse\":{\"input\":\"}\"}}}\n"
+      "6 contentBlockStop;:content-type=application/json;:message-type=event; "
+      "{\"contentBlockIndex\":1}\n"
+      "7 messageStop;:content-type=application/json;:message-type=event; "
+      "{\"stopReason\":\"tool_use\"}\n"
+      "7 metadata;:content-type=application/json;:message-type=event; "
+      "{\"usage\":{\"inputTokens\":3,\"outputTokens\":4,\"totalTokens\":7},"
+      "\"metrics\":{\"latencyMs\":100}}\n"
+      "8 throttlingException;:content-type=application/json;:message-type=exception; "
+      "{\"message\":\"Rate limit reached. Please try again later.\"}\n");
+  sim__sse_clear(&o);
+  CU_ASSERT_STRING_EQUAL(sim__dialect_stream_ctype(SIM_DIALECT_BEDROCK),
+                         "application/vnd.amazon.eventstream");
+}
+
+static void test_bedrock_body(void) {
+  sim_step s = base();
+  s.kind = SIM_STEP_CHAT;
+  same("converse", sim__bedrock_body(&s, "Hi", 2, 1),
+       "{\"output\":{\"message\":{\"role\":\"assistant\",\"content\":[{\"text\":\"Hi\"}]}},"
+       "\"stopReason\":\"end_turn\",\"usage\":{\"inputTokens\":2,\"outputTokens\":1,"
+       "\"totalTokens\":3},\"metrics\":{\"latencyMs\":100}}");
+  s.tool_calls = &PARIS;
+  s.ntool_calls = 1;
+  s.finish = SIM_FINISH_LENGTH;
+  same("converse, tool use, max tokens", sim__bedrock_body(&s, NULL, 0, 0),
+       "{\"output\":{\"message\":{\"role\":\"assistant\",\"content\":[{\"toolUse\":{"
+       "\"toolUseId\":\"call_1\",\"name\":\"get_weather\",\"input\":{\"city\":\"Paris\"}}}]}},"
+       "\"stopReason\":\"max_tokens\",\"usage\":{\"inputTokens\":0,\"outputTokens\":0,"
+       "\"totalTokens\":0},\"metrics\":{\"latencyMs\":100}}");
+  s.finish = SIM_FINISH_FILTER;
+  char *b = sim__bedrock_body(&s, "x", 0, 0);
+  CU_ASSERT(b && strstr(b, "\"stopReason\":\"content_filtered\"") != NULL);
+  free(b);
+  same("error", sim__error_body(SIM_DIALECT_BEDROCK, 503, "c", "t", NULL),
+       "{\"message\":\"The engine is currently overloaded, please try again later.\"}");
+  CU_ASSERT_STRING_EQUAL(sim__bedrock_error_type(429, NULL), "ThrottlingException");
+  CU_ASSERT_STRING_EQUAL(sim__bedrock_error_type(503, ""), "ServiceUnavailableException");
+  CU_ASSERT_STRING_EQUAL(sim__bedrock_error_type(408, NULL), "ModelTimeoutException");
+  CU_ASSERT_STRING_EQUAL(sim__bedrock_error_type(400, NULL), "ValidationException");
+  CU_ASSERT_STRING_EQUAL(sim__bedrock_error_type(403, NULL), "AccessDeniedException");
+  CU_ASSERT_STRING_EQUAL(sim__bedrock_error_type(502, NULL), "InternalServerException");
+  CU_ASSERT_STRING_EQUAL(sim__bedrock_error_type(429, "ModelNotReadyException"),
+                         "ModelNotReadyException");
+}
+
 /* The paths that name these APIs, and the ones that do not. */
 static void test_routes(void) {
   static const struct { const char *path; int hit; sim_dialect d; } rows[] = {
@@ -228,6 +386,11 @@ static void test_routes(void) {
       {"/v2/chatx", 0, 0},
       {"/v1/chat", 0, 0},
       {"/api", 0, 0},
+      {"/model/m1/converse", 1, SIM_DIALECT_BEDROCK},
+      {"/model/m1/converse-stream", 1, SIM_DIALECT_BEDROCK},
+      {"/model/m1/invoke", 0, 0},
+      {"/model//converse", 0, 0},
+      {"/model/m1/converse/x", 0, 0},
   };
   for (size_t i = 0; i < sizeof rows / sizeof rows[0]; i++) {
     sim_dialect d = SIM_DIALECT_OPENAI;
@@ -236,8 +399,13 @@ static void test_routes(void) {
     int hit = sim__route_own_path(rows[i].path, &d, model, sizeof model, &stream);
     CU_ASSERT_EQUAL(hit, rows[i].hit);
     if (hit) CU_ASSERT_EQUAL(d, rows[i].d);
-    CU_ASSERT_EQUAL(stream, 0);
+    CU_ASSERT_EQUAL(stream, strstr(rows[i].path, "converse-stream") != NULL);
+    if (hit && d == SIM_DIALECT_BEDROCK) CU_ASSERT_STRING_EQUAL(model, "m1");
   }
+  char small[3];
+  sim_dialect d;
+  int st = 0;
+  CU_ASSERT_EQUAL(sim__route_own_path("/model/abc/converse", &d, small, sizeof small, &st), 0);
   CU_ASSERT_STRING_EQUAL(sim__dialect_name(SIM_DIALECT_OLLAMA_CHAT), "ollama-chat");
   CU_ASSERT_STRING_EQUAL(sim__dialect_name(SIM_DIALECT_OLLAMA_GENERATE), "ollama-generate");
   CU_ASSERT_STRING_EQUAL(sim__dialect_name(SIM_DIALECT_COHERE), "cohere");
@@ -249,6 +417,8 @@ int suite_dialect_apis(void) {
   CU_add_test(s, "Ollama bodies and errors: exact bytes", test_ollama_bodies);
   CU_add_test(s, "Ollama NDJSON lines: exact bytes", test_ollama_stream);
   CU_add_test(s, "Cohere v2 body, errors and events: exact bytes", test_cohere);
-  CU_add_test(s, "paths of Ollama and Cohere", test_routes);
+  CU_add_test(s, "AWS event stream messages and ConverseStream frames", test_eventstream);
+  CU_add_test(s, "Bedrock Converse body and errors: exact bytes", test_bedrock_body);
+  CU_add_test(s, "paths of Ollama, Cohere and Bedrock", test_routes);
   return CU_get_error();
 }
