@@ -14,7 +14,9 @@ return profile {
               X-RateLimit-Reset (epoch seconds); else 1 s x 2^n with
               symmetric jitter of +-10 % (0.9-1.1 s, then 1.8-2.2 s: written
               here as base 0.9 with "add" jitter of 0.2/0.9). A zero, past or
-              unparseable Retry-After falls back to that backoff. A
+              unparseable Retry-After falls back to that backoff. A decimal
+              one is cut to its whole seconds (parseInt: Retry-After: 1.5
+              waits 1 s; the profile fails there, as the SDK does). A
               Retry-After over 60 s is waited for 60 s, which this file's
               words cannot say (cap = false: judged as honoured in full).
               Timeout 300 s per attempt (timeoutInSeconds). Checked on the
