@@ -7,7 +7,8 @@ return profile {
               and one change: requestHandler is @smithy/node-http-handler's
               NodeHttpHandler (HTTP/1.1; the default NodeHttp2Handler speaks
               HTTP/2, which fusebox does not serve yet). Calls
-              {endpoint}/model/{modelId}/converse and /converse-stream. Read
+              {endpoint}/model/{modelId}/converse and /converse-stream
+              (InvokeModel: /invoke, /invoke-with-response-stream). Read
               from node_modules/@smithy/core/dist-cjs/submodules/retry/
               index.js (StandardRetryStrategy, isThrottlingError,
               isTransientError, DefaultRetryBackoffStrategy, Retry): retried
@@ -29,7 +30,7 @@ return profile {
               is not retried. No timeout by default. Checked on the wire with
               examples/clients/node/bedrock_chat.mjs against scenarios/bedrock/
               (docs/apis.md).]],
-  dialect = "bedrock-converse",
+  dialect = { "bedrock-converse", "bedrock-invoke" },
   example = "node examples/clients/node/bedrock_chat.mjs",
 
   max_attempts = 3,

@@ -16,7 +16,8 @@
 
 /* The response header that carries the request id in each dialect. */
 const char *sim__request_id_header(sim_dialect d) {
-  return d == SIM_DIALECT_ANTHROPIC ? "request-id" : "x-request-id";
+  if (d == SIM_DIALECT_ANTHROPIC) return "request-id";
+  return sim__dialect_binary(d) ? "x-amzn-requestid" : "x-request-id";
 }
 
 /* The API's name as the trace and req.dialect spell it. */
@@ -34,6 +35,7 @@ const char *sim__dialect_name(sim_dialect d) {
   case SIM_DIALECT_OLLAMA_GENERATE: return "ollama-generate";
   case SIM_DIALECT_COHERE: return "cohere";
   case SIM_DIALECT_BEDROCK: return "bedrock-converse";
+  case SIM_DIALECT_BEDROCK_INVOKE: return "bedrock-invoke";
   }
   return "unknown";
 }
@@ -49,10 +51,15 @@ int sim__dialect_streams_by_default(sim_dialect d) {
   return d == SIM_DIALECT_OLLAMA_CHAT || d == SIM_DIALECT_OLLAMA_GENERATE;
 }
 
+/* 1 for Bedrock's binary event streams; see sim_int.h. */
+int sim__dialect_binary(sim_dialect d) {
+  return d == SIM_DIALECT_BEDROCK || d == SIM_DIALECT_BEDROCK_INVOKE;
+}
+
 /* The stream's content type; see sim_int.h. */
 const char *sim__dialect_stream_ctype(sim_dialect d) {
   if (sim__dialect_streams_by_default(d)) return "application/x-ndjson";
-  if (d == SIM_DIALECT_BEDROCK) return "application/vnd.amazon.eventstream";
+  if (sim__dialect_binary(d)) return "application/vnd.amazon.eventstream";
   return "text/event-stream; charset=utf-8";
 }
 
@@ -62,18 +69,28 @@ int sim__dialect_tool_form(sim_dialect d) {
   return d == SIM_DIALECT_GEMINI || d == SIM_DIALECT_OLLAMA_CHAT ? 1 : 2;
 }
 
-/* Bedrock: /model/{modelId}/converse or /converse-stream, the model id
-   (libmicrohttpd has unescaped its %3A) copied into model. */
+/* Bedrock: /model/{modelId}/converse, /converse-stream, /invoke or
+   /invoke-with-response-stream, the model id (libmicrohttpd has unescaped
+   its %3A) copied into model. */
 static int route_bedrock(const char *p, sim_dialect *d, char *model, size_t cap, int *stream) {
   if (strncmp(p, "/model/", 7) != 0) return 0;
   const char *id = p + 7, *slash = strchr(id, '/');
   if (slash == NULL || slash == id || (size_t)(slash - id) >= cap) return 0;
-  if (strcmp(slash, "/converse-stream") == 0) *stream = 1;
-  else if (strcmp(slash, "/converse") != 0) return 0;
-  memcpy(model, id, (size_t)(slash - id));
-  model[slash - id] = '\0';
-  *d = SIM_DIALECT_BEDROCK;
-  return 1;
+  static const struct { const char *op; sim_dialect d; int stream; } ops[] = {
+      {"/converse", SIM_DIALECT_BEDROCK, 0},
+      {"/converse-stream", SIM_DIALECT_BEDROCK, 1},
+      {"/invoke", SIM_DIALECT_BEDROCK_INVOKE, 0},
+      {"/invoke-with-response-stream", SIM_DIALECT_BEDROCK_INVOKE, 1},
+  };
+  for (size_t i = 0; i < sizeof ops / sizeof ops[0]; i++)
+    if (strcmp(slash, ops[i].op) == 0) {
+      memcpy(model, id, (size_t)(slash - id));
+      model[slash - id] = '\0';
+      *d = ops[i].d;
+      *stream = ops[i].stream;
+      return 1;
+    }
+  return 0;
 }
 
 /* Ollama's /api/chat and /api/generate, Cohere's /v2/chat, Bedrock's
@@ -112,6 +129,8 @@ char *sim__answer_body(sim_dialect d, const sim_step *s, const char *id, const c
                             tokens_out);
   case SIM_DIALECT_COHERE: return sim__cohere_body(s, id, text, tokens_in, tokens_out);
   case SIM_DIALECT_BEDROCK: return sim__bedrock_body(s, text, tokens_in, tokens_out);
+  case SIM_DIALECT_BEDROCK_INVOKE:
+    return sim__anthropic_body(s, id, model, text, tokens_in, tokens_out);
   default: return sim__openai_chat_body(s, id, model, text, tokens_in, tokens_out);
   }
 }
@@ -140,7 +159,7 @@ char *sim__error_body_retry(sim_dialect d, int status, const char *code, const c
   if (d == SIM_DIALECT_GEMINI) return sim__gemini_error_body(status, code, message, retry_s);
   if (sim__dialect_streams_by_default(d)) return sim__ollama_error_body(status, message);
   if (d == SIM_DIALECT_COHERE) return sim__cohere_error_body(status, NULL, message);
-  if (d == SIM_DIALECT_BEDROCK) return sim__bedrock_error_body(status, message);
+  if (sim__dialect_binary(d)) return sim__bedrock_error_body(status, message);
   return sim__openai_error_body(status, code, type, message);
 }
 
@@ -190,6 +209,9 @@ int sim__sse_build(sim_dialect d, const sim_step *s, const char *id,
     break;
   case SIM_DIALECT_BEDROCK:
     rc = sim__bedrock_stream(s, tokens_in, tokens_out, texts, ntexts, out);
+    break;
+  case SIM_DIALECT_BEDROCK_INVOKE:
+    rc = sim__bedrock_invoke_stream(s, id, model, tokens_in, tokens_out, texts, ntexts, out);
     break;
   default:
     rc = sim__openai_chat_sse(s, id, model, texts, ntexts, out);

@@ -6,7 +6,10 @@
  * messageStop and metadata events, and ends a broken stream with an
  * exception message (throttlingException, modelStreamErrorException, ...).
  * Errors are the x-amzn-errortype header (play.c sends it) and
- * {"message":"..."}.
+ * {"message":"..."}. InvokeModel (/invoke) answers the model's own body,
+ * here Anthropic's Messages shape (dialect_anthropic.c) whatever the
+ * model id; /invoke-with-response-stream wraps each of its stream events
+ * in a `chunk` message {"bytes":"<base64 of the event's JSON>"}.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -255,6 +258,97 @@ int sim__bedrock_stream(const sim_step *s, int tokens_in, int tokens_out, char *
   if (add_event(&buf, &len, "metadata", &w) != 0) return SIM_ENOMEM;
   out->marker = buf;
   out->marker_len = len;
+  int status = s->status ? s->status : 500;
+  char *json = sim__bedrock_error_body(status, s->message);
+  out->error = json ? sim__es_exception(stream_exception(status, s->type), json,
+                                        &out->error_len)
+                    : NULL;
+  free(json);
+  return SIM_OK;
+}
+
+/* ------------------------------------------------------------ InvokeModel */
+
+/* Standard base64 of n bytes, NUL-terminated; owned by the caller. */
+static char *base64(const char *in, size_t n) {
+  static const char A[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+  char *out = malloc((n + 2) / 3 * 4 + 1);
+  if (out == NULL) return NULL;
+  const unsigned char *u = (const unsigned char *)in;
+  size_t o = 0, i = 0;
+  for (; i + 2 < n; i += 3) {
+    unsigned v = (unsigned)u[i] << 16 | (unsigned)u[i + 1] << 8 | u[i + 2];
+    out[o++] = A[v >> 18 & 63], out[o++] = A[v >> 12 & 63];
+    out[o++] = A[v >> 6 & 63], out[o++] = A[v & 63];
+  }
+  if (i < n) {
+    unsigned v = (unsigned)u[i] << 16 | (i + 1 < n ? (unsigned)u[i + 1] << 8 : 0);
+    out[o++] = A[v >> 18 & 63], out[o++] = A[v >> 12 & 63];
+    out[o++] = i + 1 < n ? A[v >> 6 & 63] : '=';
+    out[o++] = '=';
+  }
+  out[o] = '\0';
+  return out;
+}
+
+/* Rewrites SSE text (frames "event: X\ndata: JSON\n\n", taken) as the
+   event stream's chunk messages, one per frame, each {"bytes": base64 of
+   its JSON}; *len their length. NULL when out of memory. */
+static char *sse_to_chunks(char *sse, size_t *len) {
+  char *buf = sse ? frame_new(len) : NULL;
+  for (const char *p = buf ? strstr(sse, "data: ") : NULL; buf != NULL && p != NULL;
+       p = strstr(p, "data: ")) {
+    p += 6;
+    const char *end = strstr(p, "\n\n");
+    size_t n = end ? (size_t)(end - p) : strlen(p);
+    char *b64 = base64(p, n);
+    sim_jw w;
+    sim__jw_init(&w, SIM__BODY_MAX);
+    sim__jw_open(&w, '{');
+    sim__jw_kstr(&w, "bytes", b64 ? b64 : "");
+    sim__jw_close(&w, '}');
+    if (b64 == NULL) {
+      sim__jw_free(&w);
+      free(buf);
+      buf = NULL;
+    } else if (add_event(&buf, len, "chunk", &w) != 0) {
+      buf = NULL; /* add_event freed it */
+    }
+    free(b64);
+    p += n;
+  }
+  free(sse);
+  return buf;
+}
+
+/*
+ * InvokeModelWithResponseStream: Anthropic's stream (sim__anthropic_sse)
+ * with each frame a chunk message, in the same places (so a cut between
+ * chunks cuts the same events); the error is an exception message, as
+ * ConverseStream's.
+ */
+int sim__bedrock_invoke_stream(const sim_step *s, const char *id, const char *model,
+                               int tokens_in, int tokens_out, char **texts, int ntexts,
+                               sim_sse *out) {
+  sim_sse an;
+  memset(&an, 0, sizeof an);
+  int rc = sim__anthropic_sse(s, id, model, tokens_in, tokens_out, texts, ntexts, &an);
+  out->binary = 1;
+  if (rc == SIM_OK && (out->pre = sse_to_chunks(an.pre, &out->pre_len)) == NULL) rc = SIM_ENOMEM;
+  an.pre = NULL;
+  for (int i = 0; i < an.nchunks; i++) {
+    size_t n = 0;
+    char *f = rc == SIM_OK ? sse_to_chunks(an.chunk[i], &n) : (free(an.chunk[i]), NULL);
+    an.chunk[i] = NULL;
+    if (rc == SIM_OK) rc = f ? sim__sse_push_bin(out, f, n) : SIM_ENOMEM;
+  }
+  if (rc == SIM_OK && (out->tail = sse_to_chunks(an.tail, &out->tail_len)) == NULL) rc = SIM_ENOMEM;
+  an.tail = NULL;
+  if (rc == SIM_OK && (out->marker = sse_to_chunks(an.marker, &out->marker_len)) == NULL)
+    rc = SIM_ENOMEM;
+  an.marker = NULL;
+  sim__sse_clear(&an);
+  if (rc != SIM_OK) return rc;
   int status = s->status ? s->status : 500;
   char *json = sim__bedrock_error_body(status, s->message);
   out->error = json ? sim__es_exception(stream_exception(status, s->type), json,

@@ -104,5 +104,9 @@ char *sim__bedrock_body(const sim_step *s, const char *text, int tokens_in, int 
 char *sim__bedrock_error_body(int status, const char *message);
 int sim__bedrock_stream(const sim_step *s, int tokens_in, int tokens_out, char **texts,
                         int ntexts, sim_sse *out);
+/* InvokeModelWithResponseStream: Anthropic's events as chunk messages. */
+int sim__bedrock_invoke_stream(const sim_step *s, const char *id, const char *model,
+                               int tokens_in, int tokens_out, char **texts, int ntexts,
+                               sim_sse *out);
 
 #endif

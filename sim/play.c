@@ -155,7 +155,7 @@ static void add_step_headers(struct MHD_Response *r, sim_conn *c, const sim_step
 /* Bedrock names every error in a header: x-amzn-errortype, from the
    status and the step's type (s NULL: the status alone). */
 static void add_error_type(struct MHD_Response *r, sim_conn *c, int status, const sim_step *s) {
-  if (c->dialect != SIM_DIALECT_BEDROCK || status < 400) return;
+  if (!sim__dialect_binary(c->dialect) || status < 400) return;
   const char *type = s != NULL && s->kind == SIM_STEP_FAIL ? s->type : NULL;
   add_header(r, c, "x-amzn-errortype", sim__bedrock_error_type(status, type), 1);
 }
@@ -681,7 +681,7 @@ static int count_pieces(const sim_step *s, const char *text, long *tok, long *to
  * must be built whole (no text, or an API whose frames are no template).
  */
 static int stream_lazy(sim_conn *c, sim_player *p, const sim_step *s) {
-  if (c->dialect == SIM_DIALECT_BEDROCK) return 0; /* binary frames: no template */
+  if (sim__dialect_binary(c->dialect)) return 0; /* binary frames: no template */
   if (s->nchunks == 0 && s->content == NULL && s->ntool_calls > 0) return 0;
   const char *text = s->content ? s->content : DEFAULT_TEXT;
   long tok, tok_sse;

@@ -166,13 +166,16 @@ typedef enum sim_dialect {
   SIM_DIALECT_OLLAMA_CHAT,  /* POST /api/chat (NDJSON stream by default) */
   SIM_DIALECT_OLLAMA_GENERATE, /* POST /api/generate */
   SIM_DIALECT_COHERE,       /* POST /v2/chat */
-  SIM_DIALECT_BEDROCK       /* POST /model/{id}/converse, /converse-stream */
+  SIM_DIALECT_BEDROCK,      /* POST /model/{id}/converse, /converse-stream */
+  SIM_DIALECT_BEDROCK_INVOKE /* POST /model/{id}/invoke, /invoke-with-response-stream */
 } sim_dialect;
 
 /* The API's name as the trace and req.dialect spell it ("openai-chat"). */
 const char *sim__dialect_name(sim_dialect d);
 /* 1 when the API can answer with an SSE stream. */
 int sim__dialect_streams(sim_dialect d);
+/* 1 when the API's stream is binary (Bedrock's event stream). */
+int sim__dialect_binary(sim_dialect d);
 /* 1 when the API streams a request that does not say "stream" (Ollama). */
 int sim__dialect_streams_by_default(sim_dialect d);
 /* The content type of the API's stream ("text/event-stream; charset=utf-8",
@@ -186,8 +189,8 @@ int sim__dialect_tool_form(sim_dialect d);
    in the x-amzn-errortype header Bedrock's errors carry. Static. */
 const char *sim__bedrock_error_type(int status, const char *type);
 /* The APIs routed by their own paths (dialect.c): Ollama's /api/chat and
-   /api/generate, Cohere's /v2/chat, Bedrock's /model/{id}/converse and
-   /converse-stream. Returns 1 and sets *d (and *stream
+   /api/generate, Cohere's /v2/chat, Bedrock's /model/{id}/converse,
+   /converse-stream, /invoke and /invoke-with-response-stream. Returns 1 and sets *d (and *stream
    when the path alone asks for a stream; model gets a model the path names,
    cap bytes at most) when path p names one, else 0. */
 int sim__route_own_path(const char *p, sim_dialect *d, char *model, size_t cap, int *stream);

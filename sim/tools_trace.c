@@ -90,7 +90,8 @@ cJSON *sim__trace_tools(const sim_conn *c) {
     /* Where arguments travel as a JSON object (Gemini, Ollama; Anthropic's
        whole message), text that is not JSON went out as {}: valid, and empty. */
     if (j == NULL && (sim__dialect_tool_form(c->dialect) == 1 ||
-                      (c->dialect == SIM_DIALECT_ANTHROPIC && !streamed))) {
+                      ((c->dialect == SIM_DIALECT_ANTHROPIC ||
+                        c->dialect == SIM_DIALECT_BEDROCK_INVOKE) && !streamed))) {
       text = "{}";
       args = "valid";
     }

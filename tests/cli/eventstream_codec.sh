@@ -19,6 +19,7 @@ local steps = {
            error = { status = 429, message = "Too many tokens." } },
   stream { content = "one two three", drop_after = 2 },
   stream { content = "one two three", no_end = true },
+  stream { content = "one two three" },
 }
 return scenario { name = "t", provider = function(req) return steps[req.n] end }
 LUA
@@ -65,6 +66,26 @@ else bad "drop_after 2"; decode "$tmp/3.bin"; fi
 if [ "$(decode "$tmp/4.bin" | grep -c contentBlockDelta)" = 3 ] &&
    ! decode "$tmp/4.bin" | grep -q 'messageStop\|metadata'; then ok
 else bad "no_end"; decode "$tmp/4.bin"; fi
+# InvokeModelWithResponseStream: chunk messages whose bytes are Anthropic's events
+curl -s -o "$tmp/5.bin" "http://127.0.0.1:$port/model/m1/invoke-with-response-stream" \
+  -d '{"anthropic_version":"bedrock-2023-05-31","max_tokens":9,"messages":[]}'
+got=$(decode "$tmp/5.bin" | python3 -c '
+import base64, json, sys
+for line in sys.stdin:
+    t, kind, payload = line.rstrip("\n").split(" ", 2)
+    ev = json.loads(base64.b64decode(json.loads(payload)["bytes"]))
+    print(t, kind, ev["type"], ev.get("delta", {}).get("text", ""))
+')
+want='chunk event message_start 
+chunk event content_block_start 
+chunk event ping 
+chunk event content_block_delta one
+chunk event content_block_delta  two
+chunk event content_block_delta  three
+chunk event content_block_stop 
+chunk event message_delta 
+chunk event message_stop '
+if [ "$got" = "$want" ]; then ok; else bad "invoke stream decoded: $got"; fi
 # the decoder is no rubber stamp: one flipped payload byte fails its CRC
 python3 - "$tmp/1.bin" "$tmp/bad.bin" <<'PY'
 import sys

@@ -115,6 +115,17 @@ grep -q "ThrottlingException: Too many tokens" "$tmp"/bedrock/*-stream_throttled
 run bedrock_stream "$N/bedrock_chat.mjs" --stream -- "$src/scenarios/bedrock/converse_ok.lua"
 check bedrock_stream "converse_ok pass 1 0 bedrock-converse" "Bedrock: ConverseStream"
 stdout_has bedrock_stream converse_ok "hello from bedrock"
+# InvokeModel and InvokeModelWithResponseStream (Anthropic's body and events)
+run bedrock_invoke "$N/bedrock_chat.mjs" --invoke -- "$src/scenarios/bedrock/converse_ok.lua" \
+  "$src/scenarios/bedrock/unavailable_503.lua"
+check bedrock_invoke "converse_ok pass 1 0 bedrock-invoke
+unavailable_503 pass 3 0 bedrock-invoke" "Bedrock: InvokeModel"
+stdout_has bedrock_invoke converse_ok "hello from bedrock"
+run bedrock_invoke_stream "$N/bedrock_chat.mjs" --invoke --stream -- \
+  "$src/scenarios/bedrock/converse_ok.lua" "$src/scenarios/bedrock/stream_throttled.lua"
+check bedrock_invoke_stream "converse_ok pass 1 0 bedrock-invoke
+stream_throttled fail 1 1 bedrock-invoke" "Bedrock: InvokeModelWithResponseStream"
+stdout_has bedrock_invoke_stream converse_ok "hello from bedrock"
 # a 429 is a throttling error: retried after under 1 s, then under 2 s
 run bedrock_429 "$N/bedrock_chat.mjs" -- --profile "$src/profiles/aws-bedrock-runtime.lua" \
   "$src/scenarios/transient/http_429_rate_limit.lua"

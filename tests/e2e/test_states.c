@@ -39,6 +39,9 @@ static const api APIS[] = {
     {"cohere", "/v2/chat", NULL, CHAT_BODY, NULL},
     {"bedrock-converse", "/model/m1/converse", "/model/m1/converse-stream",
      "{\"messages\":[{\"role\":\"user\",\"content\":[{\"text\":\"hi\"}]}]}", NULL},
+    {"bedrock-invoke", "/model/anthropic.claude-3-haiku-20240307-v1%3A0/invoke",
+     "/model/anthropic.claude-3-haiku-20240307-v1%3A0/invoke-with-response-stream",
+     "{\"anthropic_version\":\"bedrock-2023-05-31\",\"max_tokens\":9,\"messages\":[]}", NULL},
     {"embeddings", "/v1/embeddings", NULL, "{\"model\":\"e1\",\"input\":[\"a\"]", NULL},
 };
 #define NAPIS (sizeof APIS / sizeof APIS[0])

@@ -344,6 +344,55 @@ static void test_eventstream(void) {
                          "application/vnd.amazon.eventstream");
 }
 
+/* InvokeModelWithResponseStream: each Anthropic event a chunk message
+   {"bytes": base64 of its JSON}, in the same frames; the error an
+   exception message. */
+static void test_invoke_stream(void) {
+  sim_step s = base();
+  s.status = 503;
+  char *texts[] = {"Hi", "!"};
+  sim_sse o, an;
+  CU_ASSERT_EQUAL_FATAL(
+      sim__sse_build(SIM_DIALECT_BEDROCK_INVOKE, &s, "msg_1", "m", 1, texts, 2, &o), SIM_OK);
+  CU_ASSERT_EQUAL_FATAL(sim__sse_build(SIM_DIALECT_ANTHROPIC, &s, "msg_1", "m", 1, texts, 2, &an),
+                        SIM_OK);
+  CU_ASSERT_EQUAL_FATAL(o.nchunks, an.nchunks);
+  CU_ASSERT_EQUAL(o.binary, 1);
+  char hdrs[256], payload[2048];
+  es_read(o.chunk[0], o.lens[0], hdrs, sizeof hdrs, payload, sizeof payload);
+  CU_ASSERT_STRING_EQUAL(hdrs, ":event-type=chunk;:content-type=application/json;"
+                               ":message-type=event;");
+  /* {"bytes":"..."}: the base64 of the Anthropic frame's data */
+  const char *data = strstr(an.chunk[0], "data: ") + 6;
+  size_t dn = (size_t)(strstr(data, "\n\n") - data);
+  static const char A[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+  CU_ASSERT_FATAL(strncmp(payload, "{\"bytes\":\"", 10) == 0);
+  char dec[2048];
+  size_t k = 0;
+  unsigned acc = 0;
+  int bits = 0;
+  for (const char *p = payload + 10; *p && *p != '"' && *p != '='; p++) {
+    acc = acc << 6 | (unsigned)(strchr(A, *p) - A);
+    bits += 6;
+    if (bits >= 8) dec[k++] = (char)(acc >> (bits -= 8) & 0xff);
+  }
+  dec[k] = '\0';
+  CU_ASSERT_EQUAL(k, dn);
+  CU_ASSERT(strncmp(dec, data, dn) == 0);
+  CU_ASSERT(strstr(dec, "\"text\":\"Hi\"") != NULL);
+  es_read(o.error, o.error_len, hdrs, sizeof hdrs, payload, sizeof payload);
+  CU_ASSERT_STRING_EQUAL(hdrs, ":exception-type=serviceUnavailableException;"
+                               ":content-type=application/json;:message-type=exception;");
+  /* pre: message_start, content_block_start, ping: three chunk messages */
+  size_t at = 0;
+  int n = 0;
+  while (at < o.pre_len) at += es_read(o.pre + at, o.pre_len - at, hdrs, sizeof hdrs, payload,
+                                       sizeof payload), n++;
+  CU_ASSERT_EQUAL(n, 3);
+  sim__sse_clear(&o);
+  sim__sse_clear(&an);
+}
+
 static void test_bedrock_body(void) {
   sim_step s = base();
   s.kind = SIM_STEP_CHAT;
@@ -388,7 +437,9 @@ static void test_routes(void) {
       {"/api", 0, 0},
       {"/model/m1/converse", 1, SIM_DIALECT_BEDROCK},
       {"/model/m1/converse-stream", 1, SIM_DIALECT_BEDROCK},
-      {"/model/m1/invoke", 0, 0},
+      {"/model/m1/invoke", 1, SIM_DIALECT_BEDROCK_INVOKE},
+      {"/model/m1/invoke-with-response-stream", 1, SIM_DIALECT_BEDROCK_INVOKE},
+      {"/model/m1/invoke-with-bidirectional-stream", 0, 0},
       {"/model//converse", 0, 0},
       {"/model/m1/converse/x", 0, 0},
   };
@@ -399,8 +450,8 @@ static void test_routes(void) {
     int hit = sim__route_own_path(rows[i].path, &d, model, sizeof model, &stream);
     CU_ASSERT_EQUAL(hit, rows[i].hit);
     if (hit) CU_ASSERT_EQUAL(d, rows[i].d);
-    CU_ASSERT_EQUAL(stream, strstr(rows[i].path, "converse-stream") != NULL);
-    if (hit && d == SIM_DIALECT_BEDROCK) CU_ASSERT_STRING_EQUAL(model, "m1");
+    CU_ASSERT_EQUAL(stream, hit && strstr(rows[i].path, "stream") != NULL);
+    if (hit && sim__dialect_binary(d)) CU_ASSERT_STRING_EQUAL(model, "m1");
   }
   char small[3];
   sim_dialect d;
@@ -409,6 +460,9 @@ static void test_routes(void) {
   CU_ASSERT_STRING_EQUAL(sim__dialect_name(SIM_DIALECT_OLLAMA_CHAT), "ollama-chat");
   CU_ASSERT_STRING_EQUAL(sim__dialect_name(SIM_DIALECT_OLLAMA_GENERATE), "ollama-generate");
   CU_ASSERT_STRING_EQUAL(sim__dialect_name(SIM_DIALECT_COHERE), "cohere");
+  CU_ASSERT_STRING_EQUAL(sim__dialect_name(SIM_DIALECT_BEDROCK), "bedrock-converse");
+  CU_ASSERT_STRING_EQUAL(sim__dialect_name(SIM_DIALECT_BEDROCK_INVOKE), "bedrock-invoke");
+  CU_ASSERT_STRING_EQUAL(sim__request_id_header(SIM_DIALECT_BEDROCK_INVOKE), "x-amzn-requestid");
 }
 
 int suite_dialect_apis(void) {
@@ -419,6 +473,7 @@ int suite_dialect_apis(void) {
   CU_add_test(s, "Cohere v2 body, errors and events: exact bytes", test_cohere);
   CU_add_test(s, "AWS event stream messages and ConverseStream frames", test_eventstream);
   CU_add_test(s, "Bedrock Converse body and errors: exact bytes", test_bedrock_body);
+  CU_add_test(s, "Bedrock InvokeModelWithResponseStream chunks", test_invoke_stream);
   CU_add_test(s, "paths of Ollama, Cohere and Bedrock", test_routes);
   return CU_get_error();
 }
