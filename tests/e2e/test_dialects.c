@@ -39,10 +39,10 @@ typedef struct api {
 static const api APIS[] = {
     {"openai-chat", "POST", "/v1/chat/completions", NULL, CHAT_BODY, 1, "[DONE]",
      "\"error\"", "\"length\"", "\"tool_calls\"", "\"arguments\":\"{\\\"city\\\"",
-     "content_filter", NULL, NULL}
+     "content_filter", NULL, NULL},
     {"openai-chat", "POST", "/openai/v1/chat/completions", NULL, CHAT_BODY, 1, "[DONE]",
      "\"error\"", "\"length\"", "\"tool_calls\"", "\"arguments\":\"{\\\"city\\\"",
-     "content_filter", NULL, NULL}
+     "content_filter", NULL, NULL},
     {"openai-chat", "POST", "/openai/deployments/dep1/chat/completions?api-version=2024-10-21",
      NULL, "{\"messages\":[{\"role\":\"user\",\"content\":\"hi\"}]", 1, "[DONE]", "\"error\"",
      "\"length\"", "\"tool_calls\"", "\"arguments\":\"{\\\"city\\\"", "content_filter", NULL, NULL},
@@ -58,11 +58,11 @@ static const api APIS[] = {
      "max_tokens", "\"tool_use\"", "input_json_delta", "refusal", NULL, NULL},
     {"openai-completions", "POST", "/v1/completions", NULL,
      "{\"model\":\"m1\",\"prompt\":\"hi\"", 1, "[DONE]", "\"error\"", "\"length\"", NULL, NULL,
-     "content_filter", NULL, NULL}
+     "content_filter", NULL, NULL},
     {"embeddings", "POST", "/v1/embeddings", NULL, "{\"model\":\"e1\",\"input\":[\"a\",\"b\"]", 0,
      NULL, NULL, NULL, NULL, NULL, "content_filter", NULL, NULL},
     {"models", "GET", "/v1/models", NULL, NULL, 0, NULL, NULL, NULL, NULL, NULL,
-     "content_filter", NULL, NULL}
+     "content_filter", NULL, NULL},
     {"gemini", "POST", "/v1beta/models/gemini-2.0-flash:generateContent",
      "/v1beta/models/gemini-2.0-flash:streamGenerateContent?alt=sse", GEM_BODY, 1,
      "\"finishReason\":\"STOP\"", "\"error\"", "MAX_TOKENS", "\"functionCall\"",
