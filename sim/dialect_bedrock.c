@@ -197,6 +197,7 @@ int sim__bedrock_stream(const sim_step *s, int tokens_in, int tokens_out, char *
   sim__jw_open(&w, '{');
   sim__jw_kstr(&w, "role", "assistant");
   sim__jw_close(&w, '}');
+  if (buf == NULL) sim__jw_free(&w); /* add_event takes w; nothing else does */
   if (buf == NULL || add_event(&buf, &len, "messageStart", &w) != 0) return SIM_ENOMEM;
   out->pre = buf;
   out->pre_len = len;
@@ -250,6 +251,7 @@ int sim__bedrock_stream(const sim_step *s, int tokens_in, int tokens_out, char *
   sim__jw_open(&w, '{');
   sim__jw_kstr(&w, "stopReason", stop_reason(s));
   sim__jw_close(&w, '}');
+  if (buf == NULL) sim__jw_free(&w);
   if (buf == NULL || add_event(&buf, &len, "messageStop", &w) != 0) return SIM_ENOMEM;
   sim__jw_init(&w, SIM__BODY_MAX);
   sim__jw_open(&w, '{');
@@ -334,19 +336,29 @@ int sim__bedrock_invoke_stream(const sim_step *s, const char *id, const char *mo
   memset(&an, 0, sizeof an);
   int rc = sim__anthropic_sse(s, id, model, tokens_in, tokens_out, texts, ntexts, &an);
   out->binary = 1;
-  if (rc == SIM_OK && (out->pre = sse_to_chunks(an.pre, &out->pre_len)) == NULL) rc = SIM_ENOMEM;
-  an.pre = NULL;
-  for (int i = 0; i < an.nchunks; i++) {
-    size_t n = 0;
-    char *f = rc == SIM_OK ? sse_to_chunks(an.chunk[i], &n) : (free(an.chunk[i]), NULL);
-    an.chunk[i] = NULL;
-    if (rc == SIM_OK) rc = f ? sim__sse_push_bin(out, f, n) : SIM_ENOMEM;
+  /* each of an's frames is taken (and freed) by sse_to_chunks, or left to
+     sim__sse_clear(&an) once something failed */
+  if (rc == SIM_OK) {
+    out->pre = sse_to_chunks(an.pre, &out->pre_len);
+    an.pre = NULL;
+    if (out->pre == NULL) rc = SIM_ENOMEM;
   }
-  if (rc == SIM_OK && (out->tail = sse_to_chunks(an.tail, &out->tail_len)) == NULL) rc = SIM_ENOMEM;
-  an.tail = NULL;
-  if (rc == SIM_OK && (out->marker = sse_to_chunks(an.marker, &out->marker_len)) == NULL)
-    rc = SIM_ENOMEM;
-  an.marker = NULL;
+  for (int i = 0; rc == SIM_OK && i < an.nchunks; i++) {
+    size_t n = 0;
+    char *f = sse_to_chunks(an.chunk[i], &n);
+    an.chunk[i] = NULL;
+    rc = f ? sim__sse_push_bin(out, f, n) : SIM_ENOMEM;
+  }
+  if (rc == SIM_OK) {
+    out->tail = sse_to_chunks(an.tail, &out->tail_len);
+    an.tail = NULL;
+    if (out->tail == NULL) rc = SIM_ENOMEM;
+  }
+  if (rc == SIM_OK) {
+    out->marker = sse_to_chunks(an.marker, &out->marker_len);
+    an.marker = NULL;
+    if (out->marker == NULL) rc = SIM_ENOMEM;
+  }
   sim__sse_clear(&an);
   if (rc != SIM_OK) return rc;
   int status = s->status ? s->status : 500;
