@@ -133,6 +133,15 @@ static void content_delta(sim_jw *w, const char *piece) {
   sim__sse_close(w);
 }
 
+/* A piece of the tool plan: the text of an answer that calls tools. */
+static void plan_delta(sim_jw *w, const char *piece) {
+  event_open(w, "tool-plan-delta");
+  delta_open(w, "tool_plan");
+  sim__jw_str(w, piece);
+  delta_close(w);
+  sim__sse_close(w);
+}
+
 /* The message-end event: finish_reason, then error (NULL: none), usage. */
 static void message_end(sim_jw *w, const char *finish, const char *error, int tokens_in,
                         int tokens_out) {
@@ -146,8 +155,10 @@ static void message_end(sim_jw *w, const char *finish, const char *error, int to
   sim__sse_close(w);
 }
 
-/* The typed stream. message-start and content-start (when there is text,
-   or nothing else) lead; one content-delta per text piece; each tool call
+/* The typed stream. message-start and content-start (when there is text
+   and no tool call, or nothing at all) lead; one content-delta per text
+   piece (tool-plan-delta when the answer calls tools: its text is the
+   plan, as the whole message's tool_plan); each tool call
    a tool-call-start then its arguments in 8-byte tool-call-deltas; a
    block's -end event rides at the head of the next block's first chunk (a
    stream cut inside a block never closes it); message-end is the marker. */
@@ -161,7 +172,7 @@ int sim__cohere_sse(const sim_step *s, const char *id, int tokens_in, int tokens
   sim__jw_str(&w, "assistant");
   delta_close(&w);
   sim__sse_close(&w);
-  int text_block = ntexts > 0 || s->ntool_calls == 0;
+  int text_block = s->ntool_calls == 0;
   if (text_block) {
     event_open(&w, "content-start");
     sim__jw_knum(&w, "index", 0);
@@ -177,7 +188,8 @@ int sim__cohere_sse(const sim_step *s, const char *id, int tokens_in, int tokens
   int rc = SIM_OK;
   for (int i = 0; rc == SIM_OK && i < ntexts; i++) {
     sim__jw_init(&w, SIM__BODY_MAX);
-    content_delta(&w, texts[i]);
+    if (text_block) content_delta(&w, texts[i]);
+    else plan_delta(&w, texts[i]);
     rc = sim__sse_push(out, sim__jw_take(&w));
   }
   const char *carry = text_block ? "content-end" : NULL; /* the block the next chunk ends */

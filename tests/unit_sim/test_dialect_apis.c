@@ -177,19 +177,17 @@ static void test_cohere(void) {
   sim_sse o;
   CU_ASSERT_EQUAL_FATAL(sim__sse_build(SIM_DIALECT_COHERE, &s, "r3", "m", 2, texts, 1, &o),
                         SIM_OK);
+  /* an answer that calls tools: its text is the tool plan, no content block */
   CU_ASSERT_STRING_EQUAL(
       o.pre,
       "event: message-start\ndata: {\"type\":\"message-start\",\"id\":\"r3\",\"delta\":{"
-      "\"message\":{\"role\":\"assistant\"}}}\n\n"
-      "event: content-start\ndata: {\"type\":\"content-start\",\"index\":0,\"delta\":{"
-      "\"message\":{\"content\":{\"type\":\"text\",\"text\":\"\"}}}}\n\n");
+      "\"message\":{\"role\":\"assistant\"}}}\n\n");
   CU_ASSERT_EQUAL_FATAL(o.nchunks, 4); /* the text, 17 bytes of arguments in 3 pieces */
   CU_ASSERT_STRING_EQUAL(o.chunk[0],
-                         "event: content-delta\ndata: {\"type\":\"content-delta\",\"index\":0,"
-                         "\"delta\":{\"message\":{\"content\":{\"text\":\"A\"}}}}\n\n");
+                         "event: tool-plan-delta\ndata: {\"type\":\"tool-plan-delta\",\"delta\":"
+                         "{\"message\":{\"tool_plan\":\"A\"}}}\n\n");
   CU_ASSERT_STRING_EQUAL(
       o.chunk[1],
-      "event: content-end\ndata: {\"type\":\"content-end\",\"index\":0}\n\n"
       "event: tool-call-start\ndata: {\"type\":\"tool-call-start\",\"index\":0,\"delta\":{"
       "\"message\":{\"tool_calls\":{\"id\":\"call_1\",\"type\":\"function\",\"function\":{"
       "\"name\":\"get_weather\",\"arguments\":\"\"}}}}}\n\n"
@@ -209,8 +207,23 @@ static void test_cohere(void) {
                          "\"finish_reason\":\"ERROR\",\"error\":\"The server had an error while "
                          "processing your request.\"," CO_USAGE(2, 7) "}}\n\n");
   sim__sse_clear(&o);
-  /* no text, no calls: an empty content block, closed in the tail */
+  /* text, no calls: content-start in pre, content-deltas, content-end in the tail */
   s.ntool_calls = 0;
+  CU_ASSERT_EQUAL_FATAL(sim__sse_build(SIM_DIALECT_COHERE, &s, "r3", "m", 2, texts, 1, &o),
+                        SIM_OK);
+  CU_ASSERT_STRING_EQUAL(
+      o.pre,
+      "event: message-start\ndata: {\"type\":\"message-start\",\"id\":\"r3\",\"delta\":{"
+      "\"message\":{\"role\":\"assistant\"}}}\n\n"
+      "event: content-start\ndata: {\"type\":\"content-start\",\"index\":0,\"delta\":{"
+      "\"message\":{\"content\":{\"type\":\"text\",\"text\":\"\"}}}}\n\n");
+  CU_ASSERT_STRING_EQUAL(o.chunk[0],
+                         "event: content-delta\ndata: {\"type\":\"content-delta\",\"index\":0,"
+                         "\"delta\":{\"message\":{\"content\":{\"text\":\"A\"}}}}\n\n");
+  CU_ASSERT_STRING_EQUAL(o.tail,
+                         "event: content-end\ndata: {\"type\":\"content-end\",\"index\":0}\n\n");
+  sim__sse_clear(&o);
+  /* no text, no calls: an empty content block, closed in the tail */
   CU_ASSERT_EQUAL_FATAL(sim__sse_build(SIM_DIALECT_COHERE, &s, "r3", "m", 2, texts, 0, &o),
                         SIM_OK);
   CU_ASSERT_EQUAL(o.nchunks, 0);
