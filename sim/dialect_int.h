@@ -84,4 +84,29 @@ char *sim__gemini_error_body(int status, const char *code, const char *message,
 int sim__gemini_sse(const sim_step *s, const char *model, int tokens_in,
                     int tokens_out, char **texts, int ntexts, sim_sse *out);
 
+/* dialect_ollama.c: generate = 1 for /api/generate, 0 for /api/chat. */
+void sim__ollama_created_at(char out[40]);
+char *sim__ollama_body(int generate, const sim_step *s, const char *model,
+                       const char *text, int tokens_in, int tokens_out);
+char *sim__ollama_error_body(int status, const char *message);
+int sim__ollama_stream(int generate, const sim_step *s, const char *model, int tokens_in,
+                       int tokens_out, char **texts, int ntexts, sim_sse *out);
+
+/* dialect_cohere.c */
+char *sim__cohere_body(const sim_step *s, const char *id, const char *text, int tokens_in,
+                       int tokens_out);
+char *sim__cohere_error_body(int status, const char *id, const char *message);
+int sim__cohere_sse(const sim_step *s, const char *id, int tokens_in, int tokens_out,
+                    char **texts, int ntexts, sim_sse *out);
+
+/* dialect_bedrock.c: frames of the stream are binary (out->binary). */
+char *sim__bedrock_body(const sim_step *s, const char *text, int tokens_in, int tokens_out);
+char *sim__bedrock_error_body(int status, const char *message);
+int sim__bedrock_stream(const sim_step *s, int tokens_in, int tokens_out, char **texts,
+                        int ntexts, sim_sse *out);
+/* InvokeModelWithResponseStream: Anthropic's events as chunk messages. */
+int sim__bedrock_invoke_stream(const sim_step *s, const char *id, const char *model,
+                               int tokens_in, int tokens_out, char **texts, int ntexts,
+                               sim_sse *out);
+
 #endif

@@ -126,6 +126,20 @@ int sim__sse_push(sim_sse *out, char *frame) {
   return SIM_OK;
 }
 
+/* Appends a binary frame (taken) and its length; see sim_int.h. */
+int sim__sse_push_bin(sim_sse *out, char *frame, size_t len) {
+  int rc = sim__sse_push(out, frame);
+  if (rc != SIM_OK) return rc;
+  if (out->lens_cap < out->cap) {
+    size_t *v = realloc(out->lens, (size_t)out->cap * sizeof *v);
+    if (v == NULL) return SIM_ENOMEM; /* the frame is the stream's: cleared with it */
+    out->lens = v;
+    out->lens_cap = out->cap;
+  }
+  out->lens[out->nchunks - 1] = len;
+  return SIM_OK;
+}
+
 /* key: the arguments as cJSON prints them parsed, or {} when they are not
    JSON; see dialect_int.h. Tool calls are rare: a tree is parsed, but it is
    written by the writer, not printed and copied. */

@@ -152,6 +152,14 @@ static void add_step_headers(struct MHD_Response *r, sim_conn *c, const sim_step
     add_header(r, c, s->headers[i].name, s->headers[i].value, 1);
 }
 
+/* Bedrock names every error in a header: x-amzn-errortype, from the
+   status and the step's type (s NULL: the status alone). */
+static void add_error_type(struct MHD_Response *r, sim_conn *c, int status, const sim_step *s) {
+  if (!sim__dialect_binary(c->dialect) || status < 400) return;
+  const char *type = s != NULL && s->kind == SIM_STEP_FAIL ? s->type : NULL;
+  add_header(r, c, "x-amzn-errortype", sim__bedrock_error_type(status, type), 1);
+}
+
 /* Queues a complete response with body (copied). */
 static enum MHD_Result queue_body(sim_conn *c, int status, const char *ctype,
                                   const char *body, size_t len, const sim_step *s) {
@@ -160,6 +168,7 @@ static enum MHD_Result queue_body(sim_conn *c, int status, const char *ctype,
   if (r == NULL) return MHD_NO;
   add_header(r, c, "content-type", ctype, 0);
   add_step_headers(r, c, s);
+  add_error_type(r, c, status, s);
   c->status = status;
   /* A 204 or 304 carries no body (RFC 9110 6.4.1): libmicrohttpd sends
      none, so none is traced. */
@@ -237,6 +246,7 @@ static enum MHD_Result queue_shared(sim_conn *c, int status, const char *ctype,
   }
   add_header(r, c, "content-type", ctype, 0);
   add_step_headers(r, c, s);
+  add_error_type(r, c, status, s);
   c->status = status;
   c->bytes = status == 204 || status == 304 || b->early_close ? 0 : (long)len;
   c->phase = 2;
@@ -420,9 +430,11 @@ static ssize_t emit(sim_player *p, char *buf, size_t max) {
   return (ssize_t)n;
 }
 
-static void set_frame(sim_player *p, const char *f) {
+/* Starts frame f: blen bytes in a binary stream (Bedrock's event stream),
+   else the string f. */
+static void set_frame(sim_player *p, const char *f, size_t blen) {
   p->frame = f;
-  p->frame_len = f ? strlen(f) : 0;
+  p->frame_len = p->sse.binary ? blen : f ? strlen(f) : 0;
   p->frame_off = 0;
 }
 
@@ -527,12 +539,12 @@ static ssize_t stream_reader(void *cls, uint64_t pos, char *buf, size_t max) {
     }
     switch (p->phase) {
     case P_PRE:
-      set_frame(p, p->sse.pre);
+      set_frame(p, p->sse.pre, p->sse.pre_len);
       p->phase = P_CHUNKS;
       break;
     case P_CHUNKS:
       if (s->error_after >= 0 && p->sent == s->error_after) {
-        set_frame(p, p->sse.error);
+        set_frame(p, p->sse.error, p->sse.error_len);
         p->phase = P_DONE;
         c->how = "complete";
         c->sent.error_event = 1;
@@ -560,24 +572,24 @@ static ssize_t stream_reader(void *cls, uint64_t pos, char *buf, size_t max) {
       }
       if (p->sent > 0 && sim__srv_now(c->srv) < p->next_due) return pause_until(p, p->next_due);
       if (!p->lazy) {
-        set_frame(p, p->sse.chunk[p->sent]);
+        set_frame(p, p->sse.chunk[p->sent], p->sse.binary ? p->sse.lens[p->sent] : 0);
         if (p->sent < p->ntexts) sim__conn_add_text(c, p->texts[p->sent]);
       } else if (p->sent < p->ntexts) {
         next_text_frame(p);
       } else {
-        set_frame(p, p->sse.chunk[2 + p->sent - p->ntexts]);
+        set_frame(p, p->sse.chunk[2 + p->sent - p->ntexts], 0); /* lazy: never binary */
       }
       p->sent++;
       c->chunks = p->sent;
       p->next_due = sim__srv_now(c->srv) + s->interval * 1000.0 * c->srv->scale;
       break;
     case P_TAIL:
-      set_frame(p, p->sse.tail);
+      set_frame(p, p->sse.tail, p->sse.tail_len);
       p->phase = s->no_terminator ? P_DONE : P_MARKER;
       c->no_end_marker = s->no_terminator;
       break;
     case P_MARKER:
-      set_frame(p, p->sse.marker);
+      set_frame(p, p->sse.marker, p->sse.marker_len);
       p->phase = P_DONE;
       c->sent.end_marker = 1;
       break;
@@ -669,6 +681,7 @@ static int count_pieces(const sim_step *s, const char *text, long *tok, long *to
  * must be built whole (no text, or an API whose frames are no template).
  */
 static int stream_lazy(sim_conn *c, sim_player *p, const sim_step *s) {
+  if (sim__dialect_binary(c->dialect)) return 0; /* binary frames: no template */
   if (s->nchunks == 0 && s->content == NULL && s->ntool_calls > 0) return 0;
   const char *text = s->content ? s->content : DEFAULT_TEXT;
   long tok, tok_sse;
@@ -744,7 +757,7 @@ static enum MHD_Result play_stream(sim_conn *c, const sim_step *s) {
   struct MHD_Response *r =
       MHD_create_response_from_callback(MHD_SIZE_UNKNOWN, 4096, stream_reader, p, NULL);
   if (r == NULL) return MHD_NO;
-  add_header(r, c, "content-type", "text/event-stream; charset=utf-8", 0);
+  add_header(r, c, "content-type", sim__dialect_stream_ctype(c->dialect), 0);
   add_header(r, c, "cache-control", "no-cache", 0);
   add_step_headers(r, c, s);
   c->status = 200;

@@ -49,6 +49,8 @@ static const char *next_seg(const char *p, char *out, size_t cap) {
 static int route_api(sim_conn *c, const char *method, const char *p) {
   const char *q;
   int versioned = 0;
+  if (sim__route_own_path(p, &c->dialect, c->path_model, sizeof c->path_model, &c->path_stream))
+    return 1; /* dialect.c: Ollama, Cohere */
   if ((q = seg(p, "openai")) != NULL) {
     p = q;
     if ((q = seg(p, "deployments")) != NULL) {
@@ -201,7 +203,9 @@ static void parse_body(sim_conn *c) {
   c->model = strdup(cJSON_IsString(model) ? model->valuestring
                     : c->path_model[0]    ? c->path_model
                                           : "fusebox-1");
-  c->stream_req = cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(j, "stream")) || c->path_stream;
+  cJSON *stream = cJSON_GetObjectItemCaseSensitive(j, "stream");
+  c->stream_req = cJSON_IsTrue(stream) || c->path_stream ||
+                  (stream == NULL && sim__dialect_streams_by_default(c->dialect));
   sim__offered_tools(c, j);
   cJSON *input = cJSON_GetObjectItemCaseSensitive(j, "input");
   c->ninputs = cJSON_IsArray(input) ? cJSON_GetArraySize(input) : 1;

@@ -162,13 +162,38 @@ typedef enum sim_dialect {
   SIM_DIALECT_COMPLETIONS,  /* POST /v1/completions (legacy) */
   SIM_DIALECT_EMBEDDINGS,   /* POST /v1/embeddings */
   SIM_DIALECT_MODELS,       /* GET /v1/models */
-  SIM_DIALECT_GEMINI        /* POST /v1beta/models/{m}:generateContent */
+  SIM_DIALECT_GEMINI,       /* POST /v1beta/models/{m}:generateContent */
+  SIM_DIALECT_OLLAMA_CHAT,  /* POST /api/chat (NDJSON stream by default) */
+  SIM_DIALECT_OLLAMA_GENERATE, /* POST /api/generate */
+  SIM_DIALECT_COHERE,       /* POST /v2/chat */
+  SIM_DIALECT_BEDROCK,      /* POST /model/{id}/converse, /converse-stream */
+  SIM_DIALECT_BEDROCK_INVOKE /* POST /model/{id}/invoke, /invoke-with-response-stream */
 } sim_dialect;
 
 /* The API's name as the trace and req.dialect spell it ("openai-chat"). */
 const char *sim__dialect_name(sim_dialect d);
 /* 1 when the API can answer with an SSE stream. */
 int sim__dialect_streams(sim_dialect d);
+/* 1 when the API's stream is binary (Bedrock's event stream). */
+int sim__dialect_binary(sim_dialect d);
+/* 1 when the API streams a request that does not say "stream" (Ollama). */
+int sim__dialect_streams_by_default(sim_dialect d);
+/* The content type of the API's stream ("text/event-stream; charset=utf-8",
+   Ollama's "application/x-ndjson", Bedrock's
+   "application/vnd.amazon.eventstream"). Static. */
+const char *sim__dialect_stream_ctype(sim_dialect d);
+/* How the API carries a tool call's arguments in a stream: 0 never (no tool
+   calls), 1 whole in one chunk (Gemini, Ollama), 2 in 8-byte pieces. */
+int sim__dialect_tool_form(sim_dialect d);
+/* The name of an error with this status (and the step's type, NULL: none)
+   in the x-amzn-errortype header Bedrock's errors carry. Static. */
+const char *sim__bedrock_error_type(int status, const char *type);
+/* The APIs routed by their own paths (dialect.c): Ollama's /api/chat and
+   /api/generate, Cohere's /v2/chat, Bedrock's /model/{id}/converse,
+   /converse-stream, /invoke and /invoke-with-response-stream. Returns 1 and sets *d (and *stream
+   when the path alone asks for a stream; model gets a model the path names,
+   cap bytes at most) when path p names one, else 0. */
+int sim__route_own_path(const char *p, sim_dialect *d, char *model, size_t cap, int *stream);
 
 /*
  * What a provider function sees of one arrival (the `req` table). Borrowed
@@ -466,6 +491,11 @@ typedef struct sim_sse {
   char *error;     /* the in-stream error event */
   sim_end_state done; /* the dialect's word on the stream sent through its
                          marker: SIM_STATE_COMPLETE or SIM_STATE_INCOMPLETE */
+  int binary;      /* 1: frames are bytes (NULs inside; Bedrock's event
+                      stream), their lengths below; 0: C strings */
+  size_t *lens;    /* binary: chunk[i]'s length */
+  int lens_cap;
+  size_t pre_len, tail_len, marker_len, error_len; /* binary */
 } sim_sse;
 int sim__sse_build(sim_dialect d, const sim_step *s, const char *id,
                    const char *model, int tokens_in, char **texts, int ntexts,
@@ -473,6 +503,17 @@ int sim__sse_build(sim_dialect d, const sim_step *s, const char *id,
 void sim__sse_clear(sim_sse *sse);
 /* Appends a frame (taken; NULL = out of memory) to the stream's chunks. */
 int sim__sse_push(sim_sse *out, char *frame);
+/* Appends a binary frame of len bytes (taken) to a binary stream's chunks. */
+int sim__sse_push_bin(sim_sse *out, char *frame, size_t len);
+
+/* eventstream.c: AWS's binary event stream messages (see the file). Each
+   returns the message (owned by the caller) and its length in *len, or
+   NULL when out of memory or past its limits. */
+uint32_t sim__crc32(uint32_t crc, const unsigned char *p, size_t n);
+char *sim__es_message(const char *const *names, const char *const *values, int nh,
+                      const char *payload, size_t plen, size_t *len);
+char *sim__es_event(const char *type, const char *json, size_t *len);
+char *sim__es_exception(const char *type, const char *json, size_t *len);
 /* Splits argument text into 8-byte stream pieces; see dialect.c. */
 int sim__split_args(const char *args, char ***out, int *n);
 void sim__free_strv(char **v, int n);

@@ -56,7 +56,7 @@ static int offered(const sim_conn *c, const char *name) {
 
 /* Stream chunks one tool call's arguments take (see the dialect files). */
 static int arg_chunks(sim_dialect d, const sim_tool_call *tc) {
-  if (d == SIM_DIALECT_GEMINI) return 1;
+  if (sim__dialect_tool_form(d) == 1) return 1;
   size_t len = tc->arguments ? strlen(tc->arguments) : 0;
   return len ? (int)((len + 7) / 8) : 1;
 }
@@ -72,7 +72,7 @@ cJSON *sim__trace_tools(const sim_conn *c) {
     s = s->next;
   }
   if (s == NULL || (s->kind != SIM_STEP_CHAT && s->kind != SIM_STEP_STREAM) ||
-      s->ntool_calls == 0 || c->status != 200 || !sim__dialect_streams(c->dialect))
+      s->ntool_calls == 0 || c->status != 200 || sim__dialect_tool_form(c->dialect) == 0)
     return NULL;
   int streamed = s->kind == SIM_STEP_STREAM || c->stream_req;
   int need = c->player_ntexts;
@@ -88,10 +88,11 @@ cJSON *sim__trace_tools(const sim_conn *c) {
     cJSON *j = cJSON_Parse(text);
     const char *args = j ? "valid" : "invalid";
     cJSON_Delete(j);
-    /* Where arguments travel as a JSON object (Gemini; Anthropic's whole
-       message), text that is not JSON went out as {}: valid, and empty. */
-    if (j == NULL && (c->dialect == SIM_DIALECT_GEMINI ||
-                      (c->dialect == SIM_DIALECT_ANTHROPIC && !streamed))) {
+    /* Where arguments travel as a JSON object (Gemini, Ollama; Anthropic's
+       whole message), text that is not JSON went out as {}: valid, and empty. */
+    if (j == NULL && (sim__dialect_tool_form(c->dialect) == 1 ||
+                      ((c->dialect == SIM_DIALECT_ANTHROPIC ||
+                        c->dialect == SIM_DIALECT_BEDROCK_INVOKE) && !streamed))) {
       text = "{}";
       args = "valid";
     }
@@ -100,7 +101,8 @@ cJSON *sim__trace_tools(const sim_conn *c) {
       args = "cut";
       int pieces = c->chunks - (need - arg_chunks(c->dialect, tc));
       if (pieces < 0 || truncated) pieces = 0;
-      if (c->dialect != SIM_DIALECT_GEMINI && (size_t)pieces * 8 < sent) sent = (size_t)pieces * 8;
+      if (sim__dialect_tool_form(c->dialect) != 1 && (size_t)pieces * 8 < sent)
+        sent = (size_t)pieces * 8;
     }
     cJSON_AddStringToObject(o, "args", args);
     /* The argument text the step answered with (what `fusebox import`

@@ -7,12 +7,15 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 #include "e2e_util.h"
 
 #define CHAT_BODY "{\"model\":\"m1\",\"messages\":[{\"role\":\"user\",\"content\":\"hi\"}]"
 #define RESP_BODY "{\"model\":\"m1\",\"input\":\"hi\""
 #define GEM_BODY "{\"contents\":[{\"role\":\"user\",\"parts\":[{\"text\":\"hi\"}]}]}"
+#define BEDROCK_BODY "{\"messages\":[{\"role\":\"user\",\"content\":[{\"text\":\"hi\"}]}]}"
+#define OLLAMA_GEN_BODY "{\"model\":\"llama3.2\",\"prompt\":\"hi\""
 
 /* One API at one path, with what its answers look like. */
 typedef struct api {
@@ -27,37 +30,68 @@ typedef struct api {
   const char *cut;          /* in an answer cut at max tokens */
   const char *tool;         /* in an answer with a tool call (NULL: no tools) */
   const char *tool_delta;   /* in a streamed tool call */
+  const char *filter;       /* in an answer cut by the content filter */
+  const char *ctype;        /* the stream's content type (NULL: text/event-stream) */
+  const char *unstream;     /* added to the body of a call that does not stream
+                               (Ollama streams unless told not to) */
 } api;
 
 static const api APIS[] = {
     {"openai-chat", "POST", "/v1/chat/completions", NULL, CHAT_BODY, 1, "[DONE]",
-     "\"error\"", "\"length\"", "\"tool_calls\"", "\"arguments\":\"{\\\"city\\\""},
+     "\"error\"", "\"length\"", "\"tool_calls\"", "\"arguments\":\"{\\\"city\\\"",
+     "content_filter", NULL, NULL},
     {"openai-chat", "POST", "/openai/v1/chat/completions", NULL, CHAT_BODY, 1, "[DONE]",
-     "\"error\"", "\"length\"", "\"tool_calls\"", "\"arguments\":\"{\\\"city\\\""},
+     "\"error\"", "\"length\"", "\"tool_calls\"", "\"arguments\":\"{\\\"city\\\"",
+     "content_filter", NULL, NULL},
     {"openai-chat", "POST", "/openai/deployments/dep1/chat/completions?api-version=2024-10-21",
      NULL, "{\"messages\":[{\"role\":\"user\",\"content\":\"hi\"}]", 1, "[DONE]", "\"error\"",
-     "\"length\"", "\"tool_calls\"", "\"arguments\":\"{\\\"city\\\""},
+     "\"length\"", "\"tool_calls\"", "\"arguments\":\"{\\\"city\\\"", "content_filter", NULL, NULL},
     {"openai-responses", "POST", "/v1/responses", NULL, RESP_BODY, 1, "response.completed",
      "response.failed", "response.incomplete", "\"function_call\"",
-     "response.function_call_arguments.delta"},
+     "response.function_call_arguments.delta", "content_filter", NULL, NULL},
     {"openai-responses", "POST", "/openai/v1/responses", NULL, RESP_BODY, 1,
      "response.completed", "response.failed", "response.incomplete", "\"function_call\"",
-     "response.function_call_arguments.delta"},
+     "response.function_call_arguments.delta", "content_filter", NULL, NULL},
     {"anthropic", "POST", "/v1/messages", NULL, CHAT_BODY, 1, "message_stop",
-     "event: error", "max_tokens", "\"tool_use\"", "input_json_delta"},
+     "event: error", "max_tokens", "\"tool_use\"", "input_json_delta", "refusal", NULL, NULL},
     {"anthropic", "POST", "/messages", NULL, CHAT_BODY, 1, "message_stop", "event: error",
-     "max_tokens", "\"tool_use\"", "input_json_delta"},
+     "max_tokens", "\"tool_use\"", "input_json_delta", "refusal", NULL, NULL},
     {"openai-completions", "POST", "/v1/completions", NULL,
-     "{\"model\":\"m1\",\"prompt\":\"hi\"", 1, "[DONE]", "\"error\"", "\"length\"", NULL, NULL},
+     "{\"model\":\"m1\",\"prompt\":\"hi\"", 1, "[DONE]", "\"error\"", "\"length\"", NULL, NULL,
+     "content_filter", NULL, NULL},
     {"embeddings", "POST", "/v1/embeddings", NULL, "{\"model\":\"e1\",\"input\":[\"a\",\"b\"]", 0,
-     NULL, NULL, NULL, NULL, NULL},
-    {"models", "GET", "/v1/models", NULL, NULL, 0, NULL, NULL, NULL, NULL, NULL},
+     NULL, NULL, NULL, NULL, NULL, "content_filter", NULL, NULL},
+    {"models", "GET", "/v1/models", NULL, NULL, 0, NULL, NULL, NULL, NULL, NULL,
+     "content_filter", NULL, NULL},
     {"gemini", "POST", "/v1beta/models/gemini-2.0-flash:generateContent",
      "/v1beta/models/gemini-2.0-flash:streamGenerateContent?alt=sse", GEM_BODY, 1,
      "\"finishReason\":\"STOP\"", "\"error\"", "MAX_TOKENS", "\"functionCall\"",
-     "\"functionCall\""},
+     "\"functionCall\"", "SAFETY", NULL, NULL},
+    {"ollama-chat", "POST", "/api/chat", NULL, CHAT_BODY, 1, "\"done\":true", "{\"error\":",
+     "\"done_reason\":\"length\"", "\"tool_calls\"", "\"arguments\":{\"city\"", "\"stop\"",
+     "application/x-ndjson", ",\"stream\":false"},
+    {"ollama-generate", "POST", "/api/generate", NULL, OLLAMA_GEN_BODY, 1, "\"done\":true",
+     "{\"error\":", "\"done_reason\":\"length\"", NULL, NULL, "\"stop\"",
+     "application/x-ndjson", ",\"stream\":false"},
+    {"cohere", "POST", "/v2/chat", NULL, CHAT_BODY, 1, "\"finish_reason\":\"COMPLETE\"",
+     "\"finish_reason\":\"ERROR\"", "\"MAX_TOKENS\"", "\"tool_calls\"", "tool-call-delta",
+     "\"ERROR\"", NULL, NULL},
+    {"bedrock-converse", "POST", "/model/anthropic.claude-3-haiku-20240307-v1%3A0/converse",
+     "/model/anthropic.claude-3-haiku-20240307-v1%3A0/converse-stream", BEDROCK_BODY, 1,
+     "messageStop", ":exception-type", "\"max_tokens\"", "\"toolUse\"",
+     "\"toolUse\":{\"input\"", "\"content_filtered\"", "application/vnd.amazon.eventstream",
+     NULL},
 };
 #define NAPIS (sizeof APIS / sizeof APIS[0])
+
+/* Where needle is in r's body, read by its length (Bedrock's binary event
+   stream holds NUL bytes); NULL when absent. */
+static const char *has(const e2e_resp *r, const char *needle) {
+  size_t n = strlen(needle);
+  for (size_t i = 0; r->body != NULL && n <= r->body_len && i <= r->body_len - n; i++)
+    if (memcmp(r->body + i, needle, n) == 0) return r->body + i;
+  return NULL;
+}
 
 static e2e_server *serve(const char *steps) {
   char lua[4096];
@@ -75,7 +109,8 @@ static void call(e2e_server *s, const api *a, int stream, long timeout_ms, e2e_r
       if (stream) path = a->stream_path;
       snprintf(body, sizeof body, "%s", a->body);
     } else {
-      snprintf(body, sizeof body, "%s%s}", a->body, stream ? ",\"stream\":true" : "");
+      snprintf(body, sizeof body, "%s%s}", a->body,
+               stream ? ",\"stream\":true" : a->unstream ? a->unstream : "");
     }
     b = body;
   }
@@ -98,6 +133,14 @@ static const char *text_of(const api *a, cJSON *j) {
     v = cJSON_GetObjectItem(cJSON_GetArrayItem(cJSON_GetObjectItem(j, "content"), 0), "text");
   else if (strcmp(d, "gemini") == 0)
     v = cJSON_GetObjectItem(cJSON_GetArrayItem(cJSON_GetObjectItem(cJSON_GetObjectItem(cJSON_GetArrayItem(cJSON_GetObjectItem(j, "candidates"), 0), "content"), "parts"), 0), "text");
+  else if (strcmp(d, "ollama-chat") == 0)
+    v = cJSON_GetObjectItem(cJSON_GetObjectItem(j, "message"), "content");
+  else if (strcmp(d, "ollama-generate") == 0)
+    v = cJSON_GetObjectItem(j, "response");
+  else if (strcmp(d, "bedrock-converse") == 0)
+    v = cJSON_GetObjectItem(cJSON_GetArrayItem(cJSON_GetObjectItem(cJSON_GetObjectItem(cJSON_GetObjectItem(j, "output"), "message"), "content"), 0), "text");
+  else if (strcmp(d, "cohere") == 0)
+    v = cJSON_GetObjectItem(cJSON_GetArrayItem(cJSON_GetObjectItem(cJSON_GetObjectItem(j, "message"), "content"), 0), "text");
   else if (strcmp(d, "embeddings") == 0) {
     cJSON *data = cJSON_GetObjectItem(j, "data");
     snprintf(buf, sizeof buf, "%d vectors of %d", cJSON_GetArraySize(data),
@@ -113,7 +156,12 @@ static int is_error_shape(const api *a, const char *body, int status) {
   cJSON *j = cJSON_Parse(body);
   cJSON *e = cJSON_GetObjectItem(j, "error");
   int ok = cJSON_IsObject(e);
-  if (strcmp(a->dialect, "anthropic") == 0)
+  if (strncmp(a->dialect, "ollama", 6) == 0) /* {"error":"..."} and nothing else */
+    ok = cJSON_IsString(e) && cJSON_GetArraySize(j) == 1;
+  else if (strcmp(a->dialect, "cohere") == 0 || strcmp(a->dialect, "bedrock-converse") == 0)
+    /* {"message":"..."} */
+    ok = e == NULL && cJSON_IsString(cJSON_GetObjectItem(j, "message"));
+  else if (strcmp(a->dialect, "anthropic") == 0)
     ok = ok && cJSON_IsString(cJSON_GetObjectItem(j, "type")) &&
          cJSON_IsString(cJSON_GetObjectItem(e, "type"));
   else if (strcmp(a->dialect, "gemini") == 0)
@@ -167,9 +215,9 @@ static void test_fail_every_api(void) {
     EXPECT(r.status == 429);
     EXPECT(is_error_shape(a, r.body, 429));
     if (strcmp(a->dialect, "gemini") == 0) {
-      EXPECT(strstr(r.body, "\"RESOURCE_EXHAUSTED\"") != NULL);
-      EXPECT(strstr(r.body, "\"retryDelay\":\"2s\"") != NULL);
-      EXPECT(strstr(r.body, "google.rpc.RetryInfo") != NULL);
+      EXPECT(has(&r, "\"RESOURCE_EXHAUSTED\"") != NULL);
+      EXPECT(has(&r, "\"retryDelay\":\"2s\"") != NULL);
+      EXPECT(has(&r, "google.rpc.RetryInfo") != NULL);
       EXPECT(e2e_header(&r, "retry-after") == NULL);
     } else {
       const char *ra = e2e_header(&r, "retry-after");
@@ -182,8 +230,16 @@ static void test_fail_every_api(void) {
   }
 }
 
+/* The first row of the API named dialect. */
+static const api *api_named(const char *dialect) {
+  for (size_t i = 0; i < NAPIS; i++)
+    if (strcmp(APIS[i].dialect, dialect) == 0) return &APIS[i];
+  CU_FAIL_FATAL("no such API row");
+  return NULL;
+}
+
 static void test_gemini_statuses(void) {
-  const api *a = &APIS[NAPIS - 1];
+  const api *a = api_named("gemini");
   static const struct { int status; const char *name; } rows[] = {
       {503, "UNAVAILABLE"}, {400, "INVALID_ARGUMENT"}, {403, "PERMISSION_DENIED"},
       {401, "UNAUTHENTICATED"}, {500, "INTERNAL"}, {404, "NOT_FOUND"}};
@@ -196,8 +252,8 @@ static void test_gemini_statuses(void) {
     EXPECT(r.status == rows[i].status);
     char want[64];
     snprintf(want, sizeof want, "\"status\":\"%s\"", rows[i].name);
-    EXPECT(strstr(r.body, want) != NULL);
-    EXPECT(strstr(r.body, "retryDelay") == NULL);
+    EXPECT(has(&r, want) != NULL);
+    EXPECT(has(&r, "retryDelay") == NULL);
     e2e_resp_clear(&r);
     e2e_free(s);
   }
@@ -205,7 +261,7 @@ static void test_gemini_statuses(void) {
   e2e_server *s = serve("fail { status = 429, retry_after_ms = 1500 }");
   e2e_resp r;
   call(s, a, 0, 2000, &r);
-  EXPECT(strstr(r.body, "\"retryDelay\":\"1.5s\"") != NULL);
+  EXPECT(has(&r, "\"retryDelay\":\"1.5s\"") != NULL);
   e2e_resp_clear(&r);
   e2e_stop(s);
   EXPECT(e2e_num(e2e_end_of(s, 0), "retry_after_ms") == 1500);
@@ -275,10 +331,11 @@ static void test_stream_every_api(void) {
     call(s, a, 1, 2000, &r); /* clean */
     EXPECT(r.rc == CURLE_OK && r.status == 200);
     if (a->streams) {
-      EXPECT(strstr(r.body, a->done) != NULL);
-      EXPECT(strstr(r.body, " three") != NULL);
+      EXPECT(has(&r, a->done) != NULL);
+      EXPECT(has(&r, " three") != NULL);
       const char *ct = e2e_header(&r, "content-type");
-      EXPECT(ct && strncmp(ct, "text/event-stream", 17) == 0);
+      const char *want = a->ctype ? a->ctype : "text/event-stream";
+      EXPECT(ct && strncmp(ct, want, strlen(want)) == 0);
     } else {
       cJSON *j = cJSON_Parse(r.body);
       EXPECT(text_of(a, j) != NULL);
@@ -287,25 +344,25 @@ static void test_stream_every_api(void) {
     e2e_resp_clear(&r);
     call(s, a, 1, 2000, &r); /* drop_after */
     EXPECT(r.rc != CURLE_OK);
-    if (a->streams) EXPECT(strstr(r.body, " two") != NULL && strstr(r.body, " three") == NULL);
+    if (a->streams) EXPECT(has(&r, " two") != NULL && has(&r, " three") == NULL);
     e2e_resp_clear(&r);
     call(s, a, 1, 3000, &r); /* stall_after */
     EXPECT(r.rc == CURLE_OK && r.elapsed_ms >= 150);
     e2e_resp_clear(&r);
     call(s, a, 1, 2000, &r); /* error_after */
     if (a->streams) {
-      EXPECT(r.status == 200 && strstr(r.body, a->err) != NULL);
-      EXPECT(strstr(r.body, a->done) == NULL);
+      EXPECT(r.status == 200 && has(&r, a->err) != NULL);
+      EXPECT(has(&r, a->done) == NULL);
     } else {
       EXPECT(r.status == 503 && is_error_shape(a, r.body, 503));
     }
     e2e_resp_clear(&r);
     call(s, a, 1, 2000, &r); /* no_end */
     EXPECT(r.rc == CURLE_OK);
-    if (a->streams) EXPECT(strstr(r.body, a->done) == NULL && strstr(r.body, " four") != NULL);
+    if (a->streams) EXPECT(has(&r, a->done) == NULL && has(&r, " four") != NULL);
     e2e_resp_clear(&r);
     call(s, a, 1, 2000, &r); /* incomplete */
-    if (a->streams) EXPECT(strstr(r.body, a->cut) != NULL && strstr(r.body, " four") != NULL);
+    if (a->streams) EXPECT(has(&r, a->cut) != NULL && has(&r, " four") != NULL);
     e2e_resp_clear(&r);
     call(s, a, 1, 3000, &r); /* interval */
     EXPECT(r.rc == CURLE_OK);
@@ -333,14 +390,12 @@ static void test_incomplete_body_every_api(void) {
     call(s, a, 0, 2000, &r);
     EXPECT(r.status == 200);
     if (strcmp(a->dialect, "openai-responses") == 0)
-      EXPECT(strstr(r.body, "\"status\":\"incomplete\"") && strstr(r.body, "max_output_tokens"));
+      EXPECT(has(&r, "\"status\":\"incomplete\"") && has(&r, "max_output_tokens"));
     else
-      EXPECT(strstr(r.body, a->cut) != NULL);
+      EXPECT(has(&r, a->cut) != NULL);
     e2e_resp_clear(&r);
     call(s, a, 0, 2000, &r);
-    EXPECT(strstr(r.body, strcmp(a->dialect, "anthropic") == 0 ? "refusal"
-                          : strcmp(a->dialect, "gemini") == 0 ? "SAFETY"
-                                                              : "content_filter") != NULL);
+    EXPECT(has(&r, a->filter) != NULL);
     e2e_resp_clear(&r);
     e2e_free(s);
   }
@@ -362,32 +417,36 @@ static void test_tool_calls_every_api(void) {
     const api *a = &APIS[i];
     if (a->tool == NULL) continue;
     e2e_resp r;
+    /* Cohere's message-end says TOOL_CALL when the answer calls tools */
+    const char *done = strcmp(a->dialect, "cohere") == 0 ? "\"finish_reason\":\"TOOL_CALL\""
+                                                         : a->done;
     one(a, "chat { " PARIS " }", 0, &r);
-    EXPECT(r.status == 200 && strstr(r.body, a->tool) && strstr(r.body, "get_weather") &&
-           strstr(r.body, "Paris"));
-    EXPECT(strstr(r.body, "call_1") != NULL);
+    EXPECT(r.status == 200 && has(&r, a->tool) && has(&r, "get_weather") &&
+           has(&r, "Paris"));
+    EXPECT(has(&r, "call_1") != NULL);
     e2e_resp_clear(&r);
     one(a, "stream { " PARIS " }", 1, &r);
-    EXPECT(r.rc == CURLE_OK && strstr(r.body, a->tool_delta) && strstr(r.body, a->done));
+    EXPECT(r.rc == CURLE_OK && has(&r, a->tool_delta) && has(&r, done));
     e2e_resp_clear(&r);
     one(a, "stream { content = 'Looking.', " PARIS " }", 1, &r);
-    EXPECT(r.rc == CURLE_OK && strstr(r.body, a->tool_delta) && strstr(r.body, "Looking."));
+    EXPECT(r.rc == CURLE_OK && has(&r, a->tool_delta) && has(&r, "Looking."));
     e2e_resp_clear(&r);
-    if (strcmp(a->dialect, "gemini") != 0) { /* Gemini sends a call whole */
+    int whole = strcmp(a->dialect, "gemini") == 0 || strcmp(a->dialect, "ollama-chat") == 0;
+    if (!whole) { /* Gemini and Ollama send a call whole */
       one(a, "stream { " PARIS ", drop_after = 1 }", 1, &r);
       EXPECT(r.rc != CURLE_OK);
-      EXPECT(strstr(r.body, "Paris") == NULL && strstr(r.body, "city") != NULL);
-      EXPECT(strstr(r.body, a->done) == NULL);
+      EXPECT(has(&r, "Paris") == NULL && has(&r, "city") != NULL);
+      EXPECT(has(&r, done) == NULL);
       e2e_resp_clear(&r);
     }
     one(a, "chat { tool_calls = { { name = 'get_weather', arguments = '{\"city\": \"Par' } } }",
         0, &r);
     if (strcmp(a->dialect, "openai-chat") == 0 || strcmp(a->dialect, "openai-responses") == 0)
-      EXPECT(strstr(r.body, "\\\"Par\"") != NULL); /* the broken text, as sent */
+      EXPECT(has(&r, "\\\"Par\"") != NULL); /* the broken text, as sent */
     e2e_resp_clear(&r);
     one(a, "stream { tool_calls = { { name = 'get_weather', arguments = '{\"city\": \"Par' } } }",
         1, &r);
-    if (strcmp(a->dialect, "gemini") != 0) EXPECT(strstr(r.body, "Par") != NULL);
+    if (!whole) EXPECT(has(&r, "Par") != NULL);
     e2e_resp_clear(&r);
   }
 }
@@ -439,7 +498,7 @@ static void test_keys_and_paths(void) {
   e2e_request(s, "POST", "/openai/deployments/dep7/chat/completions?api-version=2024-10-21",
               "{\"messages\":[]}", az, 2000, &r);
   CU_ASSERT_EQUAL(r.status, 200);
-  CU_ASSERT(strstr(r.body, "\"model\":\"dep7\"") != NULL);
+  CU_ASSERT(has(&r, "\"model\":\"dep7\"") != NULL);
   e2e_resp_clear(&r);
   e2e_request(s, "POST", "/v1beta/models/gemini-x:generateContent?key=goog-SECRET-3", GEM_BODY,
               gg, 2000, &r);
@@ -466,6 +525,87 @@ static void test_keys_and_paths(void) {
   e2e_free(s);
 }
 
+/* Bedrock names each error in x-amzn-errortype (a step's type names its
+   own), its body {"message"}; a stream's error is an exception message. */
+static void test_bedrock_errors(void) {
+  const api *a = api_named("bedrock-converse");
+  static const struct { const char *step; int status; const char *type; } rows[] = {
+      {"fail { status = 429 }", 429, "ThrottlingException"},
+      {"fail { status = 503 }", 503, "ServiceUnavailableException"},
+      {"fail { status = 408 }", 408, "ModelTimeoutException"},
+      {"fail { status = 400 }", 400, "ValidationException"},
+      {"fail { status = 403 }", 403, "AccessDeniedException"},
+      {"fail { status = 500 }", 500, "InternalServerException"},
+      {"fail { status = 429, type = 'ModelNotReadyException' }", 429, "ModelNotReadyException"},
+  };
+  for (size_t i = 0; i < sizeof rows / sizeof rows[0]; i++) {
+    e2e_resp r;
+    one(a, rows[i].step, 0, &r);
+    EXPECT(r.status == rows[i].status);
+    const char *t = e2e_header(&r, "x-amzn-errortype");
+    if (!(t && strcasecmp(t, rows[i].type) == 0)) /* e2e_resp lower-cases headers */
+      fprintf(stderr, "\n  %s: x-amzn-errortype %s, want %s\n", rows[i].step, t ? t : "(none)",
+              rows[i].type);
+    EXPECT(t && strcasecmp(t, rows[i].type) == 0);
+    EXPECT(is_error_shape(a, r.body, rows[i].status));
+    e2e_resp_clear(&r);
+  }
+  e2e_resp r;
+  one(a, "chat {}", 0, &r);
+  EXPECT(r.status == 200 && e2e_header(&r, "x-amzn-errortype") == NULL);
+  e2e_resp_clear(&r);
+  static const struct { int status; const char *exc; } ex[] = {
+      {429, "throttlingException"}, {500, "internalServerException"},
+      {424, "modelStreamErrorException"}, {503, "serviceUnavailableException"}};
+  for (size_t i = 0; i < sizeof ex / sizeof ex[0]; i++) {
+    char step[128];
+    snprintf(step, sizeof step, "stream { content = 'a b c', error_after = 1, error = { status = %d } }",
+             ex[i].status);
+    one(a, step, 1, &r);
+    EXPECT(r.status == 200 && has(&r, ex[i].exc) && has(&r, "exception") && !has(&r, "messageStop"));
+    e2e_resp_clear(&r);
+  }
+}
+
+/* Ollama streams a request that does not say "stream" (its default), answers
+   whole only on "stream":false, and ends a stream cut by no_end with no
+   done:true line; its errors are {"error":"..."} with the status. */
+static void test_ollama_default_stream(void) {
+  /* the nth arrival plays the nth step, whatever its request */
+  e2e_server *s = e2e_start(
+      "local steps = { chat { content = 'a b' }, chat { content = 'a b' },"
+      " stream { content = 'a b', no_end = true }, fail { status = 404,"
+      " message = 'model \"x\" not found, try pulling it first' } }\n"
+      "return scenario { name = 't', provider = function(req) return steps[req.n] end }",
+      1.0);
+  e2e_resp r;
+  e2e_request(s, "POST", "/api/chat", "{\"model\":\"x\",\"messages\":[]}", NULL, 2000, &r);
+  const char *ct = e2e_header(&r, "content-type");
+  CU_ASSERT(ct && strcmp(ct, "application/x-ndjson") == 0);
+  CU_ASSERT(has(&r, "\"done\":false}\n") != NULL && has(&r, "\"done\":true") != NULL);
+  e2e_resp_clear(&r);
+  e2e_request(s, "POST", "/api/chat", "{\"model\":\"x\",\"messages\":[],\"stream\":false}",
+              NULL, 2000, &r);
+  ct = e2e_header(&r, "content-type");
+  CU_ASSERT(ct && strcmp(ct, "application/json") == 0);
+  CU_ASSERT(has(&r, "\"content\":\"a b\"") != NULL && strchr(r.body, '\n') == NULL);
+  e2e_resp_clear(&r);
+  e2e_request(s, "POST", "/api/generate", "{\"model\":\"x\",\"prompt\":\"hi\"}", NULL, 2000, &r);
+  CU_ASSERT(has(&r, "\"response\":\" b\"") != NULL);
+  CU_ASSERT(has(&r, "\"done\":true") == NULL);
+  e2e_resp_clear(&r);
+  e2e_request(s, "POST", "/api/chat", "{\"model\":\"x\",\"messages\":[]}", NULL, 2000, &r);
+  CU_ASSERT_EQUAL(r.status, 404);
+  CU_ASSERT_STRING_EQUAL(r.body, "{\"error\":\"model \\\"x\\\" not found, try pulling it first\"}");
+  e2e_resp_clear(&r);
+  e2e_stop(s);
+  CU_ASSERT_STRING_EQUAL(e2e_str(e2e_end_of(s, 0), "state"), "complete");
+  CU_ASSERT_STRING_EQUAL(e2e_str(e2e_end_of(s, 2), "state"), "no_end");
+  CU_ASSERT_STRING_EQUAL(e2e_str(e2e_event(s, "arrive", 2), "dialect"), "ollama-generate");
+  CU_ASSERT_STRING_EQUAL(e2e_str(e2e_end_of(s, 3), "state"), "error_status");
+  e2e_free(s);
+}
+
 int suite_dialects(void) {
   CU_pSuite s = CU_add_suite("e2e_dialects", NULL, NULL);
   if (s == NULL) return CU_get_error();
@@ -479,5 +619,7 @@ int suite_dialects(void) {
   CU_add_test(s, "tool calls in every API", test_tool_calls_every_api);
   CU_add_test(s, "tool calls in the trace", test_tool_calls_traced);
   CU_add_test(s, "keys redacted, paths of real SDKs", test_keys_and_paths);
+  CU_add_test(s, "Ollama streams unless told not to", test_ollama_default_stream);
+  CU_add_test(s, "Bedrock error types and stream exceptions", test_bedrock_errors);
   return CU_get_error();
 }

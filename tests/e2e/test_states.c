@@ -23,15 +23,26 @@ typedef struct api {
   const char *path;
   const char *stream_path; /* NULL: same path, "stream":true in the body */
   const char *body;        /* without the closing brace (stream is added) */
+  const char *unstream;    /* added to the body of a call that does not stream
+                              (Ollama streams unless told not to) */
 } api;
 
 static const api APIS[] = {
-    {"openai-chat", "/v1/chat/completions", NULL, CHAT_BODY},
-    {"openai-responses", "/v1/responses", NULL, "{\"model\":\"m1\",\"input\":\"hi\""},
-    {"anthropic", "/v1/messages", NULL, CHAT_BODY},
+    {"openai-chat", "/v1/chat/completions", NULL, CHAT_BODY, NULL},
+    {"openai-responses", "/v1/responses", NULL, "{\"model\":\"m1\",\"input\":\"hi\"", NULL},
+    {"anthropic", "/v1/messages", NULL, CHAT_BODY, NULL},
     {"gemini", "/v1beta/models/gemini-2.0-flash:generateContent",
-     "/v1beta/models/gemini-2.0-flash:streamGenerateContent?alt=sse", GEM_BODY},
-    {"embeddings", "/v1/embeddings", NULL, "{\"model\":\"e1\",\"input\":[\"a\"]"},
+     "/v1beta/models/gemini-2.0-flash:streamGenerateContent?alt=sse", GEM_BODY, NULL},
+    {"ollama-chat", "/api/chat", NULL, CHAT_BODY, ",\"stream\":false"},
+    {"ollama-generate", "/api/generate", NULL, "{\"model\":\"m1\",\"prompt\":\"hi\"",
+     ",\"stream\":false"},
+    {"cohere", "/v2/chat", NULL, CHAT_BODY, NULL},
+    {"bedrock-converse", "/model/m1/converse", "/model/m1/converse-stream",
+     "{\"messages\":[{\"role\":\"user\",\"content\":[{\"text\":\"hi\"}]}]}", NULL},
+    {"bedrock-invoke", "/model/anthropic.claude-3-haiku-20240307-v1%3A0/invoke",
+     "/model/anthropic.claude-3-haiku-20240307-v1%3A0/invoke-with-response-stream",
+     "{\"anthropic_version\":\"bedrock-2023-05-31\",\"max_tokens\":9,\"messages\":[]}", NULL},
+    {"embeddings", "/v1/embeddings", NULL, "{\"model\":\"e1\",\"input\":[\"a\"]", NULL},
 };
 #define NAPIS (sizeof APIS / sizeof APIS[0])
 #define EMBEDDINGS (NAPIS - 1) /* the API that never streams */
@@ -41,7 +52,7 @@ typedef struct state_case {
   const char *step;      /* the Lua step */
   int stream;            /* the request asks for a stream */
   long timeout_ms;       /* the client gives up after this */
-  const char *state;     /* openai-chat, anthropic, gemini (and Responses) */
+  const char *state;     /* openai-chat, anthropic, gemini, ollama, cohere (and Responses) */
   const char *responses; /* openai-responses, when it differs */
   const char *one_body;  /* embeddings: the step's one-body equivalent */
   int error_event;       /* 1: the end says "error_event":true (streaming APIs) */
@@ -103,7 +114,8 @@ static void call(e2e_server *s, const api *a, int stream, long timeout_ms, e2e_r
     if (stream) path = a->stream_path;
     snprintf(body, sizeof body, "%s", a->body);
   } else {
-    snprintf(body, sizeof body, "%s%s}", a->body, stream ? ",\"stream\":true" : "");
+    snprintf(body, sizeof body, "%s%s}", a->body,
+             stream ? ",\"stream\":true" : a->unstream ? a->unstream : "");
   }
   e2e_request(s, "POST", path, body, NULL, timeout_ms, r);
 }

@@ -211,10 +211,71 @@ done:
 static void test_nth(void) { sweep(0); }
 static void test_from_nth(void) { sweep(1); }
 
+/* The answer, error and stream writers of the APIs added in issue 26
+   (Ollama, Cohere, Bedrock's Converse and InvokeModel), each with text and
+   a tool call: returns SIM_OK, or SIM_ENOMEM when any piece could not be
+   made; *nchunks the stream's chunks. Frees all it made. */
+static int new_apis_once(int *nchunks) {
+  static const sim_dialect ds[] = {SIM_DIALECT_OLLAMA_CHAT, SIM_DIALECT_OLLAMA_GENERATE,
+                                   SIM_DIALECT_COHERE, SIM_DIALECT_BEDROCK,
+                                   SIM_DIALECT_BEDROCK_INVOKE};
+  sim_tool_call tc = {.id = "call_1", .name = "get_weather", .arguments = "{\"city\":\"Paris\"}"};
+  sim_step s;
+  memset(&s, 0, sizeof s);
+  s.kind = SIM_STEP_STREAM;
+  s.usage_in = s.usage_out = -1;
+  s.drop_after = s.stall_after = s.error_after = -1;
+  s.tool_calls = &tc;
+  s.ntool_calls = 1;
+  char *texts[] = {"Hello", " world"};
+  int rc = SIM_OK;
+  *nchunks = 0;
+  for (size_t i = 0; i < sizeof ds / sizeof ds[0]; i++) {
+    char *b = sim__answer_body(ds[i], &s, "id1", "m1", "Hello world", 3, 4);
+    char *e = sim__error_body(ds[i], 429, NULL, NULL, NULL);
+    if (b == NULL || e == NULL) rc = SIM_ENOMEM;
+    free(b);
+    free(e);
+    sim_sse o;
+    int r = sim__sse_build(ds[i], &s, "id1", "m1", 3, texts, 2, &o);
+    if (r == SIM_OK) *nchunks += o.nchunks;
+    else rc = r;
+    sim__sse_clear(&o);
+  }
+  return rc;
+}
+
+static void test_new_apis(void) {
+  int base_chunks, n_chunks;
+  CU_ASSERT_EQUAL_FATAL(new_apis_once(&base_chunks), SIM_OK); /* warm up */
+  long live0 = af_live;
+  af_arm(0, 0);
+  CU_ASSERT_EQUAL_FATAL(new_apis_once(&base_chunks), SIM_OK);
+  af_disarm();
+  long total = af_count, leaks = 0, oom = 0, bad = 0;
+  CU_ASSERT_EQUAL(af_live, live0);
+  for (int rest = 0; rest < 2; rest++)
+    for (long n = 1; n <= total + 1; n++) {
+      long before = af_live;
+      af_arm(n, rest);
+      int rc = new_apis_once(&n_chunks);
+      af_disarm();
+      if (af_live != before && ++leaks <= 5)
+        fprintf(stderr, "\n  alloc_fail: %ld block(s) leaked when allocation %ld%s failed",
+                af_live - before, n, rest ? " on" : "");
+      if (rc == SIM_ENOMEM) oom++;
+      else if (rc != SIM_OK || n_chunks != base_chunks) bad++;
+    }
+  CU_ASSERT_EQUAL(leaks, 0);
+  CU_ASSERT_EQUAL(bad, 0);
+  CU_ASSERT(total > 0 && oom > 0);
+}
+
 #else
 
 static void test_nth(void) { fprintf(stderr, "\n  alloc_fail: skipped under a sanitizer\n"); }
 static void test_from_nth(void) { test_nth(); }
+static void test_new_apis(void) { test_nth(); }
 
 #endif
 
@@ -223,5 +284,6 @@ int suite_alloc_fail(void) {
   if (s == NULL) return CU_get_error();
   CU_add_test(s, "the Nth allocation fails", test_nth);
   CU_add_test(s, "every allocation from the Nth on fails", test_from_nth);
+  CU_add_test(s, "Ollama, Cohere and Bedrock writers when memory runs out", test_new_apis);
   return CU_get_error();
 }

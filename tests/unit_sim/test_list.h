@@ -13,6 +13,7 @@
   X(trace_write)       \
   X(json_write)        \
   X(dialect_bytes)     \
+  X(dialect_apis)      \
   X(session_tap)       \
   X(wire_format)       \
   X(ledger)            \
