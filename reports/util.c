@@ -125,28 +125,6 @@ int rpt__buf_add(rpt__buf *b, const char *s, size_t n) {
   return 0;
 }
 
-/* Appends formatted text; returns 0, or -1 when cut or out of memory. */
-int rpt__buf_addf(rpt__buf *b, const char *fmt, ...) {
-  char tmp[1024];
-  va_list ap;
-  va_start(ap, fmt);
-  int n = vsnprintf(tmp, sizeof tmp, fmt, ap);
-  va_end(ap);
-  if (n < 0) return -1;
-  if ((size_t)n < sizeof tmp) return rpt__buf_add(b, tmp, (size_t)n);
-  char *big = malloc((size_t)n + 1);
-  if (big == NULL) {
-    b->oom = 1;
-    return -1;
-  }
-  va_start(ap, fmt);
-  vsnprintf(big, (size_t)n + 1, fmt, ap);
-  va_end(ap);
-  int rc = rpt__buf_add(b, big, (size_t)n);
-  free(big);
-  return rc;
-}
-
 /* The text so far ("" when empty); valid until the next append or free. */
 const char *rpt__buf_str(const rpt__buf *b) { return b->p ? b->p : ""; }
 
