@@ -17,6 +17,7 @@
   X(verdict_scenario)        \
   X(verdict_tool)            \
   X(expect)                  \
+  X(families)                \
   X(run)                     \
   X(writer_term)             \
   X(writer_json)             \
