@@ -489,15 +489,17 @@ static double expected_s(const char *file) {
   if (sim_scenario_inspect(file, &info, err) != SIM_OK) return 0;
   cJSON *c = info.client_json ? cJSON_Parse(info.client_json) : NULL;
   sim_scenario_info_clear(&info);
+  guard_policy p = guard_policy_default(); /* the guard's own defaults */
   double requests = jnum(c, "requests", 1), conc = jnum(c, "concurrency", 1);
   double layers = jnum(c, "layers", 1), spread = jnum(c, "spread", 0);
-  double deadline = jnum(c, "deadline", 30), attempts = jnum(c, "attempts", 3);
+  double deadline = jnum(c, "deadline", p.deadline), attempts = jnum(c, "attempts", p.attempts);
   double timeout = jnum(c, "attempt_timeout", 0);
   const cJSON *b = cJSON_GetObjectItemCaseSensitive(c, "backoff");
-  double base = jnum(b, "base", 0.5), cap = jnum(b, "cap", 8);
+  p.backoff_base = jnum(b, "base", p.backoff_base);
+  p.backoff_cap = jnum(b, "cap", p.backoff_cap);
   cJSON_Delete(c);
   double waits = 0;
-  for (int k = 1; k < attempts && k < 100; k++) waits += fmin(cap, base * ldexp(1, k - 1));
+  for (int k = 1; k < attempts && k < 100; k++) waits += guard_backoff_nominal(&p, k);
   double per_call = waits + timeout;
   if (deadline > 0 && per_call > deadline) per_call = deadline;
   if (conc < 1) conc = 1;
