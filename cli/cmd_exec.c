@@ -120,6 +120,7 @@ typedef struct xslot {
   char skip[256];          /* non-empty: skipped, with the reason */
   char *expect;            /* the expect table judged (owned) */
   sim_scenario *sc;        /* loaded while being played (owned) */
+  sim_scenario *loaded;    /* handed over by exec_opts.scenarios, not validated (owned) */
   exec_call call;
   exec_result res;
 } xslot;
@@ -132,10 +133,14 @@ typedef struct xsuite {
 } xsuite;
 
 /* Loads and validates the scenario once (cli_scenario_load, the same as
-   check, run and serve), reads what it asks and expects; sets error or skip. */
+   check, run and serve; or validates the load --tags made), reads what it
+   asks and expects; sets error or skip. */
 static void prepare(xslot *s, const exec_opts *o) {
   char lerr[SIM_ERRLEN];
-  if (cli_scenario_load(s->file, o->seed, &s->sc, lerr) != SIM_OK) {
+  sim_scenario *raw = s->loaded;
+  s->loaded = NULL;
+  if ((raw ? cli_scenario_validate(raw, &s->sc, lerr)
+           : cli_scenario_load(s->file, o->seed, &s->sc, lerr)) != SIM_OK) {
     snprintf(s->error, sizeof s->error, "%s", lerr);
     return;
   }
@@ -238,6 +243,10 @@ int exec_suites(const exec_client *clients, size_t nclients, char **files, size_
       const char *slash = strrchr(files[i], '/');
       s->client = &clients[c];
       s->file = files[i];
+      if (c == 0 && o->scenarios) { /* loaded already (--tags): taken */
+        s->loaded = o->scenarios[i];
+        o->scenarios[i] = NULL;
+      }
       snprintf(s->base, sizeof s->base, "%s/%s-%zu-%s", dir, clients[c].label, i,
                slash ? slash + 1 : files[i]);
       size_t bl = strlen(s->base);
@@ -257,6 +266,7 @@ int exec_suites(const exec_client *clients, size_t nclients, char **files, size_
   for (size_t i = 0; i < ncells; i++) {
     bad += add_slot(slots[i].client->run, &slots[i], o, slots[i].client->label);
     free(slots[i].expect);
+    sim_scenario_free(slots[i].loaded); /* NULL unless never prepared */
   }
   free(slots);
   return bad;
@@ -273,6 +283,7 @@ int cmd_exec(int argc, char **argv) {
   path_list files = {0};
   char tmpdir[4096];
   int made_tmp = 0;
+  sim_scenario **loaded = NULL; /* per file, from --tags (cli_select_tags_kept) */
   if (paths == NULL) return EXIT_USAGE;
   for (int i = 1; i < argc; i++) {
     const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
@@ -328,7 +339,9 @@ int cmd_exec(int argc, char **argv) {
     }
   }
   if (cli_collect_scenarios(paths, npaths, &files) != 0) goto out;
-  if (cli_select_tags("exec", &files, c.tags, c.skip_tags) != 0) goto out;
+  /* What --tags loads to read the tags is the load each scenario is played from. */
+  if (cli_select_tags_kept("exec", &files, c.tags, c.skip_tags, o.seed, &loaded) != 0) goto out;
+  o.scenarios = loaded;
   if (files.n == 0) {
     fprintf(stderr, "fusebox exec: no scenario left to play (check --tags/--skip-tags)\n");
     goto out;
@@ -367,6 +380,8 @@ int cmd_exec(int argc, char **argv) {
   }
 out:
   if (made_tmp) cli_remove_tree(tmpdir);
+  for (size_t i = 0; loaded && i < files.n; i++) sim_scenario_free(loaded[i]);
+  free(loaded);
   path_list_clear(&files);
   free(paths);
   free(profile_json);

@@ -81,6 +81,10 @@ void sim_scenario_free(sim_scenario *sc);
 const char *sim_scenario_path(const sim_scenario *sc);
 const char *sim_scenario_name(const sim_scenario *sc);
 const char *sim_scenario_client_json(const sim_scenario *sc);
+/* The scenario's tags (its `tags` list): how many, and tag i (0 <= i <
+   ntags; NULL out of range), borrowed until sim_scenario_free. */
+int sim_scenario_ntags(const sim_scenario *sc);
+const char *sim_scenario_tag(const sim_scenario *sc, int i);
 const char *sim_scenario_expect_json(const sim_scenario *sc);
 /* The providers in declaration order (names borrowed). */
 int sim_scenario_nproviders(const sim_scenario *sc);
