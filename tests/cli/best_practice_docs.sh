@@ -15,6 +15,7 @@ names() {
     grep -o '`[a-z_]*`' | tr -d '`' | sort
 }
 
+cd "$tmp" || exit 1
 "$bin" exec --help > help.out 2>&1
 help=$(sed -n '/which hold for any client:/,/^and its outcome/p' help.out | sed '1d;$d' |
        tr ',' '\n' | tr -d ' ' | grep -v '^$' | sort)
@@ -27,7 +28,6 @@ for v in attempts backoff within_deadline profile; do
   echo "$help" | grep -qx "$v" && bad "exec --help: $v (a client's own policy) in the list" || ok
 done
 
-cd "$tmp" || exit 1
 for doc in README.md docs/exec.md; do
   got=$(names < "$src/$doc")
   if [ "$got" = "$help" ]; then ok
