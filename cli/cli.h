@@ -35,6 +35,15 @@ void path_list_clear(path_list *l);
  */
 int cli_select_tags(const char *cmd, path_list *files, const char *tags, const char *skip_tags);
 /*
+ * As cli_select_tags, keeping what it loaded: with kept non-NULL, *kept is a
+ * new array parallel to the files kept (the caller frees it and any entry
+ * left), each entry the file as sim_scenario_load gave it with seed (not yet
+ * validated: cli_scenario_validate), NULL for one that did not load. With
+ * no tag list, nothing is loaded and *kept is NULL.
+ */
+int cli_select_tags_kept(const char *cmd, path_list *files, const char *tags,
+                         const char *skip_tags, uint64_t seed, sim_scenario ***kept);
+/*
  * The standard library, found at run time (nothing compiled in), first of:
  * BINDIR/../share/fusebox (an installed or moved prefix), $FUSEBOX_HOME, the
  * source tree named by BINDIR/fusebox-home (a marker CMake writes into the
@@ -87,6 +96,11 @@ int cli_remove_tree(const char *dir);
  */
 int cli_scenario_load(const char *path, uint64_t seed, sim_scenario **out,
                       char err[SIM_ERRLEN]);
+/* The second half of cli_scenario_load: validates sc, which
+   sim_scenario_load gave, taking it: *out is sc when it is good (the
+   caller owns it), else NULL with sc freed and the reason in err. Returns
+   SIM_OK or SIM_ELOAD. */
+int cli_scenario_validate(sim_scenario *sc, sim_scenario **out, char err[SIM_ERRLEN]);
 /* As cli_scenario_load, from len bytes of Lua text; name stands for the
    file in messages ("scenario.lua:3: ..."). */
 int cli_scenario_load_text(const char *name, const char *text, size_t len, uint64_t seed,

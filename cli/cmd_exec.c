@@ -29,14 +29,18 @@ static const char USAGE[] =
     "FUSEBOX_DIALECT, FUSEBOX_PATH, FUSEBOX_MODEL, FUSEBOX_CALL,\n"
     "FUSEBOX_EFFECT_URL, FUSEBOX_DEADLINE, FUSEBOX_REQUESTS, FUSEBOX_CONCURRENCY;\n"
     "docs/exec.md), then judge what CMD did on the wire against the best-practice\n"
-    "part of the scenario's expect table (no_retry_after, retry_after_honoured,\n"
-    "side_effects, no_stream_splice, max_requests, herd, cost) and its outcome\n"
-    "(CMD's exit status: 0 = ok); attempts, backoff and the deadline are the\n"
-    "client's own policy, judged only with --profile and --deadline. A scenario\n"
-    "whose point (expect.point) is left unjudged is N/A with the option that\n"
-    "would judge it. The deadline counts from CMD's first request, not its start;\n"
-    "the start-up is shown beside the result. CMD's standard output is taken as\n"
-    "the answer text.\n"
+    "verdicts of the scenario's expect table, which hold for any client:\n";
+/* ... the list (rpt_expect_best_practice_list), then: */
+static const char USAGE_REST[] =
+    "and its outcome (CMD's exit status: 0 = ok); attempts, backoff and the\n"
+    "deadline are the client's own policy, judged only with --profile and\n"
+    "--deadline. A scenario whose point (expect.point) is left unjudged is N/A\n"
+    "with the option that would judge it. The deadline counts from CMD's first\n"
+    "request, not its start; the start-up is shown beside the result. CMD's\n"
+    "standard output is taken as the answer text, and every scenario judges it\n"
+    "(verdict `answer`): exit 0 needs an attempt that completed, and the text\n"
+    "printed must be one completed attempt's text, not a cut, errored or\n"
+    "spliced one, nor a canned answer.\n"
     "\n"
     "options:\n"
     "  --warp F          run CMD under libfaketime F times faster (2..100) while\n"
@@ -48,37 +52,54 @@ static const char USAGE[] =
 #define EXEC_OPTS (CLI_OPT_REPORTS | CLI_OPT_MARKDOWN | CLI_OPT_SEED | CLI_OPT_TIMEOUT | CLI_OPT_TRACE_DIR | \
                    CLI_OPT_JOBS | CLI_OPT_SELECT | CLI_OPT_WITHOUT | CLI_OPT_DEADLINE)
 
+/* Prints list (", " between names) indented by two, wrapped at 78 columns. */
+static void put_wrapped(FILE *f, const char *list) {
+  size_t col = 0;
+  for (const char *p = list; *p;) {
+    size_t w = strcspn(p, " ");
+    if (col > 2 && col + 1 + w > 78) {
+      fputc('\n', f);
+      col = 0;
+    }
+    if (col == 0) col = (size_t)fprintf(f, "  ");
+    else col += (size_t)fprintf(f, " ");
+    col += (size_t)fprintf(f, "%.*s", (int)w, p);
+    p += w;
+    while (*p == ' ') p++;
+  }
+  if (col) fputc('\n', f);
+}
+
 static void exec_usage(FILE *f) {
   cli_common d;
   cli_common_init(&d, CLI_TIME_SCALE_SERVE, CLI_JOBS_EXEC);
+  char list[512];
+  rpt_expect_best_practice_list(list, sizeof list);
   fputs(USAGE, f);
+  put_wrapped(f, list);
+  fputs(USAGE_REST, f);
   cli_common_usage(f, EXEC_OPTS, &d);
   fputs("Exit status: 0 every verdict holds, 1 a verdict failed, 2 usage or input\n"
         "error (a scenario with nothing to judge, a command that cannot start).\n", f);
 }
 
 /*
- * The best-practice part of an expect table: what holds for any client,
- * whatever it promises (no retry after a permanent error, Retry-After as a
- * floor, no duplicate side effect, no stream splice, bounded amplification,
- * no herd, bounded cost, the outcome a good client ends with), and the
- * scenario's point, so that reports say when it went unjudged. Attempt
- * counts, backoff and the deadline are a client's own policy, not judged
- * here; --deadline puts the deadline back (the scenario's own, or S
- * seconds). Caller frees.
+ * The part of an expect table exec judges: the keys reports' families table
+ * marks best practice (what holds for any client, whatever it promises) or
+ * always judged (the outcome, the declared exercise, the scenario's point, so
+ * that reports say when it went unjudged); rpt_expect_kind_of says which.
+ * Attempt counts, backoff and the deadline are a client's own policy, not
+ * judged here; --deadline puts the deadline back (the scenario's own, or S
+ * seconds), --profile adds the profile. Caller frees.
  */
 static char *best_practice(const char *expect_json, const char *profile_json,
                            const exec_opts *o) {
-  static const char *const KEEP[] = {"no_retry_after", "retry_after_honoured", "side_effects",
-                                     "no_stream_splice", "max_requests", "herd", "cost",
-                                     "outcome", "exercised", "tool_integrity", "point", NULL};
   cJSON *e = expect_json ? cJSON_Parse(expect_json) : NULL;
   cJSON *out = cJSON_CreateObject();
   const cJSON *k;
-  cJSON_ArrayForEach(k, e) {
-    for (int i = 0; KEEP[i]; i++)
-      if (strcmp(k->string, KEEP[i]) == 0)
-        cJSON_AddItemToObject(out, k->string, cJSON_Duplicate(k, 1));
+  cJSON_ArrayForEach(k, e) { /* which keys: reports' families table says */
+    if (rpt_expect_kind_of(k->string) != RPT_FAMILY_POLICY)
+      cJSON_AddItemToObject(out, k->string, cJSON_Duplicate(k, 1));
   }
   const cJSON *dl = cJSON_GetObjectItemCaseSensitive(e, "within_deadline");
   if (dl && !cJSON_IsFalse(dl) && o->deadline_own)
@@ -102,6 +123,7 @@ typedef struct xslot {
   char skip[256];          /* non-empty: skipped, with the reason */
   char *expect;            /* the expect table judged (owned) */
   sim_scenario *sc;        /* loaded while being played (owned) */
+  sim_scenario *loaded;    /* handed over by exec_opts.scenarios, not validated (owned) */
   exec_call call;
   exec_result res;
 } xslot;
@@ -114,10 +136,14 @@ typedef struct xsuite {
 } xsuite;
 
 /* Loads and validates the scenario once (cli_scenario_load, the same as
-   check, run and serve), reads what it asks and expects; sets error or skip. */
+   check, run and serve; or validates the load --tags made), reads what it
+   asks and expects; sets error or skip. */
 static void prepare(xslot *s, const exec_opts *o) {
   char lerr[SIM_ERRLEN];
-  if (cli_scenario_load(s->file, o->seed, &s->sc, lerr) != SIM_OK) {
+  sim_scenario *raw = s->loaded;
+  s->loaded = NULL;
+  if ((raw ? cli_scenario_validate(raw, &s->sc, lerr)
+           : cli_scenario_load(s->file, o->seed, &s->sc, lerr)) != SIM_OK) {
     snprintf(s->error, sizeof s->error, "%s", lerr);
     return;
   }
@@ -220,6 +246,10 @@ int exec_suites(const exec_client *clients, size_t nclients, char **files, size_
       const char *slash = strrchr(files[i], '/');
       s->client = &clients[c];
       s->file = files[i];
+      if (c == 0 && o->scenarios) { /* loaded already (--tags): taken */
+        s->loaded = o->scenarios[i];
+        o->scenarios[i] = NULL;
+      }
       snprintf(s->base, sizeof s->base, "%s/%s-%zu-%s", dir, clients[c].label, i,
                slash ? slash + 1 : files[i]);
       size_t bl = strlen(s->base);
@@ -239,6 +269,7 @@ int exec_suites(const exec_client *clients, size_t nclients, char **files, size_
   for (size_t i = 0; i < ncells; i++) {
     bad += add_slot(slots[i].client->run, &slots[i], o, slots[i].client->label);
     free(slots[i].expect);
+    sim_scenario_free(slots[i].loaded); /* NULL unless never prepared */
   }
   free(slots);
   return bad;
@@ -255,6 +286,7 @@ int cmd_exec(int argc, char **argv) {
   path_list files = {0};
   char tmpdir[4096];
   int made_tmp = 0;
+  sim_scenario **loaded = NULL; /* per file, from --tags (cli_select_tags_kept) */
   if (paths == NULL) return EXIT_USAGE;
   for (int i = 1; i < argc; i++) {
     const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
@@ -310,7 +342,9 @@ int cmd_exec(int argc, char **argv) {
     }
   }
   if (cli_collect_scenarios(paths, npaths, &files) != 0) goto out;
-  if (cli_select_tags("exec", &files, c.tags, c.skip_tags) != 0) goto out;
+  /* What --tags loads to read the tags is the load each scenario is played from. */
+  if (cli_select_tags_kept("exec", &files, c.tags, c.skip_tags, o.seed, &loaded) != 0) goto out;
+  o.scenarios = loaded;
   if (files.n == 0) {
     fprintf(stderr, "fusebox exec: no scenario left to play (check --tags/--skip-tags)\n");
     goto out;
@@ -349,6 +383,8 @@ int cmd_exec(int argc, char **argv) {
   }
 out:
   if (made_tmp) cli_remove_tree(tmpdir);
+  for (size_t i = 0; loaded && i < files.n; i++) sim_scenario_free(loaded[i]);
+  free(loaded);
   path_list_clear(&files);
   free(paths);
   free(profile_json);

@@ -55,7 +55,7 @@ static void run_usage(FILE *f) {
   fputs(RUN_TAIL, f);
 }
 
-static double expected_s(const char *file);
+static double expected_s(const sim_scenario *sc);
 
 /* One scenario's slot: filled by a worker, read after all are done. */
 typedef struct slot {
@@ -66,6 +66,7 @@ typedef struct slot {
   int load_error;       /* the scenario file did not load (exit 2) */
   double wall_ms;
   int failed_verdicts;  /* for the progress line */
+  sim_scenario *sc;     /* loaded once by run_suite, played and freed by play_one */
 } slot;
 
 typedef struct run_state {
@@ -97,18 +98,15 @@ static void trace_name(const char *dir, const char *file, char *out, size_t cap)
   snprintf(out, cap, "%s/%s.jsonl", dir, flat);
 }
 
-/* Plays one scenario into its trace: loaded once, validated, served, and
-   its client built from the same loaded scenario. */
+/* Plays one scenario into its trace: the scenario run_suite loaded (taken),
+   served, and its client built from the same loaded scenario. */
 static void play_one(run_state *st, slot *s, int index) {
   const run_opts *o = st->o;
   char err[SIM_ERRLEN];
-  sim_scenario *sc = NULL;
+  sim_scenario *sc = s->sc;
+  s->sc = NULL;
   uint64_t seed = o->seed + (uint64_t)index;
-  if (cli_scenario_load(s->file, seed, &sc, err) != SIM_OK) {
-    snprintf(s->error, sizeof s->error, "%s", err);
-    s->load_error = 1;
-    return;
-  }
+  if (sc == NULL) return; /* it did not load: s->error says why */
   if (cli_nothing_to_judge(sim_scenario_expect_json(sc))) {
     snprintf(s->error, sizeof s->error,
              "%s: nothing to judge: the scenario has no expect table (or an empty one)", s->file);
@@ -271,14 +269,17 @@ typedef struct shard_pick {
   char **files;
   int *index;
   double *expected;
+  sim_scenario **scenarios; /* loaded while planning, for run_suite to take */
   size_t n;
   rpt_shard info;
 } shard_pick;
 
 static void shard_pick_clear(shard_pick *p) {
+  for (size_t i = 0; p->scenarios && i < p->n; i++) sim_scenario_free(p->scenarios[i]);
   free(p->files);
   free(p->index);
   free(p->expected);
+  free(p->scenarios);
   memset(p, 0, sizeof *p);
 }
 
@@ -293,10 +294,14 @@ static int by_key(const void *a, const void *b) {
   return c ? c : (x->i > y->i) - (x->i < y->i);
 }
 
-/* Plans the suite: each file's expected duration, and with a shard (k >=
-   1) the files it plays. Returns 0, or -1 when out of memory. */
+/* Plans the suite: each file loaded once (seed + its index) for its
+   expected duration, and with a shard (k >= 1) the files it plays; the
+   loaded scenarios go on to run_suite in out->scenarios. A file whose place
+   in the shard differs from its place in the suite is dropped there (NULL)
+   and loaded again by run_suite, with the seed of its place in the shard.
+   Returns 0, or -1 when out of memory. */
 static int plan_suite(const path_list *files, const size_t *koff, int k, int n,
-                      shard_pick *out) {
+                      uint64_t seed, shard_pick *out) {
   size_t m = files->n;
   cli_shard_item *items = calloc(m ? m : 1, sizeof *items);
   int *bin = calloc(m ? m : 1, sizeof *bin);
@@ -305,13 +310,18 @@ static int plan_suite(const path_list *files, const size_t *koff, int k, int n,
   out->files = calloc(m ? m : 1, sizeof *out->files);
   out->index = calloc(m ? m : 1, sizeof *out->index);
   out->expected = calloc(m ? m : 1, sizeof *out->expected);
+  out->scenarios = calloc(m ? m : 1, sizeof *out->scenarios);
   double *all = calloc(m ? m : 1, sizeof *all);
+  sim_scenario **sc = calloc(m ? m : 1, sizeof *sc);
   int rc = -1;
-  if (!items || !bin || !order || !keys || !out->files || !out->index || !out->expected || !all)
+  if (!items || !bin || !order || !keys || !out->files || !out->index || !out->expected ||
+      !out->scenarios || !all || !sc)
     goto done;
   for (size_t i = 0; i < m; i++) {
+    char err[SIM_ERRLEN]; /* a file that does not load: run_suite says why */
+    if (cli_scenario_load(files->v[i], seed + (uint64_t)i, &sc[i], err) != SIM_OK) sc[i] = NULL;
     keys[i] = files->v[i] + koff[i];
-    all[i] = expected_s(files->v[i]);
+    all[i] = expected_s(sc[i]);
     items[i] = (cli_shard_item){keys[i], all[i] + CLI_SHARD_BASE_S};
   }
   if (k < 1) { /* no shard: every file */
@@ -319,6 +329,8 @@ static int plan_suite(const path_list *files, const size_t *koff, int k, int n,
       out->files[i] = files->v[i];
       out->index[i] = (int)i;
       out->expected[i] = all[i];
+      out->scenarios[i] = sc[i];
+      sc[i] = NULL;
     }
     out->n = m;
     rc = 0;
@@ -336,6 +348,10 @@ static int plan_suite(const path_list *files, const size_t *koff, int k, int n,
     out->files[out->n] = files->v[i];
     out->index[out->n] = rank[i];
     out->expected[out->n] = all[i];
+    if (out->n == i) { /* its seed is the same in the shard */
+      out->scenarios[out->n] = sc[i];
+      sc[i] = NULL;
+    }
     out->n++;
   }
   free(rank);
@@ -351,6 +367,8 @@ done:
   free(order);
   free(keys);
   free(all);
+  for (size_t i = 0; sc && i < m; i++) sim_scenario_free(sc[i]);
+  free(sc);
   return rc;
 }
 
@@ -425,7 +443,7 @@ int cmd_run(int argc, char **argv) {
   int rc = collect_keyed(paths, npaths, &files, &koff);
   free(paths);
   shard_pick pick = {0};
-  if (rc == 0 && plan_suite(&files, koff, shard_k, shard_n, &pick) != 0) {
+  if (rc == 0 && plan_suite(&files, koff, shard_k, shard_n, c.seed, &pick) != 0) {
     fprintf(stderr, "fusebox run: out of memory\n");
     rc = -1;
   }
@@ -437,6 +455,7 @@ int cmd_run(int argc, char **argv) {
   }
   if (o.jobs == CLI_JOBS_AUTO) o.jobs = auto_jobs(&pick);
   o.expected = pick.expected;
+  o.scenarios = pick.scenarios;
   rpt_run *run = rpt_run_new();
   int load_errors = 0;
   double t0 = mono_ms();
@@ -481,23 +500,23 @@ static double jnum(const cJSON *o, const char *key, double dflt) {
  * capped by the deadline; times the calls one after another (requests /
  * concurrency), times the outer retry layers, plus the spread of the first
  * calls. Only an order key (issue 13): the longest scenarios start first so
- * the run ends when its longest one does. 0 when the file does not load.
+ * the run ends when its longest one does. 0 for NULL (a file that did not load).
  */
-static double expected_s(const char *file) {
-  sim_scenario_info info = {0};
-  char err[SIM_ERRLEN];
-  if (sim_scenario_inspect(file, &info, err) != SIM_OK) return 0;
-  cJSON *c = info.client_json ? cJSON_Parse(info.client_json) : NULL;
-  sim_scenario_info_clear(&info);
+static double expected_s(const sim_scenario *sc) {
+  if (sc == NULL) return 0;
+  const char *cj = sim_scenario_client_json(sc);
+  cJSON *c = cj ? cJSON_Parse(cj) : NULL;
+  guard_policy p = guard_policy_default(); /* the guard's own defaults */
   double requests = jnum(c, "requests", 1), conc = jnum(c, "concurrency", 1);
   double layers = jnum(c, "layers", 1), spread = jnum(c, "spread", 0);
-  double deadline = jnum(c, "deadline", 30), attempts = jnum(c, "attempts", 3);
+  double deadline = jnum(c, "deadline", p.deadline), attempts = jnum(c, "attempts", p.attempts);
   double timeout = jnum(c, "attempt_timeout", 0);
   const cJSON *b = cJSON_GetObjectItemCaseSensitive(c, "backoff");
-  double base = jnum(b, "base", 0.5), cap = jnum(b, "cap", 8);
+  p.backoff_base = jnum(b, "base", p.backoff_base);
+  p.backoff_cap = jnum(b, "cap", p.backoff_cap);
   cJSON_Delete(c);
   double waits = 0;
-  for (int k = 1; k < attempts && k < 100; k++) waits += fmin(cap, base * ldexp(1, k - 1));
+  for (int k = 1; k < attempts && k < 100; k++) waits += guard_backoff_nominal(&p, k);
   double per_call = waits + timeout;
   if (deadline > 0 && per_call > deadline) per_call = deadline;
   if (conc < 1) conc = 1;
@@ -524,18 +543,29 @@ int run_suite(rpt_run *run, char **files, size_t nfiles, const run_opts *o, int 
   run_state st = {.o = o, .n = (int)nfiles, .tty = o->progress && isatty(STDERR_FILENO)};
   st.slots = calloc(nfiles ? nfiles : 1, sizeof *st.slots);
   if (st.slots == NULL) return -1;
-  for (size_t i = 0; i < nfiles; i++) st.slots[i].file = files[i];
+  /* Each file loaded once, here: its expected duration and its play. */
+  for (size_t i = 0; i < nfiles; i++) {
+    slot *s = &st.slots[i];
+    s->file = files[i];
+    if (o->scenarios && o->scenarios[i]) {
+      s->sc = o->scenarios[i];
+      o->scenarios[i] = NULL;
+    } else if (cli_scenario_load(files[i], o->seed + (uint64_t)i, &s->sc, s->error) != SIM_OK) {
+      s->load_error = 1;
+    }
+  }
   /* Longest expected first; the reports keep file order. */
   st.order = malloc((nfiles ? nfiles : 1) * sizeof *st.order);
   order_key *keys = calloc(nfiles ? nfiles : 1, sizeof *keys);
   if (st.order == NULL || keys == NULL) {
+    for (size_t i = 0; i < nfiles; i++) sim_scenario_free(st.slots[i].sc);
     free(st.order);
     free(keys);
     free(st.slots);
     return -1;
   }
   for (size_t i = 0; i < nfiles; i++)
-    keys[i] = (order_key){o->expected ? o->expected[i] : expected_s(files[i]), (int)i};
+    keys[i] = (order_key){o->expected ? o->expected[i] : expected_s(st.slots[i].sc), (int)i};
   qsort(keys, nfiles, sizeof *keys, by_expected);
   for (size_t i = 0; i < nfiles; i++) st.order[i] = keys[i].i;
   free(keys);
@@ -566,6 +596,7 @@ int run_suite(rpt_run *run, char **files, size_t nfiles, const run_opts *o, int 
       }
     }
     if (s->temp_trace) unlink(s->trace);
+    sim_scenario_free(s->sc); /* NULL unless a worker never reached it */
   }
   pthread_mutex_destroy(&st.lock);
   free(st.order);

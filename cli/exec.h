@@ -31,6 +31,9 @@ typedef struct exec_opts {
   double deadline_s; /* --deadline S: judge within_deadline = S (and export it); 0 = none */
   int deadline_own;  /* --deadline scenario: judge each scenario's own within_deadline */
   const char *cmd;   /* the subcommand, for messages ("exec", "matrix"); NULL: exec */
+  sim_scenario **scenarios; /* NULL, or per file NULL or that file as sim_scenario_load gave
+                               it with seed (cli_select_tags_kept): the first client's cell
+                               takes it (sets the entry NULL) instead of loading the file */
 } exec_opts;
 
 /* What a scenario asks of an outside client: the FUSEBOX_* variables. */

@@ -85,10 +85,15 @@ typedef struct run_opts {
   int quiet;              /* no terminal table */
   int progress;           /* live progress line on a terminal */
   const double *expected; /* per file, its expected duration (s); NULL: worked out */
+  sim_scenario **scenarios; /* per file, NULL or that file already loaded and validated
+                               (cli_scenario_load with seed + its index): run_suite takes
+                               each one (sets the entry NULL) and plays it; a NULL array
+                               or entry: run_suite loads the file itself */
 } run_opts;
 
 /*
- * Plays every file with o->client, `jobs` at a time, those expected to take
+ * Loads each file once (unless o->scenarios hands it over loaded), then plays
+ * every file with o->client, `jobs` at a time, those expected to take
  * longest first (issue 13), and adds each to run in
  * file order (a scenario that cannot be played is added as an error, and
  * counted in *load_errors when its file did not load). Returns 0, or -1 when

@@ -26,6 +26,12 @@ static int validate(sim_scenario *sc, sim_scenario **out, char err[SIM_ERRLEN]) 
   return SIM_OK;
 }
 
+/* Validates a scenario sim_scenario_load gave (taken); see cli.h. */
+int cli_scenario_validate(sim_scenario *sc, sim_scenario **out, char err[SIM_ERRLEN]) {
+  *out = NULL;
+  return validate(sc, out, err);
+}
+
 /* Loads and validates the whole scenario; see cli.h. */
 int cli_scenario_load(const char *path, uint64_t seed, sim_scenario **out,
                       char err[SIM_ERRLEN]) {

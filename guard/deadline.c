@@ -4,18 +4,11 @@
  */
 #include "guard/guard_int.h"
 
-#define NO_DEADLINE_LEFT 1e15
-
 /* Starts a deadline at now; 0 means none. */
 void guard__deadline_start(guard__deadline *d, double now, double deadline_ms) {
   d->start_ms = now;
   d->none = deadline_ms <= 0;
   d->at_ms = now + deadline_ms;
-}
-
-/* Milliseconds left; huge when there is no deadline. */
-double guard__deadline_left(const guard__deadline *d, double now) {
-  return d->none ? NO_DEADLINE_LEFT : d->at_ms - now;
 }
 
 /* 1 when the deadline has passed. */

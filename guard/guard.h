@@ -135,6 +135,15 @@ typedef struct guard_policy {
 /* The guarded client's default policy (the values noted above). */
 guard_policy guard_policy_default(void);
 
+/*
+ * The wait before retry n (after n failures, n < 1 read as 1) under p's
+ * backoff before any jitter, in seconds: min(backoff_cap, backoff_base *
+ * 2^(n-1)), or backoff_base with GUARD_FIXED_WAIT. Every jitter draws the
+ * actual wait from this one (below it, or around it by jitter_fraction). For
+ * planning how long a client will take; pure, p only read; 0 for NULL.
+ */
+double guard_backoff_nominal(const guard_policy *p, int n);
+
 /* ---------------------------------------------------------- providers */
 
 /*

@@ -275,8 +275,6 @@ typedef struct guard__deadline {
 
 /* Starts a deadline at now; deadline_ms 0 means none. */
 void guard__deadline_start(guard__deadline *d, double now, double deadline_ms);
-/* Milliseconds left (may be <= 0); a huge value when there is no deadline. */
-double guard__deadline_left(const guard__deadline *d, double now);
 /* 1 when the deadline has passed. */
 int guard__deadline_passed(const guard__deadline *d, double now);
 /* 1 when waiting wait_ms from now would reach or cross the deadline. */

@@ -255,102 +255,134 @@ static int map_find(req_map *m, const char *k, int *val) {
   return 0;
 }
 
-/* Groups the sorted attempts and writes the scenario. */
-static int assemble(imp_log *lg, const imp_opts *opts, char **out, imp_stats *st) {
-  int rc = SIM_ENOMEM;
+/* What assembling learns of a log: its providers and its logical requests
+   (grouped attempts), and whether its attempts carry times. */
+typedef struct assembly {
+  imp_log *lg;
   const char *provs[IMP_MAX_PROVIDERS];
-  int nprov = 0, have_effects = 0;
-  req_group *reqs = NULL;
-  size_t nreq = 0;
-  req_map map = {NULL, NULL, 0};
-  imp_buf b;
-  imp__buf_init(&b, IMP_MAX_OUTPUT);
-  char *name = NULL, *doc = NULL, *src = NULL;
+  int nprov, have_effects;
+  int times; /* every attempt has a time */
+  double t0; /* the first attempt's, when times */
+  req_group *reqs;
+  size_t nreq;
+  req_map map;
+  int count_p[IMP_MAX_PROVIDERS + 1]; /* logical requests per provider + 1 (0: effects) */
+} assembly;
 
+static void assembly_free(assembly *A) {
+  for (size_t i = 0; i < A->map.cap && A->map.keys; i++) free(A->map.keys[i]);
+  free(A->map.keys);
+  free(A->map.vals);
+  for (size_t r = 0; r < A->nreq; r++) free(A->reqs[r].idx);
+  free(A->reqs);
+}
+
+/* Sorts the attempts by time (then file order) and notes whether all have one. */
+static void sort_attempts(assembly *A) {
+  imp_log *lg = A->lg;
   qsort(lg->v, lg->n, sizeof *lg->v, cmp_attempt);
-  int times = 1;
-  for (size_t i = 0; i < lg->n; i++) times &= lg->v[i].has_t;
-  double t0 = lg->n && times ? lg->v[0].t_ms : 0;
+  A->times = 1;
+  for (size_t i = 0; i < lg->n; i++) A->times &= lg->v[i].has_t;
+  A->t0 = lg->n && A->times ? lg->v[0].t_ms : 0;
+}
 
-  /* Providers: one that was reached at /v1 first, then by first arrival. */
+/* The providers: one that was reached at /v1 first, then by first arrival.
+   Returns SIM_OK, or imp__fail's code for a bad name or too many. */
+static int find_providers(assembly *A) {
+  const imp_log *lg = A->lg;
   for (int pass = 0; pass < 2; pass++) {
     for (size_t i = 0; i < lg->n; i++) {
       const imp_attempt *a = &lg->v[i];
       if (a->effect) continue;
-      if (pass == 0 && (!a->root || nprov > 0)) continue;
+      if (pass == 0 && (!a->root || A->nprov > 0)) continue;
       const char *pn = a->provider ? a->provider : "primary";
       int found = 0;
-      for (int k = 0; k < nprov && !found; k++) found = strcmp(provs[k], pn) == 0;
+      for (int k = 0; k < A->nprov && !found; k++) found = strcmp(A->provs[k], pn) == 0;
       if (found) continue;
-      if (!sim_provider_name_ok(pn, strlen(pn))) {
-        rc = imp__fail(lg, a->line, "provider name '%.40s' must be 1 to 32 of a-z 0-9 _ - "
-                                    "(and not \"v1\")", pn);
-        goto done;
-      }
-      if (nprov == IMP_MAX_PROVIDERS) {
-        rc = imp__fail(lg, a->line, "more than %d providers", IMP_MAX_PROVIDERS);
-        goto done;
-      }
-      provs[nprov++] = pn;
+      if (!sim_provider_name_ok(pn, strlen(pn)))
+        return imp__fail(A->lg, a->line, "provider name '%.40s' must be 1 to 32 of a-z 0-9 _ - "
+                                         "(and not \"v1\")", pn);
+      if (A->nprov == IMP_MAX_PROVIDERS)
+        return imp__fail(A->lg, a->line, "more than %d providers", IMP_MAX_PROVIDERS);
+      A->provs[A->nprov++] = pn;
     }
   }
+  return SIM_OK;
+}
 
-  /* Logical requests, in order of first arrival per provider. */
-  map.cap = 64;
-  while (map.cap < lg->n * 2) map.cap *= 2;
-  map.keys = calloc(map.cap, sizeof *map.keys);
-  map.vals = calloc(map.cap, sizeof *map.vals);
-  reqs = calloc(lg->n ? lg->n : 1, sizeof *reqs);
-  if (map.keys == NULL || map.vals == NULL || reqs == NULL) goto done;
+/* Attempt a's provider index, or -1 for an effect (noted in have_effects). */
+static int provider_of(assembly *A, const imp_attempt *a) {
+  int p = -1;
+  if (!a->effect) {
+    const char *pn = a->provider ? a->provider : "primary";
+    for (int k = 0; k < A->nprov; k++)
+      if (strcmp(A->provs[k], pn) == 0) p = k;
+  } else {
+    A->have_effects = 1;
+  }
+  return p;
+}
+
+/* Adds attempt i to the logical request of provider p and key (made when
+   new, in order of first arrival). Returns 0, or -1 when out of memory. */
+static int group_attempt(assembly *A, size_t i, int p, const char *key) {
+  char head[16];
+  snprintf(head, sizeof head, "%d%c", p, key ? '\x1f' : '\x1e');
+  size_t kl = strlen(head) + (key ? strlen(key) : 0) + 1;
+  char *mk = malloc(kl);
+  if (mk == NULL) return -1;
+  snprintf(mk, kl, "%s%s", head, key ? key : "");
+  int r;
+  if (!map_find(&A->map, mk, &r)) {
+    A->map.keys[r] = mk;
+    A->map.vals[r] = (int)A->nreq;
+    A->reqs[A->nreq].prov = p;
+    A->reqs[A->nreq].key = key;
+    r = (int)A->nreq++;
+  } else {
+    free(mk);
+  }
+  req_group *g = &A->reqs[r];
+  if (g->n == g->cap) {
+    size_t cap = g->cap ? g->cap * 2 : 4;
+    size_t *idx = realloc(g->idx, cap * sizeof *idx);
+    if (idx == NULL) return -1;
+    g->idx = idx;
+    g->cap = cap;
+  }
+  g->idx[g->n++] = i;
+  return 0;
+}
+
+/* The logical requests, in order of first arrival per provider, and how
+   many each provider has. Returns 0, or -1 when out of memory. */
+static int group_requests(assembly *A) {
+  const imp_log *lg = A->lg;
+  A->map.cap = 64;
+  while (A->map.cap < lg->n * 2) A->map.cap *= 2;
+  A->map.keys = calloc(A->map.cap, sizeof *A->map.keys);
+  A->map.vals = calloc(A->map.cap, sizeof *A->map.vals);
+  A->reqs = calloc(lg->n ? lg->n : 1, sizeof *A->reqs);
+  if (A->map.keys == NULL || A->map.vals == NULL || A->reqs == NULL) return -1;
   for (size_t i = 0; i < lg->n; i++) {
     const imp_attempt *a = &lg->v[i];
-    int p = -1;
-    if (!a->effect) {
-      const char *pn = a->provider ? a->provider : "primary";
-      for (int k = 0; k < nprov; k++)
-        if (strcmp(provs[k], pn) == 0) p = k;
-    } else {
-      have_effects = 1;
-    }
-    char head[16];
-    snprintf(head, sizeof head, "%d%c", p, a->key ? '\x1f' : '\x1e');
-    size_t kl = strlen(head) + (a->key ? strlen(a->key) : 0) + 1;
-    char *mk = malloc(kl);
-    if (mk == NULL) goto done;
-    snprintf(mk, kl, "%s%s", head, a->key ? a->key : "");
-    int r;
-    if (!map_find(&map, mk, &r)) {
-      map.keys[r] = mk;
-      map.vals[r] = (int)nreq;
-      reqs[nreq].prov = p;
-      reqs[nreq].key = a->key;
-      r = (int)nreq++;
-    } else {
-      free(mk);
-    }
-    req_group *g = &reqs[r];
-    if (g->n == g->cap) {
-      size_t cap = g->cap ? g->cap * 2 : 4;
-      size_t *idx = realloc(g->idx, cap * sizeof *idx);
-      if (idx == NULL) goto done;
-      g->idx = idx;
-      g->cap = cap;
-    }
-    g->idx[g->n++] = i;
+    if (group_attempt(A, i, provider_of(A, a), a->key) != 0) return -1;
   }
+  for (size_t r = 0; r < A->nreq; r++) A->count_p[A->reqs[r].prov + 1]++;
+  return 0;
+}
 
-  /* The text. */
-  char date[16];
-  if (opts->date) snprintf(date, sizeof date, "%s", opts->date);
-  else today(date);
-  src = printable(lg->source, 200);
-  if (src == NULL) goto done;
-  const char *fname = imp_format_name(lg->format);
+/* The scenario's doc: where it came from, what it holds, how it replays.
+   Caller frees; NULL when out of memory. */
+static char *make_doc(const assembly *A, const char *src, const char *date) {
+  const imp_log *lg = A->lg;
+  size_t nreq = A->nreq;
   imp_buf d;
   imp__buf_init(&d, 4096);
   imp__buf_printf(&d, "Imported from %s on %s: %zu attempt%s of %zu logical request%s (%s)",
-                  src, date, lg->n, lg->n == 1 ? "" : "s", nreq, nreq == 1 ? "" : "s", fname);
-  if (nprov > 1) imp__buf_printf(&d, " to %d providers", nprov);
+                  src, date, lg->n, lg->n == 1 ? "" : "s", nreq, nreq == 1 ? "" : "s",
+                  imp_format_name(lg->format));
+  if (A->nprov > 1) imp__buf_printf(&d, " to %d providers", A->nprov);
   if (lg->skipped > 0)
     imp__buf_printf(&d, "; %d entr%s left out (other endpoints or ledger lookups)",
                     lg->skipped, lg->skipped == 1 ? "y" : "ies");
@@ -361,79 +393,142 @@ static int assemble(imp_log *lg, const imp_opts *opts, char **out, imp_stats *st
                     lg->time_scale);
   if (d.nomem) {
     imp__buf_free(&d);
-    goto done;
+    return NULL;
   }
-  doc = imp__buf_take(&d);
-  if (doc == NULL) goto done;
-  if (opts->name) {
-    name = printable(opts->name, 200);
-  } else {
-    size_t nl = strlen(src) + 32;
-    name = malloc(nl);
-    if (name) snprintf(name, nl, "Imported from %s", src);
-  }
-  if (name == NULL) goto done;
+  return imp__buf_take(&d);
+}
 
-  imp__buf_printf(&b, "-- Written by `fusebox import` from %s (%s) on %s.\n", src, fname, date);
-  imp__buf_puts(&b, "-- One step per recorded attempt; `delay` wrappers are the observed "
-                    "latencies.\n-- Credentials were stripped. Edit freely.\n");
-  if (lg->compact)
-    imp__buf_puts(&b, "-- (Comments per attempt were left out to keep the file under the "
-                      "scenario size limit.)\n");
-  imp__buf_puts(&b, "\n");
-  int multi = nprov > 1 || have_effects;
-  int need_fn = multi;
-  int count_p[IMP_MAX_PROVIDERS + 1] = {0};
-  for (size_t r = 0; r < nreq; r++) count_p[reqs[r].prov + 1]++;
-  for (int k = 0; k <= nprov; k++)
-    if (count_p[k] > 1) need_fn = 1;
-  int first = opts->request > 0 ? opts->request : 1;
+/* The scenario's name: --name, else "Imported from SRC". Caller frees; NULL
+   when out of memory. */
+static char *make_name(const imp_opts *opts, const char *src) {
+  if (opts->name) return printable(opts->name, 200);
+  size_t nl = strlen(src) + 32;
+  char *name = malloc(nl);
+  if (name) snprintf(name, nl, "Imported from %s", src);
+  return name;
+}
+
+/* Which recorded request a first call replays (--request, checked against
+   the log), and whether the replay function is needed. Returns SIM_OK or
+   imp__fail's code. */
+static int replay_plan(const assembly *A, const imp_opts *opts, int *first, int *need_fn) {
+  int multi = A->nprov > 1 || A->have_effects;
+  *need_fn = multi;
+  for (int k = 0; k <= A->nprov; k++)
+    if (A->count_p[k] > 1) *need_fn = 1;
+  *first = opts->request > 0 ? opts->request : 1;
   int most = 0; /* the most logical requests of one provider (or the effects) */
-  for (int k = 0; k <= nprov; k++)
-    if (count_p[k] > most) most = count_p[k];
-  if (first > most) {
-    rc = imp__fail(lg, 0, "--request %d: the log holds %d logical request%s per provider at "
-                          "most", first, most, most == 1 ? "" : "s");
-    goto done;
-  }
-  if (first > 1) need_fn = 1;
+  for (int k = 0; k <= A->nprov; k++)
+    if (A->count_p[k] > most) most = A->count_p[k];
+  if (*first > most)
+    return imp__fail(A->lg, 0, "--request %d: the log holds %d logical request%s per provider "
+                               "at most", *first, most, most == 1 ? "" : "s");
+  if (*first > 1) *need_fn = 1;
+  return SIM_OK;
+}
+
+/* The file's head comment (and the replay function when needed). */
+static void put_head(imp_buf *b, const imp_log *lg, const char *src, const char *date,
+                     int first, int need_fn) {
+  imp__buf_printf(b, "-- Written by `fusebox import` from %s (%s) on %s.\n", src,
+                  imp_format_name(lg->format), date);
+  imp__buf_puts(b, "-- One step per recorded attempt; `delay` wrappers are the observed "
+                   "latencies.\n-- Credentials were stripped. Edit freely.\n");
+  if (lg->compact)
+    imp__buf_puts(b, "-- (Comments per attempt were left out to keep the file under the "
+                     "scenario size limit.)\n");
+  imp__buf_puts(b, "\n");
   if (need_fn) {
-    imp__buf_printf(&b, "local first = %d -- the recorded request a first call replays\n", first);
-    imp__buf_puts(&b, REPLAY_FN);
+    imp__buf_printf(b, "local first = %d -- the recorded request a first call replays\n", first);
+    imp__buf_puts(b, REPLAY_FN);
   }
-  imp__buf_puts(&b, "return scenario {\n  name = ");
-  imp__lua_string(&b, name, strlen(name));
-  int lvl = bracket_level(doc);
-  imp__buf_printf(&b, ",\n  doc = [%.*s[%s]%.*s],\n", lvl, "================", doc, lvl,
-                  "================");
-  imp__buf_puts(&b, "  tags = { \"imported\" },\n");
-  if (nprov == 1 && !multi) {
-    if (count_p[1] > 1 || first > 1) {
-      imp__buf_puts(&b, "  provider = replay {\n");
-      put_requests(&b, lg, reqs, nreq, 0, 0, "  ", t0, times);
+}
+
+/* The providers (one, or a chain) and the effects, each replaying its
+   recorded requests. */
+static void put_providers(imp_buf *b, const assembly *A, int first) {
+  const imp_log *lg = A->lg;
+  int multi = A->nprov > 1 || A->have_effects;
+  if (A->nprov == 1 && !multi) {
+    if (A->count_p[1] > 1 || first > 1) {
+      imp__buf_puts(b, "  provider = replay {\n");
+      put_requests(b, lg, A->reqs, A->nreq, 0, 0, "  ", A->t0, A->times);
     } else {
-      imp__buf_puts(&b, "  provider = {\n");
-      put_requests(&b, lg, reqs, nreq, 0, 1, "  ", t0, times);
+      imp__buf_puts(b, "  provider = {\n");
+      put_requests(b, lg, A->reqs, A->nreq, 0, 1, "  ", A->t0, A->times);
     }
-    imp__buf_puts(&b, "  },\n");
-  } else if (nprov >= 1) {
-    imp__buf_puts(&b, "  providers = {\n");
-    for (int k = 0; k < nprov; k++) {
-      imp__buf_printf(&b, "    { name = \"%s\", fn = replay {\n", provs[k]);
-      put_requests(&b, lg, reqs, nreq, k, 0, "      ", t0, times);
-      imp__buf_puts(&b, "    } },\n");
+    imp__buf_puts(b, "  },\n");
+  } else if (A->nprov >= 1) {
+    imp__buf_puts(b, "  providers = {\n");
+    for (int k = 0; k < A->nprov; k++) {
+      imp__buf_printf(b, "    { name = \"%s\", fn = replay {\n", A->provs[k]);
+      put_requests(b, lg, A->reqs, A->nreq, k, 0, "      ", A->t0, A->times);
+      imp__buf_puts(b, "    } },\n");
     }
-    imp__buf_puts(&b, "  },\n");
+    imp__buf_puts(b, "  },\n");
   }
-  if (have_effects) {
-    imp__buf_puts(&b, "  effects = replay {\n");
-    put_requests(&b, lg, reqs, nreq, -1, 0, "  ", t0, times);
-    imp__buf_puts(&b, "  },\n");
-    if (lg->idem_ignored) imp__buf_puts(&b, "  idempotency = \"ignored\",\n");
-    if (lg->ledger_down) imp__buf_puts(&b, "  ledger = \"down\",\n");
+  if (A->have_effects) {
+    imp__buf_puts(b, "  effects = replay {\n");
+    put_requests(b, lg, A->reqs, A->nreq, -1, 0, "  ", A->t0, A->times);
+    imp__buf_puts(b, "  },\n");
+    if (lg->idem_ignored) imp__buf_puts(b, "  idempotency = \"ignored\",\n");
+    if (lg->ledger_down) imp__buf_puts(b, "  ledger = \"down\",\n");
   }
-  int nexp = put_expect(&b, lg, nreq, have_effects);
-  imp__buf_puts(&b, "}\n");
+}
+
+/* The whole scenario into b; returns how many verdicts its expect table has. */
+static int put_scenario(imp_buf *b, const assembly *A, const char *name, const char *doc,
+                        const char *src, const char *date, int first, int need_fn) {
+  put_head(b, A->lg, src, date, first, need_fn);
+  imp__buf_puts(b, "return scenario {\n  name = ");
+  imp__lua_string(b, name, strlen(name));
+  int lvl = bracket_level(doc);
+  imp__buf_printf(b, ",\n  doc = [%.*s[%s]%.*s],\n", lvl, "================", doc, lvl,
+                  "================");
+  imp__buf_puts(b, "  tags = { \"imported\" },\n");
+  put_providers(b, A, first);
+  int nexp = put_expect(b, A->lg, A->nreq, A->have_effects);
+  imp__buf_puts(b, "}\n");
+  return nexp;
+}
+
+/* What the import made, for the caller's summary. */
+static void fill_stats(imp_stats *st, const assembly *A, int nexp) {
+  const imp_log *lg = A->lg;
+  st->format = lg->format;
+  st->attempts = (int)lg->n;
+  st->requests = (int)A->nreq;
+  st->providers = A->nprov;
+  st->skipped = lg->skipped;
+  st->expects = nexp;
+  snprintf(st->unknown, sizeof st->unknown, "%s", lg->unknown);
+  int drops = 1;
+  for (size_t i = 0; i < lg->n; i++) drops &= lg->v[i].dropped;
+  st->drops_only = lg->n > 0 && drops;
+}
+
+/* Groups the sorted attempts and writes the scenario. */
+static int assemble(imp_log *lg, const imp_opts *opts, char **out, imp_stats *st) {
+  int rc = SIM_ENOMEM;
+  assembly A = {.lg = lg};
+  imp_buf b;
+  imp__buf_init(&b, IMP_MAX_OUTPUT);
+  char *name = NULL, *doc = NULL, *src = NULL;
+  sort_attempts(&A);
+  if ((rc = find_providers(&A)) != SIM_OK) goto done;
+  rc = SIM_ENOMEM;
+  if (group_requests(&A) != 0) goto done;
+
+  char date[16];
+  if (opts->date) snprintf(date, sizeof date, "%s", opts->date);
+  else today(date);
+  if ((src = printable(lg->source, 200)) == NULL || (doc = make_doc(&A, src, date)) == NULL ||
+      (name = make_name(opts, src)) == NULL)
+    goto done;
+  int first, need_fn;
+  if ((rc = replay_plan(&A, opts, &first, &need_fn)) != SIM_OK) goto done;
+  rc = SIM_ENOMEM;
+  int nexp = put_scenario(&b, &A, name, doc, src, date, first, need_fn);
   if (b.over) {
     lg->too_big = 1;
     rc = imp__fail(lg, 0, "the scenario would be larger than %zu bytes (the scenario file "
@@ -441,30 +536,13 @@ static int assemble(imp_log *lg, const imp_opts *opts, char **out, imp_stats *st
                    (size_t)IMP_MAX_OUTPUT, lg->n);
     goto done;
   }
-  if (b.nomem) goto done;
-  *out = imp__buf_take(&b);
-  if (*out == NULL) goto done;
-  if (st != NULL) {
-    st->format = lg->format;
-    st->attempts = (int)lg->n;
-    st->requests = (int)nreq;
-    st->providers = nprov;
-    st->skipped = lg->skipped;
-    st->expects = nexp;
-    snprintf(st->unknown, sizeof st->unknown, "%s", lg->unknown);
-    int drops = 1;
-    for (size_t i = 0; i < lg->n; i++) drops &= lg->v[i].dropped;
-    st->drops_only = lg->n > 0 && drops;
-  }
+  if (b.nomem || (*out = imp__buf_take(&b)) == NULL) goto done;
+  if (st != NULL) fill_stats(st, &A, nexp);
   rc = SIM_OK;
 
 done:
   if (rc == SIM_ENOMEM) snprintf(lg->err, SIM_ERRLEN, "%s: out of memory", lg->source);
-  for (size_t i = 0; i < map.cap && map.keys; i++) free(map.keys[i]);
-  free(map.keys);
-  free(map.vals);
-  for (size_t r = 0; r < nreq; r++) free(reqs[r].idx);
-  free(reqs);
+  assembly_free(&A);
   free(name);
   free(doc);
   free(src);

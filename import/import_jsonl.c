@@ -101,181 +101,213 @@ static int take_headers(imp_log *lg, int line, imp_resp *r, const cJSON *h) {
   return SIM_OK;
 }
 
-/* Reads one line: an object describing one attempt. */
-static int read_line(imp_log *lg, int line, const cJSON *o) {
+/* One line being read (read_line): what it says so far. */
+typedef struct line_read {
+  imp_log *lg;
+  int line;
+  const cJSON *o;
   imp_resp r;
-  imp_attempt a = {0};
-  char *key = NULL, *prov = NULL, *note = NULL;
-  int rc = SIM_OK;
-  imp__resp_init(&r);
-  a.line = line;
-  a.root = 1;
+  imp_attempt a;
+  char *key, *prov, *note; /* owned; imp__add copies them */
+  int epoch;               /* 't' was a date-time: Retry-After dates are comparable */
+  int skip;                /* a ledger lookup: not an attempt */
+  const cJSON *path, *err, *body, *chunks;
+  err_kind ek;
+  double latency, duration, interval;
+  int hl, hd, hi; /* which of the three were given */
+} line_read;
 
-  /* where and when */
-  int epoch = 0;
+/* Where and when: the time, the path (an effect, or a ledger lookup to
+   skip), the logical request's key and the provider. */
+static int read_where(line_read *L) {
+  imp_log *lg = L->lg;
+  const cJSON *o = L->o;
   const cJSON *t = get(o, "t");
   if (t == NULL) t = get(o, "time");
-  int ht = take_time(t, &a.t_ms, &epoch);
-  if (ht < 0) {
-    rc = imp__fail(lg, line, "'t' must be milliseconds or an ISO-8601 date-time");
-    goto done;
-  }
-  a.has_t = ht;
-  const cJSON *path = get(o, "path");
-  if (!cJSON_IsString(path)) path = get(o, "url");
+  int ht = take_time(t, &L->a.t_ms, &L->epoch);
+  if (ht < 0) return imp__fail(lg, L->line, "'t' must be milliseconds or an ISO-8601 date-time");
+  L->a.has_t = ht;
+  L->path = get(o, "path");
+  if (!cJSON_IsString(L->path)) L->path = get(o, "url");
   const cJSON *method = get(o, "method");
-  if (cJSON_IsString(path)) r.api = imp__api_of_path(path->valuestring);
-  if (cJSON_IsString(path) && strstr(path->valuestring, "/effects/") != NULL) {
+  if (cJSON_IsString(L->path)) L->r.api = imp__api_of_path(L->path->valuestring);
+  if (cJSON_IsString(L->path) && strstr(L->path->valuestring, "/effects/") != NULL) {
     if (cJSON_IsString(method) && strcasecmp(method->valuestring, "GET") == 0) {
       lg->skipped++; /* a ledger lookup: the server answers it itself */
-      goto done;
+      L->skip = 1;
+      return SIM_OK;
     }
-    a.effect = r.effect = 1;
+    L->a.effect = L->r.effect = 1;
   }
   const cJSON *k = get(o, "key");
   if (k == NULL || cJSON_IsNull(k)) k = get(o, "request");
-  if ((rc = imp__take_str(&key, k)) != SIM_OK) goto done;
-  if (k != NULL && !cJSON_IsNull(k) && key == NULL) {
-    rc = imp__fail(lg, line, "'key' must be a string or a number");
-    goto done;
-  }
+  int rc = imp__take_str(&L->key, k);
+  if (rc != SIM_OK) return rc;
+  if (k != NULL && !cJSON_IsNull(k) && L->key == NULL)
+    return imp__fail(lg, L->line, "'key' must be a string or a number");
   const cJSON *p = get(o, "provider");
   if (p != NULL && !cJSON_IsNull(p)) {
-    if (!cJSON_IsString(p)) {
-      rc = imp__fail(lg, line, "'provider' must be a string");
-      goto done;
-    }
-    prov = strdup(p->valuestring);
-    if (prov == NULL) {
-      rc = SIM_ENOMEM;
-      goto done;
-    }
-    a.root = strcmp(prov, "primary") == 0;
+    if (!cJSON_IsString(p)) return imp__fail(lg, L->line, "'provider' must be a string");
+    L->prov = strdup(p->valuestring);
+    if (L->prov == NULL) return SIM_ENOMEM;
+    L->a.root = strcmp(L->prov, "primary") == 0;
   }
+  return SIM_OK;
+}
 
-  /* what came back */
-  const cJSON *st = get(o, "status");
+/* What came back: the status, the three times and the headers. */
+static int read_status(line_read *L) {
+  imp_log *lg = L->lg;
+  const cJSON *st = get(L->o, "status");
   double status = 0;
   if (cJSON_IsNumber(st)) status = st->valuedouble;
   else if (cJSON_IsString(st) && st->valuestring[0]) status = strtod(st->valuestring, NULL);
   else if (st != NULL && !cJSON_IsNull(st)) status = -1;
-  if (status != 0 && (status != floor(status) || status < 200 || status > 599)) {
-    rc = imp__fail(lg, line, "'status' must be an HTTP status from 200 to 599, or 0 for no "
-                             "response");
-    goto done;
-  }
-  r.status = (int)status;
-  double latency = 0, duration = 0, interval = 0;
-  int hl, hd, hi;
-  if ((hl = take_ms(lg, line, o, "latency_ms", &latency)) < 0 ||
-      (hd = take_ms(lg, line, o, "duration_ms", &duration)) < 0 ||
-      (hi = take_ms(lg, line, o, "interval_ms", &interval)) < 0) {
-    rc = SIM_EINVAL;
-    goto done;
-  }
-  if ((rc = take_headers(lg, line, &r, get(o, "headers"))) != SIM_OK) goto done;
+  if (status != 0 && (status != floor(status) || status < 200 || status > 599))
+    return imp__fail(lg, L->line, "'status' must be an HTTP status from 200 to 599, or 0 for "
+                                  "no response");
+  L->r.status = (int)status;
+  if ((L->hl = take_ms(lg, L->line, L->o, "latency_ms", &L->latency)) < 0 ||
+      (L->hd = take_ms(lg, L->line, L->o, "duration_ms", &L->duration)) < 0 ||
+      (L->hi = take_ms(lg, L->line, L->o, "interval_ms", &L->interval)) < 0)
+    return SIM_EINVAL;
+  return take_headers(lg, L->line, &L->r, get(L->o, "headers"));
+}
 
-  const cJSON *err = get(o, "error");
-  err_kind ek = E_NONE;
-  if (cJSON_IsString(err)) ek = error_kind(err->valuestring);
-  else if (err != NULL && !cJSON_IsNull(err) && !cJSON_IsObject(err)) {
-    rc = imp__fail(lg, line, "'error' must be a string such as \"timeout\", \"reset\" or "
-                             "\"closed\"");
-    goto done;
-  }
-  if (ek == E_OTHER && r.status == 0) {
-    rc = imp__fail(lg, line, "unknown error '%.40s' for an attempt without a status: use "
-                             "\"timeout\", \"reset\" or \"closed\"", err->valuestring);
-    goto done;
-  }
-  if (ek == E_OTHER && r.status < 300) {
-    rc = imp__fail(lg, line, "unknown error '%.40s' with status %d: use \"closed\", "
-                             "\"reset\", \"timeout\" or \"truncated\"", err->valuestring, r.status);
-    goto done;
-  }
+/* The "error" field: its kind, refused when it cannot go with the status. */
+static int read_error(line_read *L) {
+  imp_log *lg = L->lg;
+  const cJSON *err = L->err = get(L->o, "error");
+  L->ek = E_NONE;
+  if (cJSON_IsString(err)) L->ek = error_kind(err->valuestring);
+  else if (err != NULL && !cJSON_IsNull(err) && !cJSON_IsObject(err))
+    return imp__fail(lg, L->line, "'error' must be a string such as \"timeout\", \"reset\" or "
+                                  "\"closed\"");
+  if (L->ek == E_OTHER && L->r.status == 0)
+    return imp__fail(lg, L->line, "unknown error '%.40s' for an attempt without a status: use "
+                                  "\"timeout\", \"reset\" or \"closed\"", err->valuestring);
+  if (L->ek == E_OTHER && L->r.status < 300)
+    return imp__fail(lg, L->line, "unknown error '%.40s' with status %d: use \"closed\", "
+                                  "\"reset\", \"timeout\" or \"truncated\"",
+                     err->valuestring, L->r.status);
+  return SIM_OK;
+}
 
+/* The "chunks" list, replacing any chunks the body gave. */
+static int read_chunks(line_read *L) {
+  imp_resp *r = &L->r;
+  for (int i = r->nchunks - 1; i >= 0; i--) free(r->chunks[i]);
+  r->nchunks = 0;
+  const cJSON *c;
+  cJSON_ArrayForEach(c, L->chunks) {
+    if (!cJSON_IsString(c)) return imp__fail(L->lg, L->line, "'chunks' must be a list of strings");
+    int rc = imp__resp_chunk(r, c->valuestring, strlen(c->valuestring));
+    if (rc != SIM_OK) return rc;
+  }
+  return SIM_OK;
+}
+
+/* The answer: streamed or not, its body, the error object, code, type,
+   message, content and chunks. */
+static int read_answer(line_read *L) {
+  imp_resp *r = &L->r;
+  const cJSON *o = L->o;
   const cJSON *stream = get(o, "stream");
-  const cJSON *chunks = get(o, "chunks");
-  if (r.status >= 200 && r.status < 300 && (cJSON_IsTrue(stream) || cJSON_IsArray(chunks)))
-    r.stream = 1;
-  const cJSON *body = get(o, "body");
+  L->chunks = get(o, "chunks");
+  if (r->status >= 200 && r->status < 300 && (cJSON_IsTrue(stream) || cJSON_IsArray(L->chunks)))
+    r->stream = 1;
+  int rc = SIM_OK;
+  const cJSON *body = L->body = get(o, "body");
   if (cJSON_IsString(body)) {
-    const char *ct = imp__resp_get_header(&r, "content-type");
-    int sse = r.stream || (ct && strcasestr(ct, "text/event-stream")) ||
-              (cJSON_IsString(path) && strstr(path->valuestring, "alt=sse"));
-    rc = imp__resp_body(&r, body->valuestring, strlen(body->valuestring), NULL, sse);
+    const char *ct = imp__resp_get_header(r, "content-type");
+    int sse = r->stream || (ct && strcasestr(ct, "text/event-stream")) ||
+              (cJSON_IsString(L->path) && strstr(L->path->valuestring, "alt=sse"));
+    rc = imp__resp_body(r, body->valuestring, strlen(body->valuestring), NULL, sse);
   } else if (cJSON_IsObject(body)) {
-    rc = imp__resp_body(&r, NULL, 0, body, 0);
+    rc = imp__resp_body(r, NULL, 0, body, 0);
   }
-  if (rc != SIM_OK) goto done;
-  if (cJSON_IsObject(err) && r.status >= 300) imp__resp_error_json(&r, o, &rc);
-  if (ek == E_OTHER && rc == SIM_OK) rc = imp__take_str(&r.message, err);
+  if (rc != SIM_OK) return rc;
+  if (cJSON_IsObject(L->err) && r->status >= 300) imp__resp_error_json(r, o, &rc);
+  if (L->ek == E_OTHER && rc == SIM_OK) rc = imp__take_str(&r->message, L->err);
   const char *fields[] = {"code", "type", "message"};
-  char **dst[] = {&r.code, &r.type, &r.message};
+  char **dst[] = {&r->code, &r->type, &r->message};
   for (int i = 0; i < 3 && rc == SIM_OK; i++) rc = imp__take_str(dst[i], get(o, fields[i]));
   const cJSON *content = get(o, "content");
   if (content == NULL) content = get(o, "text");
-  if (rc == SIM_OK && cJSON_IsString(content)) rc = imp__take_str(&r.content, content);
-  if (rc == SIM_OK && cJSON_IsArray(chunks)) {
-    for (int i = r.nchunks - 1; i >= 0; i--) free(r.chunks[i]);
-    r.nchunks = 0;
-    const cJSON *c;
-    cJSON_ArrayForEach(c, chunks) {
-      if (!cJSON_IsString(c)) {
-        rc = imp__fail(lg, line, "'chunks' must be a list of strings");
-        goto done;
-      }
-      if ((rc = imp__resp_chunk(&r, c->valuestring, strlen(c->valuestring))) != SIM_OK)
-        goto done;
+  if (rc == SIM_OK && cJSON_IsString(content)) rc = imp__take_str(&r->content, content);
+  if (rc == SIM_OK && cJSON_IsArray(L->chunks)) rc = read_chunks(L);
+  return rc;
+}
+
+/* How it ended: no answer, a cut stream or a truncated body; the delay,
+   the stream's pace and a Retry-After date made relative. */
+static void read_ending(line_read *L) {
+  imp_resp *r = &L->r;
+  err_kind ek = L->ek;
+  if (r->status == 0) {
+    r->outcome = ek == E_TIMEOUT ? IMP_HANG : ek == E_RESET ? IMP_RESET : IMP_DROP;
+  } else if (r->stream && ek != E_NONE) {
+    r->cut = ek == E_TIMEOUT ? IMP_CUT_STALL : IMP_CUT_DROP;
+  } else if (ek == E_TRUNCATED || (r->status < 300 && (ek == E_CLOSED || ek == E_RESET))) {
+    const cJSON *bytes = get(L->o, "bytes");
+    r->truncated = 1;
+    r->early_close = 1;
+    r->at = cJSON_IsNumber(bytes) && bytes->valuedouble >= 0 && bytes->valuedouble < 1e9
+                ? (long)bytes->valuedouble
+                : cJSON_IsString(L->body) ? (long)strlen(L->body->valuestring) : 0;
+  }
+  if (L->hl && L->latency >= IMP_MIN_DELAY_MS) r->delay_ms = L->latency;
+  int frames = imp__resp_frames(r); /* the gaps are between every frame */
+  if (r->stream && frames > 1) {
+    if (L->hi) r->interval_s = L->interval / 1000.0;
+    else if (L->hd && L->duration > L->latency)
+      r->interval_s = (L->duration - L->latency) / 1000.0 / (frames - 1);
+  }
+  if (r->status >= 300) imp__resp_ra_date(r, L->epoch && L->a.has_t ? L->a.t_ms + L->latency : 0);
+}
+
+/* The attempt's comment: its status (or how it failed) and request id. */
+static int make_note(line_read *L) {
+  const imp_resp *r = &L->r;
+  const cJSON *rid = get(L->o, "request_id");
+  const char *ridv = cJSON_IsString(rid) ? rid->valuestring : NULL;
+  if (ridv == NULL) ridv = imp__resp_get_header(r, "x-request-id");
+  if (ridv == NULL) ridv = imp__resp_get_header(r, "request-id");
+  char what[32], buf[200];
+  if (r->status) snprintf(what, sizeof what, "%d", r->status);
+  else snprintf(what, sizeof what, "no response (%s)",
+                L->ek == E_TIMEOUT ? "timeout" : L->ek == E_RESET ? "reset" : "closed");
+  snprintf(buf, sizeof buf, "%s%s%.120s", what, ridv ? ", request " : "", ridv ? ridv : "");
+  L->note = strdup(buf);
+  return L->note ? SIM_OK : SIM_ENOMEM;
+}
+
+/* Reads one line: an object describing one attempt. */
+static int read_line(imp_log *lg, int line, const cJSON *o) {
+  line_read L = {.lg = lg, .line = line, .o = o};
+  imp__resp_init(&L.r);
+  L.a.line = line;
+  L.a.root = 1;
+  int rc = read_where(&L);
+  if (rc == SIM_OK && !L.skip) {
+    if (rc == SIM_OK) rc = read_status(&L);
+    if (rc == SIM_OK) rc = read_error(&L);
+    if (rc == SIM_OK) rc = read_answer(&L);
+    if (rc == SIM_OK) {
+      read_ending(&L);
+      rc = make_note(&L);
+    }
+    if (rc == SIM_OK) {
+      L.a.key = L.key;
+      L.a.provider = L.prov;
+      L.a.note = L.note;
+      rc = imp__add(lg, &L.a, &L.r);
     }
   }
-  if (rc != SIM_OK) goto done;
-
-  /* how it ended */
-  if (r.status == 0) {
-    r.outcome = ek == E_TIMEOUT ? IMP_HANG : ek == E_RESET ? IMP_RESET : IMP_DROP;
-  } else if (r.stream && ek != E_NONE) {
-    r.cut = ek == E_TIMEOUT ? IMP_CUT_STALL : IMP_CUT_DROP;
-  } else if (ek == E_TRUNCATED || (r.status < 300 && (ek == E_CLOSED || ek == E_RESET))) {
-    const cJSON *bytes = get(o, "bytes");
-    r.truncated = 1;
-    r.early_close = 1;
-    r.at = cJSON_IsNumber(bytes) && bytes->valuedouble >= 0 && bytes->valuedouble < 1e9
-               ? (long)bytes->valuedouble
-               : cJSON_IsString(body) ? (long)strlen(body->valuestring) : 0;
-  }
-  if (hl && latency >= IMP_MIN_DELAY_MS) r.delay_ms = latency;
-  int frames = imp__resp_frames(&r); /* the gaps are between every frame */
-  if (r.stream && frames > 1) {
-    if (hi) r.interval_s = interval / 1000.0;
-    else if (hd && duration > latency) r.interval_s = (duration - latency) / 1000.0 / (frames - 1);
-  }
-  if (r.status >= 300) imp__resp_ra_date(&r, epoch && a.has_t ? a.t_ms + latency : 0);
-
-  const cJSON *rid = get(o, "request_id");
-  const char *ridv = cJSON_IsString(rid) ? rid->valuestring : NULL;
-  if (ridv == NULL) ridv = imp__resp_get_header(&r, "x-request-id");
-  if (ridv == NULL) ridv = imp__resp_get_header(&r, "request-id");
-  char what[32], buf[200];
-  if (r.status) snprintf(what, sizeof what, "%d", r.status);
-  else snprintf(what, sizeof what, "no response (%s)",
-                ek == E_TIMEOUT ? "timeout" : ek == E_RESET ? "reset" : "closed");
-  snprintf(buf, sizeof buf, "%s%s%.120s", what, ridv ? ", request " : "", ridv ? ridv : "");
-  note = strdup(buf);
-  if (note == NULL) {
-    rc = SIM_ENOMEM;
-    goto done;
-  }
-  a.key = key;
-  a.provider = prov;
-  a.note = note;
-  rc = imp__add(lg, &a, &r);
-
-done:
-  free(key);
-  free(prov);
-  free(note);
-  imp__resp_clear(&r);
+  free(L.key);
+  free(L.prov);
+  free(L.note);
+  imp__resp_clear(&L.r);
   return rc;
 }
 

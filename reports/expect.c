@@ -9,30 +9,70 @@
 
 #include "reports/reports_int.h"
 
-/* The verdict families, in the order verdicts are reported. */
+/* The verdict families, in the order verdicts are reported, and what each
+   is to a client judged on the wire alone (rpt_family_kind, reports.h):
+   POLICY unless it holds for any client (BEST) or is always judged (ALWAYS). */
+#define POLICY RPT_FAMILY_POLICY
+#define BEST RPT_FAMILY_BEST_PRACTICE
+#define ALWAYS RPT_FAMILY_ALWAYS
 static const struct {
   const char *name;
   rpt__verdict_fn fn;
+  rpt_family_kind kind;
 } families[] = {
-    {"attempts", rpt__v_attempts},
-    {"max_requests", rpt__v_max_requests},
-    {"no_retry_after", rpt__v_no_retry_after},
-    {"retry_after_honoured", rpt__v_retry_after},
-    {"backoff", rpt__v_backoff},
-    {"within_deadline", rpt__v_within_deadline},
-    {"herd", rpt__v_herd},
-    {"outcome", rpt__v_outcome},
-    {"side_effects", rpt__v_side_effects},
-    {"no_stream_splice", rpt__v_no_stream_splice},
-    {"cost", rpt__v_cost},
-    {"profile", rpt__v_profile},
-    {"exercised", rpt__v_exercised}, /* a declaration: judged with `served` below */
-    {"tool_integrity", rpt__v_tool_integrity},
-    {"point", rpt__v_point}, /* last: it reads the verdicts above */
+    {"attempts", rpt__v_attempts, POLICY},
+    {"max_requests", rpt__v_max_requests, BEST},
+    {"no_retry_after", rpt__v_no_retry_after, BEST},
+    {"retry_after_honoured", rpt__v_retry_after, BEST},
+    {"backoff", rpt__v_backoff, POLICY},
+    {"within_deadline", rpt__v_within_deadline, POLICY},
+    {"herd", rpt__v_herd, BEST},
+    {"outcome", rpt__v_outcome, ALWAYS},
+    {"side_effects", rpt__v_side_effects, BEST},
+    {"no_stream_splice", rpt__v_no_stream_splice, BEST},
+    {"cost", rpt__v_cost, BEST},
+    {"profile", rpt__v_profile, POLICY},
+    {"exercised", rpt__v_exercised, ALWAYS}, /* a declaration: judged with `served` below */
+    {"tool_integrity", rpt__v_tool_integrity, BEST},
+    {"point", rpt__v_point, ALWAYS}, /* last: it reads the verdicts above */
 };
+#undef POLICY
+#undef BEST
+#undef ALWAYS
 #define NFAMILIES ((int)(sizeof families / sizeof families[0]))
 
 /* --------------------------------------------------- classification */
+
+/* The number of verdict families; see reports.h. */
+int rpt_expect_nfamilies(void) { return NFAMILIES; }
+
+/* Family i's expect key, or NULL; see reports.h. */
+const char *rpt_expect_family(int i) { return i >= 0 && i < NFAMILIES ? families[i].name : NULL; }
+
+/* What family i is to a client judged on the wire alone; see reports.h. */
+rpt_family_kind rpt_expect_best_practice(int i) {
+  return i >= 0 && i < NFAMILIES ? families[i].kind : RPT_FAMILY_POLICY;
+}
+
+/* What the family keyed key is (POLICY for an unknown key); see reports.h. */
+rpt_family_kind rpt_expect_kind_of(const char *key) {
+  for (int i = 0; key && i < NFAMILIES; i++)
+    if (strcmp(families[i].name, key) == 0) return families[i].kind;
+  return RPT_FAMILY_POLICY;
+}
+
+/* The best-practice families' keys, ", " between; see reports.h. */
+size_t rpt_expect_best_practice_list(char *out, size_t n) {
+  size_t len = 0;
+  if (out && n) out[0] = '\0';
+  for (int i = 0; i < NFAMILIES; i++) {
+    if (families[i].kind != RPT_FAMILY_BEST_PRACTICE) continue;
+    int w = snprintf(out && len < n ? out + len : NULL, out && len < n ? n - len : 0, "%s%s",
+                     len ? ", " : "", families[i].name);
+    if (w > 0) len += (size_t)w;
+  }
+  return len;
+}
 
 /* -------------------------------------------------------- judgement */
 

@@ -186,6 +186,41 @@ int rpt_expect_check(const char *expect_json, const char *client_json,
  */
 int rpt_profile_check(const char *profile_json, char err[RPT_ERRLEN]);
 
+/*
+ * What a verdict family (an expect key) is to a client judged only on what it
+ * did on the wire, whatever it promises (`fusebox exec`). The one home of that
+ * list: exec keeps BEST_PRACTICE and ALWAYS keys of a scenario's expect table
+ * and drops POLICY ones unless an option puts them back (--profile,
+ * --deadline); its --help prints rpt_expect_best_practice_list, and
+ * tests/cli/best_practice_docs.sh fails when README.md or docs/exec.md list
+ * other names.
+ */
+typedef enum {
+  RPT_FAMILY_POLICY = 0,        /* the client's own policy (attempts, backoff, deadline,
+                                   profile): judged only when asked for */
+  RPT_FAMILY_BEST_PRACTICE = 1, /* holds for any client whatever it promises */
+  RPT_FAMILY_ALWAYS = 2         /* no rule of practice, judged all the same: the outcome, the
+                                   declared exercise, the scenario's point (said when unjudged) */
+} rpt_family_kind;
+
+/* The number of verdict families: the keys an expect table may have. */
+int rpt_expect_nfamilies(void);
+/* Family i's expect key (0 <= i < rpt_expect_nfamilies(), in report order),
+   or NULL out of range. Static storage: never freed. */
+const char *rpt_expect_family(int i);
+/* Family i's kind; RPT_FAMILY_POLICY out of range. */
+rpt_family_kind rpt_expect_best_practice(int i);
+/* The kind of the family keyed key; RPT_FAMILY_POLICY for NULL or an
+   unknown key. */
+rpt_family_kind rpt_expect_kind_of(const char *key);
+/*
+ * Writes the keys of the RPT_FAMILY_BEST_PRACTICE families, in report order
+ * with ", " between ("max_requests, no_retry_after, ..."), into out (n bytes,
+ * always NUL-terminated when n > 0; out may be NULL with n 0). Returns the
+ * length the whole list needs, as snprintf: a result >= n means it was cut.
+ */
+size_t rpt_expect_best_practice_list(char *out, size_t n);
+
 /* Number of verdicts, and verdict i (valid until rpt_judgement_free). */
 int rpt_judgement_count(const rpt_judgement *j);
 const rpt_verdict *rpt_judgement_verdict(const rpt_judgement *j, int i);

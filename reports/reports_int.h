@@ -52,9 +52,6 @@ typedef struct rpt__buf {
 void rpt__buf_init(rpt__buf *b, size_t max);
 /* Appends n bytes; returns 0, or -1 when cut or out of memory. */
 int rpt__buf_add(rpt__buf *b, const char *s, size_t n);
-/* Appends formatted text; returns 0, or -1 when cut or out of memory. */
-int rpt__buf_addf(rpt__buf *b, const char *fmt, ...)
-    __attribute__((format(printf, 2, 3)));
 /* The text so far ("" when empty); valid until the next append or free. */
 const char *rpt__buf_str(const rpt__buf *b);
 /* Reads the whole file at path, at most max bytes, into *out (NUL-terminated,

@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/term_rule.h"
 #include "reports/reports_int.h"
 
 /* A static description of an error code. */
@@ -125,28 +126,6 @@ int rpt__buf_add(rpt__buf *b, const char *s, size_t n) {
   return 0;
 }
 
-/* Appends formatted text; returns 0, or -1 when cut or out of memory. */
-int rpt__buf_addf(rpt__buf *b, const char *fmt, ...) {
-  char tmp[1024];
-  va_list ap;
-  va_start(ap, fmt);
-  int n = vsnprintf(tmp, sizeof tmp, fmt, ap);
-  va_end(ap);
-  if (n < 0) return -1;
-  if ((size_t)n < sizeof tmp) return rpt__buf_add(b, tmp, (size_t)n);
-  char *big = malloc((size_t)n + 1);
-  if (big == NULL) {
-    b->oom = 1;
-    return -1;
-  }
-  va_start(ap, fmt);
-  vsnprintf(big, (size_t)n + 1, fmt, ap);
-  va_end(ap);
-  int rc = rpt__buf_add(b, big, (size_t)n);
-  free(big);
-  return rc;
-}
-
 /* The text so far ("" when empty); valid until the next append or free. */
 const char *rpt__buf_str(const rpt__buf *b) { return b->p ? b->p : ""; }
 
@@ -161,44 +140,6 @@ void rpt__buf_free(rpt__buf *b) {
 /* ---------------------------------------------------------- escaping */
 
 /*
- * Decodes one UTF-8 code point at s (n bytes left). Returns its length and
- * sets *cp, or returns 0 for an invalid sequence (overlong, surrogate,
- * beyond U+10FFFF, cut).
- */
-static size_t utf8_decode(const unsigned char *s, size_t n, uint32_t *cp) {
-  unsigned char c = s[0];
-  if (c < 0x80) {
-    *cp = c;
-    return 1;
-  }
-  size_t len;
-  uint32_t v, min;
-  if ((c & 0xE0) == 0xC0) {
-    len = 2;
-    v = c & 0x1F;
-    min = 0x80;
-  } else if ((c & 0xF0) == 0xE0) {
-    len = 3;
-    v = c & 0x0F;
-    min = 0x800;
-  } else if ((c & 0xF8) == 0xF0) {
-    len = 4;
-    v = c & 0x07;
-    min = 0x10000;
-  } else {
-    return 0;
-  }
-  if (n < len) return 0;
-  for (size_t i = 1; i < len; i++) {
-    if ((s[i] & 0xC0) != 0x80) return 0;
-    v = (v << 6) | (s[i] & 0x3F);
-  }
-  if (v < min || v > 0x10FFFF || (v >= 0xD800 && v <= 0xDFFF)) return 0;
-  *cp = v;
-  return len;
-}
-
-/*
  * Writes s as XML/HTML text or attribute content: & < > " ' escaped, invalid
  * UTF-8 and characters XML forbids replaced by U+FFFD, and (attr = 1) tabs
  * and newlines as character references. NULL writes nothing.
@@ -209,7 +150,7 @@ void rpt__put_xml(FILE *f, const char *s, int attr) {
   size_t n = strlen(s);
   while (n > 0) {
     uint32_t cp;
-    size_t len = utf8_decode(p, n, &cp);
+    size_t len = term_rule_utf8(p, n, &cp);
     if (len == 0) {
       fputs("\xEF\xBF\xBD", f);
       p++;
@@ -249,7 +190,7 @@ char *rpt__utf8_dup(const char *s) {
   if (out == NULL) return NULL;
   while (n > 0) {
     uint32_t cp;
-    size_t len = utf8_decode(p, n, &cp);
+    size_t len = term_rule_utf8(p, n, &cp);
     if (len == 0) {
       memcpy(o, "\xEF\xBF\xBD", 3);
       o += 3;
@@ -267,7 +208,8 @@ char *rpt__utf8_dup(const char *s) {
 }
 
 /*
- * Writes s for a terminal: control characters (ESC included) become '?',
+ * Writes s for a terminal: every terminal control (common/term_rule.h: C0
+ * with '\n' and '\t', DEL, C1, bytes that are not UTF-8) becomes '?',
  * and at most max_cols code points are written (max_cols < 0 = all), the
  * last one replaced by an ellipsis when cut. Returns the columns written.
  */
@@ -279,7 +221,7 @@ int rpt__put_term(FILE *f, const char *s, int max_cols) {
   int total = 0;
   for (size_t i = 0; i < n;) {
     uint32_t cp;
-    size_t len = utf8_decode(p + i, n - i, &cp);
+    size_t len = term_rule_utf8(p + i, n - i, &cp);
     i += len ? len : 1;
     total++;
   }
@@ -287,15 +229,10 @@ int rpt__put_term(FILE *f, const char *s, int max_cols) {
   int cols = 0;
   while (n > 0 && cols < limit) {
     uint32_t cp;
-    size_t len = utf8_decode(p, n, &cp);
-    if (len == 0) {
-      fputc('?', f);
-      len = 1;
-    } else if (cp < 0x20 || cp == 0x7F || (cp >= 0x80 && cp < 0xA0)) {
-      fputc('?', f);
-    } else {
-      fwrite(p, 1, len, f);
-    }
+    int control;
+    size_t len = term_rule_next(p, n, &cp, &control); /* the one rule: common/term_rule.h */
+    if (control) fputc('?', f);
+    else fwrite(p, 1, len, f);
     p += len;
     n -= len;
     cols++;

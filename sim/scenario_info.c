@@ -32,6 +32,9 @@ int sim_scenario_load_text(const char *name, const char *text, size_t len, uint6
 void sim_scenario_free(sim_scenario *sc) { sim__scenario_free(sc); }
 
 const char *sim_scenario_path(const sim_scenario *sc) { return sim__scenario_path(sc); }
+/* The scenario's tags; see sim.h. */
+int sim_scenario_ntags(const sim_scenario *sc) { return sim__scenario_ntags(sc); }
+const char *sim_scenario_tag(const sim_scenario *sc, int i) { return sim__scenario_tag(sc, i); }
 const char *sim_scenario_name(const sim_scenario *sc) { return sim__scenario_name(sc); }
 
 const char *sim_scenario_client_json(const sim_scenario *sc) {

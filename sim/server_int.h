@@ -166,7 +166,9 @@ void sim__conn_add_text(sim_conn *c, const char *s);
    "state") in the trace and the fusebox error to the client. */
 enum MHD_Result sim__state_fail(sim_conn *c, const char *why);
 
-/* server.c: the `session` event that starts a session's trace. */
+/* session_event.c: writes the `session` event that starts srv's trace (a
+   no-op for a control server waiting for its scenario); called by server.c
+   at start and by session.c for each new run. */
 void sim__trace_session(sim_server *srv, uint64_t seed);
 
 /* session.c: the session table of a server with a control hook. */

@@ -81,6 +81,10 @@ void sim_scenario_free(sim_scenario *sc);
 const char *sim_scenario_path(const sim_scenario *sc);
 const char *sim_scenario_name(const sim_scenario *sc);
 const char *sim_scenario_client_json(const sim_scenario *sc);
+/* The scenario's tags (its `tags` list): how many, and tag i (0 <= i <
+   ntags; NULL out of range), borrowed until sim_scenario_free. */
+int sim_scenario_ntags(const sim_scenario *sc);
+const char *sim_scenario_tag(const sim_scenario *sc, int i);
 const char *sim_scenario_expect_json(const sim_scenario *sc);
 /* The providers in declaration order (names borrowed). */
 int sim_scenario_nproviders(const sim_scenario *sc);
@@ -143,9 +147,11 @@ char *sim_redact_text(const char *text, size_t len);
    (NULL = ""). The caller owns the result; NULL when out of memory. */
 char *sim_redact_header(const char *name, const char *value);
 /*
- * Makes text safe to print on a terminal, in place: every C0 control
- * character except newline and tab, and DEL, becomes '?', so ESC and BEL
- * from scenarios, logs and traces cannot drive the terminal. Returns text.
+ * Makes text safe to print on a terminal, in place: every terminal control
+ * but newline and tab (common/term_rule.h, the rule reports/ applies too: C0,
+ * DEL, C1 U+0080..U+009F, bytes that are not well-formed UTF-8) becomes one
+ * '?', so ESC, BEL and CSI from scenarios, logs and traces cannot drive the
+ * terminal. The text can only shrink. Returns text; NULL gives NULL.
  */
 char *sim_term_safe(char *text);
 

@@ -363,8 +363,6 @@ int sim__trace_open(const char *path, FILE *stream, sim_trace **out,
    reason"; runs on the writing thread with the trace locked. */
 typedef void (*sim_trace_error_fn)(void *arg, const char *msg);
 void sim__trace_on_error(sim_trace *tr, sim_trace_error_fn fn, void *arg);
-/* SIM_EIO with the reason in err when a write failed so far, else 0. */
-int sim__trace_status(sim_trace *tr, char err[SIM_ERRLEN]);
 /* Writes ev as one line and frees it. Thread-safe; NULL trace = free only.
    After a failed write nothing more is written. */
 void sim__trace_emit(sim_trace *tr, cJSON *ev);

@@ -181,16 +181,6 @@ static void mark_failed(sim_trace *tr, int e) {
   }
 }
 
-/* SIM_EIO with the reason in err when a write failed so far, else 0. */
-int sim__trace_status(sim_trace *tr, char err[SIM_ERRLEN]) {
-  if (tr == NULL) return SIM_OK;
-  pthread_mutex_lock(&tr->lock);
-  int failed = tr->failed;
-  if (failed) fail_message(tr, err);
-  pthread_mutex_unlock(&tr->lock);
-  return failed ? SIM_EIO : SIM_OK;
-}
-
 /* 1 when a line was lost; see sim_int.h. */
 int sim__trace_failed(const sim_trace *tr) {
   if (tr == NULL) return 0;

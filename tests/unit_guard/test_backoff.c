@@ -79,6 +79,25 @@ static void test_fixed_and_scale(void) {
   CU_ASSERT_DOUBLE_EQUAL(p.deadline_ms, 3000, 1e-9);
 }
 
+/* The public nominal wait (guard_backoff_nominal, what `run` plans with) is
+   the jitter-free wait of the loop, in seconds. */
+static void test_nominal(void) {
+  guard_policy pub = guard_policy_default();
+  const double want[] = {0.5, 1, 2, 4, 8, 8};
+  for (int n = 1; n <= 6; n++) CU_ASSERT_DOUBLE_EQUAL(guard_backoff_nominal(&pub, n), want[n - 1], 1e-12);
+  CU_ASSERT_DOUBLE_EQUAL(guard_backoff_nominal(&pub, 0), 0.5, 1e-12);   /* read as 1 */
+  CU_ASSERT_DOUBLE_EQUAL(guard_backoff_nominal(&pub, 100), 8, 1e-12);   /* no overflow */
+  pub.jitter = GUARD_JITTER_NONE;
+  guard__pol p;
+  guard__pol_from(&p, &pub, 1.0);
+  for (int n = 1; n <= 8; n++)
+    CU_ASSERT_DOUBLE_EQUAL(guard_backoff_nominal(&pub, n) * 1000, guard__backoff_ms(&p, n, 0.3), 1e-9);
+  pub.flags = GUARD_FIXED_WAIT;
+  pub.backoff_base = 1;
+  CU_ASSERT_DOUBLE_EQUAL(guard_backoff_nominal(&pub, 5), 1, 1e-12);
+  CU_ASSERT_DOUBLE_EQUAL(guard_backoff_nominal(NULL, 1), 0, 1e-12);
+}
+
 /* Registers the backoff suite. */
 int suite_backoff(void) {
   CU_pSuite s = CU_add_suite("backoff", NULL, NULL);
@@ -88,7 +107,8 @@ int suite_backoff(void) {
       !CU_add_test(s, "equal jitter exact values", test_equal) ||
       !CU_add_test(s, "plus-minus jitter exact values", test_plusminus) ||
       !CU_add_test(s, "different random values spread", test_spread) ||
-      !CU_add_test(s, "fixed wait and time scale", test_fixed_and_scale))
+      !CU_add_test(s, "fixed wait and time scale", test_fixed_and_scale) ||
+      !CU_add_test(s, "guard_backoff_nominal is the loop's jitter-free wait", test_nominal))
     return CU_get_error();
   return 0;
 }

@@ -18,6 +18,8 @@
   X(verdict_scenario)        \
   X(verdict_tool)            \
   X(expect)                  \
+  X(families)                \
+  X(term_rule)               \
   X(run)                     \
   X(writer_term)             \
   X(writer_json)             \

@@ -9,6 +9,7 @@
 
 #include "sim/sim.h"
 #include "sim/sim_int.h"
+#include "term_rule_cases.h"
 
 static const struct {
   const char *name;
@@ -128,6 +129,14 @@ static void test_term_safe(void) {
   char s[] = "name\x1b]0;owned\x07 \x1b[2J\ttab\nline\x7f\x01";
   CU_ASSERT_STRING_EQUAL(sim_term_safe(s), "name?]0;owned? ?[2J\ttab\nline??");
   CU_ASSERT_PTR_NULL(sim_term_safe(NULL));
+  /* The rule reports/ applies too (C1, bytes that are not UTF-8). */
+  for (int i = 0; i < TERM_RULE_NCASES; i++) {
+    char buf[128];
+    snprintf(buf, sizeof buf, "%s", TERM_RULE_CASES[i].in);
+    if (strcmp(sim_term_safe(buf), TERM_RULE_CASES[i].safe) != 0)
+      fprintf(stderr, "term rule case %d: got '%s'\n", i, buf);
+    CU_ASSERT_STRING_EQUAL(buf, TERM_RULE_CASES[i].safe);
+  }
 }
 
 int suite_redact(void) {
