@@ -43,7 +43,9 @@ static const char RUN_USAGE[] =
 static const char RUN_TAIL[] =
     "\nWith --time-scale F, server delays, client waits and timeouts and verdict\n"
     "tolerances are all times F.\n"
-    "Exit status: 0 every verdict holds, 1 a verdict failed, 2 usage or input error.\n";
+    "Exit status: 0 every verdict holds, 1 a verdict failed, 2 usage or input error\n"
+    "(a scenario that does not load, or that broke while serving: a provider\n"
+    "function's runtime error, named file:line).\n";
 #define RUN_OPTS (CLI_OPT_REPORTS | CLI_OPT_MARKDOWN | CLI_OPT_SCALE | CLI_OPT_SEED | \
                   CLI_OPT_TRACE_DIR | CLI_OPT_JOBS)
 
@@ -461,7 +463,15 @@ int cmd_run(int argc, char **argv) {
     else if (!o.quiet)
       printf("%zu scenarios with --client %s, -j %d, in %.1f s (time scale %g)\n", pick.n,
              run_client_name(o.client), o.jobs, wall / 1000.0, o.scale);
-    status = load_errors || wr ? EXIT_USAGE : failed ? EXIT_VERDICT : EXIT_PASS;
+    /* A scenario that broke while serving is an input error, not a client
+       regression: CI must not read it as one (exit 2, with file:line). */
+    const char *first_err = NULL;
+    int broken = rpt_run_scenario_errors(run, &first_err);
+    if (broken > 0)
+      fprintf(stderr, "fusebox run: %d scenario%s broke while serving (exit 2: fix the "
+              "scenario, not the client); first: %s\n", broken, broken == 1 ? "" : "s",
+              first_err ? first_err : "?");
+    status = load_errors || wr || broken ? EXIT_USAGE : failed ? EXIT_VERDICT : EXIT_PASS;
     rpt_run_free(run);
   }
   shard_pick_clear(&pick);
