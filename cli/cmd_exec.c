@@ -325,7 +325,7 @@ int cmd_exec(int argc, char **argv) {
     }
     dir = tmpdir;
     made_tmp = 1;
-  } else if (mkdir(dir, 0755) != 0 && errno != EEXIST) {
+  } else if (cli_make_dirs(dir) != 0) {
     fprintf(stderr, "fusebox exec: cannot create %s: %s\n", dir, strerror(errno));
     goto out;
   }
@@ -336,7 +336,7 @@ int cmd_exec(int argc, char **argv) {
   int bad = run ? exec_suites(&client, 1, files.v, files.n, &o, dir) : 1;
   if (run) {
     char err[RPT_ERRLEN];
-    int wr = 0;
+    int wr = cli_make_parents("exec", c.json, c.junit, c.html, c.markdown) != 0;
     if (!c.quiet) rpt_run_write_term(run, stdout, isatty(STDOUT_FILENO));
     if (c.json && rpt_run_write_json(run, c.json, err) != RPT_OK) wr = fprintf(stderr, "fusebox: %s\n", err);
     if (c.junit && rpt_run_write_junit(run, c.junit, err) != RPT_OK) wr = fprintf(stderr, "fusebox: %s\n", err);

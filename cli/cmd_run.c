@@ -185,6 +185,7 @@ static void *run_worker(void *arg) {
 static int write_reports(const rpt_run *run, const run_opts *o) {
   char err[RPT_ERRLEN];
   int rc = 0;
+  if (cli_make_parents("run", o->json, o->junit, o->html, o->markdown) != 0) return -1;
   if (!o->quiet) rpt_run_write_term(run, stdout, isatty(STDOUT_FILENO));
   if (o->json && rpt_run_write_json(run, o->json, err) != RPT_OK) {
     fprintf(stderr, "fusebox: %s\n", err);
@@ -417,7 +418,7 @@ int cmd_run(int argc, char **argv) {
     }
   }
   take_common(&c, &o);
-  if (o.trace_dir && mkdir(o.trace_dir, 0755) != 0 && errno != EEXIST) {
+  if (o.trace_dir && cli_make_dirs(o.trace_dir) != 0) {
     fprintf(stderr, "fusebox run: cannot create %s: %s\n", o.trace_dir, strerror(errno));
     free(paths);
     return EXIT_USAGE;

@@ -10,6 +10,11 @@
 #                'retry_after_honoured'
 #   runtime      a provider function's runtime error makes `run` exit 2 and
 #                name file:line (a broken scenario is no client regression)
+#   eq           --time-scale=0.5 is --time-scale 0.5 (and --json=FILE)
+#   parents      run --trace-dir a/b/c and --json x/y/r.json create the folders
+#   wrap         a long scenario name is written whole, never cut to "[gu…]"
+#   start_error  the pytest and node helpers say why `serve` did not start
+#                (its error line), not the tail of its usage text
 . "$(dirname "$0")/lib.sh"
 need_fusebox
 
@@ -87,5 +92,55 @@ rc=$?
 [ "$rc" = 2 ] && ok || bad "runtime: exit $rc, want 2 (not 1: the client did nothing wrong)"
 grep -qF "$tmp/runtime.lua:5: attempt to index a nil value" <<< "$out" && ok ||
   bad "runtime: no file:line in: $out"
+
+# --- --opt=value ---------------------------------------------------------
+out=$("$bin" run --time-scale=0.5 --json="$tmp/eq.json" "$tmp/max_wait.lua" 2>&1)
+rc=$?
+[ "$rc" = 1 ] && ok || bad "eq: exit $rc, want 1: $out"
+grep -q "time scale 0.5)" <<< "$out" && ok || bad "eq: --time-scale=0.5 not taken: $out"
+[ -s "$tmp/eq.json" ] && ok || bad "eq: --json=FILE wrote nothing"
+out=$("$bin" run --time-scale=abc "$tmp/max_wait.lua" 2>&1)
+[ $? = 2 ] && grep -q "time-scale" <<< "$out" && ok || bad "eq: --time-scale=abc: $out"
+
+# --- output parents --------------------------------------------------------
+(cd "$tmp" && "$bin" run --quiet --trace-dir a/b/c --json x/y/r.json --html h/i/r.html \
+   --junit j/k/r.xml "$tmp/max_wait.lua" >/dev/null 2>&1)
+[ -d "$tmp/a/b/c" ] && ls "$tmp/a/b/c"/*.jsonl >/dev/null 2>&1 && ok ||
+  bad "parents: --trace-dir a/b/c not created or empty"
+for f in x/y/r.json h/i/r.html j/k/r.xml; do
+  [ -s "$tmp/$f" ] && ok || bad "parents: $f not written"
+done
+
+# --- a long name is not cut ---------------------------------------------
+long="A scenario whose name is much longer than the forty-eight columns of the table"
+sed "s/Retry-After 30 s meets max_wait 30 s/$long/" "$tmp/max_wait.lua" > "$tmp/long.lua"
+out=$("$bin" run "$tmp/long.lua" 2>&1)
+grep -qF "$long [guard]" <<< "$out" && ok || bad "wrap: name cut: $out"
+grep -q "…" <<< "$(grep -F "$long" <<< "$out")" && bad "wrap: an ellipsis in: $out" || ok
+
+# --- the helpers' start error ---------------------------------------------
+if command -v node >/dev/null; then
+  cat > "$tmp/start.mjs" <<JS
+import { startFusebox } from '$src/integrations/node/fusebox.mjs';
+try { await startFusebox({ bin: '$bin', args: ['--bogus'] }); console.log('started'); }
+catch (e) { console.log(e.message); }
+JS
+  out=$(node "$tmp/start.mjs" 2>&1)
+  grep -q "unknown or incomplete option '--bogus'" <<< "$out" && ok || bad "start_error: node says: $out"
+  grep -q "usage:" <<< "$out" && bad "start_error: node shows the usage: $out" || ok
+fi
+for py in ${FUSEBOX_PYTHON:-} python3 /usr/bin/python3; do
+  "$py" -c "import pytest" 2>/dev/null || continue
+  out=$(cd "$src/integrations/pytest" && "$py" -c "
+import fusebox_pytest as f
+s = f.Server(bin='$bin', args=['--bogus'])
+try:
+    s.start(); print('started')
+except Exception as e:
+    print(e)" 2>&1)
+  grep -q "unknown or incomplete option '--bogus'" <<< "$out" && ok || bad "start_error: pytest says: $out"
+  grep -q "usage:" <<< "$out" && bad "start_error: pytest shows the usage: $out" || ok
+  break
+done
 
 finish
