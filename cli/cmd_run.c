@@ -571,7 +571,16 @@ int run_suite(rpt_run *run, char **files, size_t nfiles, const run_opts *o, int 
     } else {
       rpt_input in = {.file = s->file, .client = run_client_name(o->client),
                       .trace_path = s->trace, .wall_ms = s->wall_ms};
-      if (rpt_run_add(run, &in, err) != RPT_OK) {
+      /* A trace deleted when the run ends is handed over parsed: the reports
+         then name no file that will not exist (they stand alone). */
+      rpt_trace *tr = NULL;
+      int rc = RPT_OK;
+      if (s->temp_trace) {
+        rc = rpt_trace_read_file(s->trace, &tr, err);
+        in.trace = tr;
+        in.trace_path = NULL;
+      }
+      if (rc != RPT_OK || rpt_run_add(run, &in, err) != RPT_OK) {
         rpt_run_add_error(run, NULL, s->file, err);
         fprintf(stderr, "%s: %s\n", s->file, err);
       }

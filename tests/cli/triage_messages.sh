@@ -13,6 +13,8 @@
 #   eq           --time-scale=0.5 is --time-scale 0.5 (and --json=FILE)
 #   parents      run --trace-dir a/b/c and --json x/y/r.json create the folders
 #   wrap         a long scenario name is written whole, never cut to "[gu…]"
+#   alone        without --trace-dir no report names a trace file (it is
+#                deleted when the run ends)
 #   start_error  the pytest and node helpers say why `serve` did not start
 #                (its error line), not the tail of its usage text
 . "$(dirname "$0")/lib.sh"
@@ -110,6 +112,13 @@ out=$("$bin" run --time-scale=abc "$tmp/max_wait.lua" 2>&1)
 for f in x/y/r.json h/i/r.html j/k/r.xml; do
   [ -s "$tmp/$f" ] && ok || bad "parents: $f not written"
 done
+
+# --- reports stand alone -------------------------------------------------
+"$bin" run --quiet --html "$tmp/alone.html" --json "$tmp/alone.json" --junit "$tmp/alone.xml" \
+  "$tmp/max_wait.lua" >/dev/null 2>&1
+grep -l 'fusebox-run-[0-9]*-[0-9]*\.jsonl' "$tmp/alone.html" "$tmp/alone.json" "$tmp/alone.xml" &&
+  bad "alone: a report names a deleted trace" || ok
+grep -q 'stopped: max total wait' "$tmp/alone.html" && ok || bad "alone: the HTML lost its evidence"
 
 # --- a long name is not cut ---------------------------------------------
 long="A scenario whose name is much longer than the forty-eight columns of the table"
