@@ -2,8 +2,9 @@
  * html.c - one self-contained HTML page for a run: a summary, then per
  * scenario its verdicts with evidence and an SVG timeline (one row per
  * logical request: attempts as bars coloured by result, waits, Retry-After
- * windows, the deadline, side effects). Inline CSS and SVG only: no script,
- * no external request (a Content-Security-Policy says so to the browser).
+ * windows, the deadline, side effects). Inline CSS and SVG, and one inline
+ * script (the summary's filter, allowed by its hash); no external request
+ * (a Content-Security-Policy says so to the browser).
  * Every text from a trace is untrusted and escaped.
  */
 #include <math.h>
