@@ -21,4 +21,5 @@
   X(ratelimit)         \
   X(redact)            \
   X(alloc_fail)        \
-  X(end_state)
+  X(end_state)         \
+  X(suggest)
