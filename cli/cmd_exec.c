@@ -179,7 +179,14 @@ static int add_slot(rpt_run *run, xslot *s, const exec_opts *o, const char *labe
   rpt_input in = {.file = s->file, .client = label, .trace_path = s->res.trace_path,
                   .expect_json = s->expect ? s->expect : "{}", .wall_ms = s->res.wall_ms};
   char rerr[RPT_ERRLEN];
-  if (rpt_run_add(run, &in, rerr) != RPT_OK) {
+  int rc = RPT_OK;
+  if (o->temp_traces) {
+    rpt_trace *tr = NULL;
+    rc = rpt_trace_read_file(s->res.trace_path, &tr, rerr);
+    in.trace = tr;
+    in.trace_path = NULL;
+  }
+  if (rc != RPT_OK || rpt_run_add(run, &in, rerr) != RPT_OK) {
     rpt_run_add_error(run, NULL, s->file, rerr);
     return 1;
   }
@@ -326,6 +333,7 @@ int cmd_exec(int argc, char **argv) {
     }
     dir = tmpdir;
     made_tmp = 1;
+    o.temp_traces = 1;
   } else if (cli_make_dirs(dir) != 0) {
     fprintf(stderr, "fusebox exec: cannot create %s: %s\n", dir, strerror(errno));
     goto out;

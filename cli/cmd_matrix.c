@@ -137,6 +137,7 @@ int cmd_matrix(int argc, char **argv) {
       goto out;
     }
     dir = tmpdir;
+    eo.temp_traces = 1;
   } else if (cli_make_dirs(dir) != 0) {
     fprintf(stderr, "fusebox matrix: cannot create %s: %s\n", dir, strerror(errno));
     path_list_clear(&files);

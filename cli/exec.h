@@ -31,6 +31,8 @@ typedef struct exec_opts {
   double deadline_s; /* --deadline S: judge within_deadline = S (and export it); 0 = none */
   int deadline_own;  /* --deadline scenario: judge each scenario's own within_deadline */
   const char *cmd;   /* the subcommand, for messages ("exec", "matrix"); NULL: exec */
+  int temp_traces;   /* the traces are deleted when the command ends: the
+                        reports get them parsed and name no file */
 } exec_opts;
 
 /* What a scenario asks of an outside client: the FUSEBOX_* variables. */

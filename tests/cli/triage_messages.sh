@@ -119,6 +119,14 @@ done
 grep -l 'fusebox-run-[0-9]*-[0-9]*\.jsonl' "$tmp/alone.html" "$tmp/alone.json" "$tmp/alone.xml" &&
   bad "alone: a report names a deleted trace" || ok
 grep -q 'stopped: max total wait' "$tmp/alone.html" && ok || bad "alone: the HTML lost its evidence"
+if command -v curl >/dev/null; then
+  "$bin" exec --quiet --html "$tmp/ealone.html" --json "$tmp/ealone.json" "$src/scenarios/examples/chat_ok.lua" -- \
+    sh -c 'curl -s -o /dev/null -f -H "content-type: application/json" -d "{\"model\":\"m\",\"messages\":[{\"role\":\"user\",\"content\":\"x\"}]}" "$OPENAI_BASE_URL/chat/completions"' \
+    >/dev/null 2>&1
+  rc=$?
+  [ "$rc" = 0 ] && ok || bad "alone: exec exit $rc"
+  grep -l 'fusebox-exec-' "$tmp/ealone.html" "$tmp/ealone.json" && bad "alone: exec's reports name its deleted temp dir" || ok
+fi
 
 # --- a long name is not cut ---------------------------------------------
 long="A scenario whose name is much longer than the forty-eight columns of the table"
