@@ -86,6 +86,13 @@ const char *cli_library_name(const char *path, char *buf, size_t n);
 int cli_nothing_to_judge(const char *expect_json);
 /* Removes dir and everything under it (a temp dir of our own). 0 or -1. */
 int cli_remove_tree(const char *dir);
+/* Creates dir and its missing parents (mkdir -p). 0, or -1 with errno set. */
+int cli_make_dirs(const char *dir);
+/* Creates the missing parent folders of each output file given (NULL ones
+   are skipped), so --json out/a/r.json works in a fresh checkout. 0, or -1
+   after saying which on stderr, naming cmd. */
+int cli_make_parents(const char *cmd, const char *a, const char *b, const char *c,
+                     const char *d);
 /*
  * Loads the scenario file at path once and validates all of it: what sim
  * reads (keys, steps, providers, effects, ratelimit), the `client` table

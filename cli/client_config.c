@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/suggest.h"
 #include "cli/run.h"
 
 static const char *const WORKLOAD_KEYS[] = {
@@ -26,36 +27,15 @@ static int in(const char *k, const char *const *set) {
   return 0;
 }
 
-/* Edit distance of a and b, stopping early above 2. */
-static int distance(const char *a, const char *b) {
-  size_t la = strlen(a), lb = strlen(b);
-  if (la > 40 || lb > 40 || (la > lb ? la - lb : lb - la) > 2) return 3;
-  int d[41][41];
-  for (size_t i = 0; i <= la; i++) d[i][0] = (int)i;
-  for (size_t j = 0; j <= lb; j++) d[0][j] = (int)j;
-  for (size_t i = 1; i <= la; i++)
-    for (size_t j = 1; j <= lb; j++) {
-      int sub = d[i - 1][j - 1] + (a[i - 1] != b[j - 1]);
-      int del = d[i - 1][j] + 1, ins = d[i][j - 1] + 1;
-      d[i][j] = sub < del ? (sub < ins ? sub : ins) : (del < ins ? del : ins);
-    }
-  return d[la][lb];
-}
-
-/* The known client key nearest a misspelt one (at most 2 edits), or NULL. */
+/* The known client key nearest a misspelt one (the rule of
+   common/suggest.h), or NULL. */
 static const char *suggest(const char *k) {
-  const char *best = NULL;
-  int bd = 3;
-  const char *const *sets[] = {WORKLOAD_KEYS, POLICY_KEYS};
-  for (int s = 0; s < 2; s++)
-    for (int i = 0; sets[s][i]; i++) {
-      int dd = distance(k, sets[s][i]);
-      if (dd < bd) {
-        bd = dd;
-        best = sets[s][i];
-      }
-    }
-  return best;
+  int dw = -1, dp = -1;
+  const char *w = fb_suggest(k, WORKLOAD_KEYS, &dw);
+  const char *p = fb_suggest(k, POLICY_KEYS, &dp);
+  if (w == NULL) return p;
+  if (p == NULL) return w;
+  return dp < dw ? p : w;
 }
 
 /* Reads a number field in [lo, hi]; absent leaves *out. -1 on a bad value. */
@@ -115,6 +95,12 @@ static int sub_keys(const cJSON *o, const char *name, const char *const *allowed
   const cJSON *k;
   cJSON_ArrayForEach(k, o) {
     if (!in(k->string, allowed)) {
+      const char *near = fb_suggest(k->string, allowed, NULL);
+      if (near != NULL) {
+        snprintf(err, RUN_ERRLEN, "client.%s.%.60s: unknown key (did you mean '%s'?)", name,
+                 k->string, near);
+        return -1;
+      }
       char known[128];
       list_of(allowed, known, sizeof known);
       snprintf(err, RUN_ERRLEN, "client.%s.%.60s: unknown key (known: %s)", name, k->string,

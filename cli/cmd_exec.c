@@ -204,7 +204,14 @@ static int add_slot(rpt_run *run, xslot *s, const exec_opts *o, const char *labe
   rpt_input in = {.file = s->file, .client = label, .trace_path = s->res.trace_path,
                   .expect_json = s->expect ? s->expect : "{}", .wall_ms = s->res.wall_ms};
   char rerr[RPT_ERRLEN];
-  if (rpt_run_add(run, &in, rerr) != RPT_OK) {
+  int rc = RPT_OK;
+  if (o->temp_traces) {
+    rpt_trace *tr = NULL;
+    rc = rpt_trace_read_file(s->res.trace_path, &tr, rerr);
+    in.trace = tr;
+    in.trace_path = NULL;
+  }
+  if (rc != RPT_OK || rpt_run_add(run, &in, rerr) != RPT_OK) {
     rpt_run_add_error(run, NULL, s->file, rerr);
     return 1;
   }
@@ -359,7 +366,8 @@ int cmd_exec(int argc, char **argv) {
     }
     dir = tmpdir;
     made_tmp = 1;
-  } else if (mkdir(dir, 0755) != 0 && errno != EEXIST) {
+    o.temp_traces = 1;
+  } else if (cli_make_dirs(dir) != 0) {
     fprintf(stderr, "fusebox exec: cannot create %s: %s\n", dir, strerror(errno));
     goto out;
   }
@@ -370,7 +378,7 @@ int cmd_exec(int argc, char **argv) {
   int bad = run ? exec_suites(&client, 1, files.v, files.n, &o, dir) : 1;
   if (run) {
     char err[RPT_ERRLEN];
-    int wr = 0;
+    int wr = cli_make_parents("exec", c.json, c.junit, c.html, c.markdown) != 0;
     if (!c.quiet) rpt_run_write_term(run, stdout, isatty(STDOUT_FILENO));
     if (c.json && rpt_run_write_json(run, c.json, err) != RPT_OK) wr = fprintf(stderr, "fusebox: %s\n", err);
     if (c.junit && rpt_run_write_junit(run, c.junit, err) != RPT_OK) wr = fprintf(stderr, "fusebox: %s\n", err);

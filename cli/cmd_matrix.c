@@ -137,7 +137,8 @@ int cmd_matrix(int argc, char **argv) {
       goto out;
     }
     dir = tmpdir;
-  } else if (mkdir(dir, 0755) != 0 && errno != EEXIST) {
+    eo.temp_traces = 1;
+  } else if (cli_make_dirs(dir) != 0) {
     fprintf(stderr, "fusebox matrix: cannot create %s: %s\n", dir, strerror(errno));
     path_list_clear(&files);
     goto out;
@@ -184,6 +185,7 @@ int cmd_matrix(int argc, char **argv) {
   }
   if (m) {
     char err[RPT_ERRLEN];
+    if (cli_make_parents("matrix", json, html, junit, NULL) != 0) bad++;
     if (!quiet && rpt_matrix_write_term(m, stdout, isatty(STDOUT_FILENO)) != RPT_OK) bad++;
     if (json && rpt_matrix_write_json(m, json, err) != RPT_OK) bad += fprintf(stderr, "fusebox: %s\n", err) > 0;
     if (html && rpt_matrix_write_html(m, html, err) != RPT_OK) bad += fprintf(stderr, "fusebox: %s\n", err) > 0;

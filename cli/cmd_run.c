@@ -43,7 +43,9 @@ static const char RUN_USAGE[] =
 static const char RUN_TAIL[] =
     "\nWith --time-scale F, server delays, client waits and timeouts and verdict\n"
     "tolerances are all times F.\n"
-    "Exit status: 0 every verdict holds, 1 a verdict failed, 2 usage or input error.\n";
+    "Exit status: 0 every verdict holds, 1 a verdict failed, 2 usage or input error\n"
+    "(a scenario that does not load, or that broke while serving: a provider\n"
+    "function's runtime error, named file:line).\n";
 #define RUN_OPTS (CLI_OPT_REPORTS | CLI_OPT_MARKDOWN | CLI_OPT_SCALE | CLI_OPT_SEED | \
                   CLI_OPT_TRACE_DIR | CLI_OPT_JOBS)
 
@@ -181,6 +183,7 @@ static void *run_worker(void *arg) {
 static int write_reports(const rpt_run *run, const run_opts *o) {
   char err[RPT_ERRLEN];
   int rc = 0;
+  if (cli_make_parents("run", o->json, o->junit, o->html, o->markdown) != 0) return -1;
   if (!o->quiet) rpt_run_write_term(run, stdout, isatty(STDOUT_FILENO));
   if (o->json && rpt_run_write_json(run, o->json, err) != RPT_OK) {
     fprintf(stderr, "fusebox: %s\n", err);
@@ -433,7 +436,7 @@ int cmd_run(int argc, char **argv) {
     }
   }
   take_common(&c, &o);
-  if (o.trace_dir && mkdir(o.trace_dir, 0755) != 0 && errno != EEXIST) {
+  if (o.trace_dir && cli_make_dirs(o.trace_dir) != 0) {
     fprintf(stderr, "fusebox run: cannot create %s: %s\n", o.trace_dir, strerror(errno));
     free(paths);
     return EXIT_USAGE;
@@ -480,7 +483,15 @@ int cmd_run(int argc, char **argv) {
     else if (!o.quiet)
       printf("%zu scenarios with --client %s, -j %d, in %.1f s (time scale %g)\n", pick.n,
              run_client_name(o.client), o.jobs, wall / 1000.0, o.scale);
-    status = load_errors || wr ? EXIT_USAGE : failed ? EXIT_VERDICT : EXIT_PASS;
+    /* A scenario that broke while serving is an input error, not a client
+       regression: CI must not read it as one (exit 2, with file:line). */
+    const char *first_err = NULL;
+    int broken = rpt_run_scenario_errors(run, &first_err);
+    if (broken > 0)
+      fprintf(stderr, "fusebox run: %d scenario%s broke while serving (exit 2: fix the "
+              "scenario, not the client); first: %s\n", broken, broken == 1 ? "" : "s",
+              first_err ? first_err : "?");
+    status = load_errors || wr || broken ? EXIT_USAGE : failed ? EXIT_VERDICT : EXIT_PASS;
     rpt_run_free(run);
   }
   shard_pick_clear(&pick);
@@ -590,7 +601,16 @@ int run_suite(rpt_run *run, char **files, size_t nfiles, const run_opts *o, int 
     } else {
       rpt_input in = {.file = s->file, .client = run_client_name(o->client),
                       .trace_path = s->trace, .wall_ms = s->wall_ms};
-      if (rpt_run_add(run, &in, err) != RPT_OK) {
+      /* A trace deleted when the run ends is handed over parsed: the reports
+         then name no file that will not exist (they stand alone). */
+      rpt_trace *tr = NULL;
+      int rc = RPT_OK;
+      if (s->temp_trace) {
+        rc = rpt_trace_read_file(s->trace, &tr, err);
+        in.trace = tr;
+        in.trace_path = NULL;
+      }
+      if (rc != RPT_OK || rpt_run_add(run, &in, err) != RPT_OK) {
         rpt_run_add_error(run, NULL, s->file, err);
         fprintf(stderr, "%s: %s\n", s->file, err);
       }

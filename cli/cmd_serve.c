@@ -49,6 +49,14 @@ static void serve_usage(FILE *f) {
   cli_common_init(&d, CLI_TIME_SCALE_SERVE, CLI_JOBS_EXEC);
   fputs(USAGE, f);
   cli_common_usage(f, SERVE_OPTS, &d);
+  fputs("\nWith --time-scale F the scenario's delays and every wait it advises on the\n"
+        "wire (Retry-After in seconds or as a date, retry-after-ms, Gemini's retryDelay,\n"
+        "the rate limiter's Retry-After) are times F, so any client runs at that pace:\n"
+        "--time-scale 0.1 sends 'retry-after: 3' for a scenario's 30. The trace keeps the\n"
+        "scenario's values and the verdicts scale them and their tolerances by F. A\n"
+        "Retry-After written raw (retry_after_raw) and the rate-limit reset headers are\n"
+        "sent as written.\n",
+        f);
 }
 
 /* 1 when a control token can match an Authorization header: not empty, no
@@ -162,6 +170,7 @@ int cmd_serve(int argc, char **argv) {
     return EXIT_USAGE;
   }
   o.time_scale = c.time_scale;
+  o.scale_wire = 1; /* an outside client does not know the scale */
   o.seed = c.seed;
   if ((o.session || o.new_session || o.instance) && o.state_url == NULL) {
     fprintf(stderr, "fusebox serve: --session, --new-session and --instance need --state\n");

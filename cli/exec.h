@@ -34,6 +34,8 @@ typedef struct exec_opts {
   sim_scenario **scenarios; /* NULL, or per file NULL or that file as sim_scenario_load gave
                                it with seed (cli_select_tags_kept): the first client's cell
                                takes it (sets the entry NULL) instead of loading the file */
+  int temp_traces;   /* the traces are deleted when the command ends: the
+                        reports get them parsed and name no file */
 } exec_opts;
 
 /* What a scenario asks of an outside client: the FUSEBOX_* variables. */

@@ -5,11 +5,14 @@
 #include <string.h>
 
 #include "cli/cli.h"
+#include "cli/options.h"
 
 static const char USAGE[] =
     "fusebox " FUSEBOX_VERSION " - a fault-injection harness for LLM API clients\n"
     "\n"
     "usage: fusebox COMMAND [options]\n"
+    "\n"
+    "Every option that takes a value takes it as --opt VALUE or --opt=VALUE.\n"
     "\n"
     "commands:\n"
     "  run [PATH...]       play scenarios (default: the standard library) against a\n"
@@ -21,7 +24,8 @@ static const char USAGE[] =
     "  matrix --client NAME='CMD'... [PATH...]\n"
     "                      one suite, several clients: a clients x scenarios table\n"
     "  serve SCENARIO [--port N] [--bind ADDR] [--trace FILE] [--time-scale F] [--seed N]\n"
-    "                      serve one scenario as a fake OpenAI/Anthropic provider\n"
+    "                      serve one scenario as a fake provider (OpenAI Chat and\n"
+    "                      Responses, Anthropic, Gemini)\n"
     "  check SCENARIO...   load and validate scenario files (exit 2 on any error)\n"
     "  list [PATH...]      where the standard library is; its scenarios' names, tags, docs\n"
     "  which NAME...       the scenario files a library name or path stands for\n"
@@ -59,6 +63,10 @@ static const command COMMANDS[] = {
 };
 
 int main(int argc, char **argv) {
+  if (cli_split_equals(&argc, &argv) != 0) {
+    fputs("fusebox: out of memory\n", stderr);
+    return EXIT_USAGE;
+  }
   if (argc < 2 || strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0 ||
       strcmp(argv[1], "help") == 0) {
     fputs(USAGE, argc < 2 ? stderr : stdout);

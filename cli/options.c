@@ -2,6 +2,7 @@
  * options.c - the table of options several subcommands share (options.h).
  */
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "cli/cli.h"
@@ -180,4 +181,50 @@ int cli_client_kind(const char *name) {
   if (strcmp(name, "naive") == 0) return RUN_CLIENT_NAIVE;
   if (strcmp(name, "sdk-default") == 0) return RUN_CLIENT_SDK;
   return -1;
+}
+
+/* True for "--name=value" with a name of letters, digits and dashes. */
+static int is_long_eq(const char *a) {
+  if (strncmp(a, "--", 2) != 0 || a[2] == '\0' || a[2] == '=') return 0;
+  const char *p = a + 2;
+  while (*p && *p != '=') {
+    if (!((*p >= 'a' && *p <= 'z') || (*p >= '0' && *p <= '9') || *p == '-')) return 0;
+    p++;
+  }
+  return *p == '=';
+}
+
+/* The split arguments, reachable until exit (a leak checker sees them). */
+static char **split_args;
+
+/* "--name=value" -> "--name" "value" before "--"; see options.h. */
+int cli_split_equals(int *argc, char ***argv) {
+  int n = *argc, extra = 0;
+  for (int i = 1; i < n && strcmp((*argv)[i], "--") != 0; i++) extra += is_long_eq((*argv)[i]);
+  if (extra == 0) return 0;
+  char **out = calloc((size_t)(n + extra + 1), sizeof *out);
+  if (out == NULL) return -1;
+  int k = 0, after = 0;
+  for (int i = 0; i < n; i++) {
+    char *a = (*argv)[i];
+    if (i > 0 && !after && strcmp(a, "--") == 0) after = 1;
+    if (i == 0 || after || !is_long_eq(a)) {
+      out[k++] = a;
+      continue;
+    }
+    char *name = strdup(a);
+    if (name == NULL) {
+      free(out);
+      return -1;
+    }
+    char *eq = strchr(name, '=');
+    *eq = '\0';
+    out[k++] = name;
+    out[k++] = eq + 1;
+  }
+  out[k] = NULL;
+  split_args = out;
+  *argc = k;
+  *argv = out;
+  return 0;
 }

@@ -76,6 +76,14 @@ int cli_common_option(const char *cmd, int argc, char **argv, int *i, unsigned w
                       cli_common *o);
 /* Writes the help lines of the options in `which`, defaults included. */
 void cli_common_usage(FILE *f, unsigned which, const cli_common *defaults);
+/*
+ * Spells "--name=value" as "--name" "value" in the arguments before the first
+ * "--" (what follows it is a command's own), so every command's option loop
+ * takes both forms people type. Replaces *argc and *argv with a new array
+ * when any argument was split (it and its strings live until the program
+ * exits); leaves them as they are otherwise. Returns 0, -1 when out of memory.
+ */
+int cli_split_equals(int *argc, char ***argv);
 /* The built-in client kind (run.h's run_client_kind) of name; -1 if none. */
 int cli_client_kind(const char *name);
 

@@ -155,3 +155,47 @@ static int rm_one(const char *path, const struct stat *st, int flag, struct FTW 
 int cli_remove_tree(const char *dir) {
   return nftw(dir, rm_one, 16, FTW_DEPTH | FTW_PHYS);
 }
+
+/* mkdir -p; see cli.h. */
+int cli_make_dirs(const char *dir) {
+  char p[4096];
+  size_t n = strlen(dir);
+  if (n == 0 || n >= sizeof p) {
+    errno = ENAMETOOLONG;
+    return -1;
+  }
+  memcpy(p, dir, n + 1);
+  for (char *s = p + 1; *s; s++) {
+    if (*s != '/') continue;
+    *s = '\0';
+    if (mkdir(p, 0755) != 0 && errno != EEXIST) return -1;
+    *s = '/';
+  }
+  if (mkdir(p, 0755) != 0 && errno != EEXIST) return -1;
+  struct stat st;
+  if (stat(p, &st) != 0) return -1;
+  if (!S_ISDIR(st.st_mode)) {
+    errno = ENOTDIR;
+    return -1;
+  }
+  return 0;
+}
+
+/* The parent folders of output files; see cli.h. */
+int cli_make_parents(const char *cmd, const char *a, const char *b, const char *c,
+                     const char *d) {
+  const char *files[4] = {a, b, c, d};
+  for (int i = 0; i < 4; i++) {
+    if (files[i] == NULL) continue;
+    const char *slash = strrchr(files[i], '/');
+    if (slash == NULL || slash == files[i]) continue;
+    char dir[4096];
+    snprintf(dir, sizeof dir, "%.*s", (int)(slash - files[i]), files[i]);
+    if (cli_make_dirs(dir) != 0) {
+      fprintf(stderr, "fusebox %s: cannot create %s (for %s): %s\n", cmd, dir, files[i],
+              strerror(errno));
+      return -1;
+    }
+  }
+  return 0;
+}

@@ -48,6 +48,7 @@ LIBS=(-fsanitize=fuzzer,address,undefined $(pkg-config --libs $PKGS) -lpthread -
 # What each target links, beyond its own fuzz_NAME.c.
 GUARD=("$root"/guard/*.c)
 REPORTS=("$root"/reports/*.c)
+COMMON=("$root"/common/*.c)
 SIM_LUA=("$root"/sim/lua_*.c "$root"/sim/step.c "$root"/sim/dialect*.c
          "$root"/sim/keying.c "$root"/sim/errors.c "$root"/sim/ratelimit.c
          "$root"/sim/trace.c "$root"/sim/redact.c "$root"/sim/term_safe.c
@@ -55,14 +56,14 @@ SIM_LUA=("$root"/sim/lua_*.c "$root"/sim/step.c "$root"/sim/dialect*.c
          "$root"/sim/provider_name.c "$root"/sim/blob.c "$root"/sim/sse_text.c
          "$root"/sim/json_write.c)
 declare -A SRC
-SRC[scenario]="${SIM_LUA[*]} ${REPORTS[*]}"
-SRC[request]="${SIM_LUA[*]}"
+SRC[scenario]="${SIM_LUA[*]} ${REPORTS[*]} ${COMMON[*]}"
+SRC[request]="${SIM_LUA[*]} ${COMMON[*]}"
 SRC[sse]="${GUARD[*]}"
 SRC[wire]="${GUARD[*]}"
-SRC[trace]="${REPORTS[*]}"
+SRC[trace]="${REPORTS[*]} ${COMMON[*]}"
 SRC[record]="$root/import/record_note.c $root/sim/redact.c $root/sim/term_safe.c $root/sim/keying.c $root/sim/errors.c"
 if [ -f "$root/import/import.c" ]; then
-  SRC[import]="$(echo "$root"/import/import*.c) ${SIM_LUA[*]}"
+  SRC[import]="$(echo "$root"/import/import*.c) ${SIM_LUA[*]} ${COMMON[*]}"
 fi
 
 targets=("$@")

@@ -169,6 +169,7 @@ static int run_chain(guard__call *c, const guard_chat_request *req,
       double now = guard__now(g);
       if (guard__deadline_passed(&c->dl, now)) {
         *deadline_hit = 1;
+        c->stop = "deadline";
         break;
       }
       int probe = 0;
@@ -178,6 +179,7 @@ static int run_chain(guard__call *c, const guard_chat_request *req,
       pthread_mutex_unlock(&g->mu);
       if (!allowed) {
         guard__strlcpy(last_skip, why, nskip);
+        c->stop = strcmp(why, "breaker_open") == 0 ? "breaker open" : "breaker half-open";
         rc = log_skip(c, p, n, why);
         if (rc != GUARD_OK) goto out;
         break;
@@ -229,9 +231,17 @@ static int run_chain(guard__call *c, const guard_chat_request *req,
       guard__answer_free(&ans);
       if (o.kind == GUARD_KIND_DEADLINE) {
         *deadline_hit = 1;
+        c->stop = "deadline";
         break;
       }
-      if (!is_retryable(o.kind, flags) || n == pol->attempts) break;
+      if (!is_retryable(o.kind, flags)) {
+        c->stop = "not retryable";
+        break;
+      }
+      if (n == pol->attempts) {
+        c->stop = "attempts used up";
+        break;
+      }
 
       double wait;
       guard_wait_why wwhy;
@@ -243,6 +253,7 @@ static int run_chain(guard__call *c, const guard_chat_request *req,
       pthread_mutex_unlock(&g->mu);
       if (refused || !budget_ok) {
         const char *w = refused ? "breaker_open" : "retry_budget_empty";
+        c->stop = refused ? "breaker open" : "retry budget empty";
         guard__strlcpy(last_skip, w, nskip);
         rc = log_skip(c, p, n + 1, w);
         if (rc != GUARD_OK) goto out;
@@ -286,8 +297,9 @@ int guard_chat(guard *g, const guard_chat_request *req, guard_result **out) {
   pthread_mutex_unlock(&g->mu);
   if (blocked) {
     r->outcome = GUARD_OUTCOME_BLOCKED;
+    guard__strlcpy(r->stop, "token budget", sizeof r->stop);
     rc = guard__result_text(r, g->blocked_text);
-    if (rc == GUARD_OK) rc = guard__result_reason(r, "%s", why);
+    if (rc == GUARD_OK) rc = guard__result_reason(r, "stopped: token budget; %s", why);
     r->total_ms = guard__now(g) - c.t0;
     goto done;
   }
@@ -328,16 +340,22 @@ int guard_chat(guard *g, const guard_chat_request *req, guard_result **out) {
     rc = guard__result_text(r, g->degraded_text);
     char last[192] = "";
     if (last_real >= 0) guard__attempt_summary(&r->attempts[last_real], last, sizeof last);
+    const char *stop = deadline_hit ? "deadline" : c.stop ? c.stop : "attempts used up";
+    guard__strlcpy(r->stop, stop, sizeof r->stop);
+    /* The reason leads with why the client gave up: that is what a person
+       triaging a failed run looks for first (the last error says what the
+       provider did, not why the client stopped asking). */
     if (rc != GUARD_OK)
       ;
     else if (deadline_hit && last_real >= 0)
-      rc = guard__result_reason(r, "deadline reached; last error: %s", last);
+      rc = guard__result_reason(r, "stopped: deadline; last error: %s", last);
     else if (deadline_hit)
-      rc = guard__result_reason(r, "deadline reached before any attempt");
+      rc = guard__result_reason(r, "stopped: deadline; reached before any attempt");
     else if (last_real >= 0)
-      rc = guard__result_reason(r, "every provider failed; last error: %s", last);
+      rc = guard__result_reason(r, "stopped: %s; every provider failed; last error: %s",
+                                stop, last);
     else
-      rc = guard__result_reason(r, "no provider could be tried: %s",
+      rc = guard__result_reason(r, "stopped: %s; no provider could be tried: %s", stop,
                                 last_skip[0] ? last_skip : "none");
   }
   guard__buf_free(&splice);

@@ -330,6 +330,7 @@ int guard_effect(guard *g, const char *name, const char *payload_json,
     if (r->provider == NULL) rc = GUARD_ENOMEM;
   } else if (fx.pending || fx.unresolved) {
     r->outcome = GUARD_OUTCOME_PENDING;
+    guard__strlcpy(r->stop, "result unknown", sizeof r->stop);
     rc = guard__result_text(r, "[pending] The outcome of this operation is not "
                                "known yet; it was not repeated.");
     if (rc == GUARD_OK)
@@ -337,6 +338,7 @@ int guard_effect(guard *g, const char *name, const char *payload_json,
                                 look[0] ? look : "not asked");
   } else {
     r->outcome = GUARD_OUTCOME_ERROR;
+    guard__strlcpy(r->stop, last[0] ? "effect failed" : "deadline", sizeof r->stop);
     rc = guard__result_text(r, "[error] The operation failed and was not applied.");
     if (rc == GUARD_OK)
       rc = guard__result_reason(r, "%s%s", last[0] ? "effect failed: " : "deadline reached before any attempt",

@@ -354,6 +354,11 @@ typedef struct guard_result {
   long estimate;           /* the budget estimate checked before sending */
   int requests;            /* HTTP requests sent (lookups included) */
   char key[80];            /* the (last) idempotency key; "" if none */
+  char stop[48];           /* why the call gave up ("max total wait",
+                              "deadline", "breaker open", "retry budget empty",
+                              "attempts used up", "not retryable", "bad
+                              retry-after", "wait would cross the deadline",
+                              "token budget"); "" when it did not give up */
   int nattempts;
   guard_attempt *attempts;
   int ntool_calls;         /* tool calls of the answer (and, for a client that

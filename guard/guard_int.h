@@ -413,6 +413,8 @@ typedef struct guard__call {
   double t0;             /* call start, monotonic ms */
   guard__deadline dl;
   double waited_ms;      /* total waiting so far */
+  const char *stop;      /* why the last retry loop gave up (static text);
+                            NULL while it has not */
   int cap_log;
 } guard__call;
 

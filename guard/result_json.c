@@ -51,6 +51,7 @@ char *guard_result_json(const guard_result *r, const char *client, int call,
            cJSON_AddNumberToObject(o, "tokens", (double)r->tokens) &&
            cJSON_AddStringToObject(o, "text", r->text ? r->text : "") &&
            add_str_or_null(o, "reason", r->reason) &&
+           add_str_or_null(o, "stopped", r->stop[0] ? r->stop : NULL) &&
            add_str_or_null(o, "provider", r->provider) &&
            cJSON_AddNumberToObject(o, "requests", r->requests) &&
            add_str_or_null(o, "key", r->key[0] ? r->key : NULL);

@@ -45,16 +45,19 @@ int guard__plan_wait(guard__call *c, const guard__pol *pol, int n,
       guard__note(a, note);
       if (pol->ra_bad == GUARD_RA_STOP) {
         guard__note(a, "stopped: bad retry-after");
+        c->stop = "bad retry-after";
         return 0;
       }
     }
   }
   if (g->pol.max_wait_ms > 0 && c->waited_ms + wait > g->pol.max_wait_ms) {
     guard__note(a, "stopped: max total wait");
+    c->stop = "max total wait";
     return 0;
   }
   if (guard__deadline_crossed_by(&c->dl, guard__now(g), wait)) {
     guard__note(a, "stopped: the wait would cross the deadline");
+    c->stop = "wait would cross the deadline";
     return 0;
   }
   *wait_ms = wait;

@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/suggest.h"
 #include "reports/reports_int.h"
 
 /* The verdict families, in the order verdicts are reported, and what each
@@ -119,6 +120,15 @@ static int check_expect_keys(const cJSON *expect, char *err) {
   cJSON_ArrayForEach(it, expect) {
     const char *k = it->string ? it->string : "";
     if (family_of(k) < 0) {
+      const char *names[NFAMILIES + 1];
+      for (int i = 0; i < NFAMILIES; i++) names[i] = families[i].name;
+      names[NFAMILIES] = NULL;
+      const char *near = fb_suggest(k, names, NULL);
+      if (near != NULL) {
+        snprintf(err, RPT_ERRLEN, "expect.%.40s: unknown expectation (did you mean '%s'?)", k,
+                 near);
+        return RPT_EEXPECT;
+      }
       char known[RPT_ERRLEN] = "";
       size_t off = 0;
       for (int i = 0; i < NFAMILIES && off < sizeof known; i++)

@@ -147,6 +147,7 @@ static cJSON *scenario_json(const rpt__entry *e, int *bad) {
       add_num(x, "call", tr->cli[i].call, bad);
       add_str(x, "outcome", tr->cli[i].outcome, bad);
       add_str(x, "reason", tr->cli[i].reason, bad);
+      if (tr->cli[i].stopped) add_str(x, "stopped", tr->cli[i].stopped, bad);
       if (tr->cli[i].total_ms >= 0) add_num(x, "total_ms", tr->cli[i].total_ms, bad);
       if (tr->cli[i].has_tokens) add_num(x, "tokens", (double)tr->cli[i].tokens, bad);
       add_num(x, "attempts", tr->cli[i].nattempts, bad);

@@ -310,6 +310,14 @@ const char *rpt_run_headline(const rpt_run *run, char *buf, size_t n);
 /* Failed verdicts plus error scenarios: 0 means the run passed. */
 int rpt_run_failed(const rpt_run *run);
 
+/*
+ * The number of scenarios whose trace holds `error` events: the scenario
+ * itself broke while serving (a provider function's runtime error), so the
+ * run says nothing about the client. *first (when first is not NULL) is set
+ * to the first such error's "file:line: message", owned by the run, or NULL.
+ */
+int rpt_run_scenario_errors(const rpt_run *run, const char **first);
+
 /* One scenario of a run, as every writer shows it. */
 typedef struct rpt_result {
   const char *name, *file, *client; /* valid until rpt_run_free; file, client may be NULL */

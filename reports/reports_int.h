@@ -137,6 +137,7 @@ typedef struct rpt__client_ev {
   double t;
   int call;
   const char *client, *outcome, *text, *reason;
+  const char *stopped;   /* why the guarded client gave up; NULL if not said */
   double total_ms;   /* < 0 when absent */
   long tokens;
   int has_tokens;

@@ -232,6 +232,18 @@ int rpt_run_failed(const rpt_run *run) {
   return s.verdicts_failed + s.errors;
 }
 
+/* Scenarios whose traces hold scenario errors; see reports.h. */
+int rpt_run_scenario_errors(const rpt_run *run, const char **first) {
+  int n = 0;
+  if (first != NULL) *first = NULL;
+  for (int i = 0; run != NULL && i < run->n; i++) {
+    const rpt_trace *tr = run->e[i].trace;
+    if (tr == NULL || tr->nerr == 0) continue;
+    if (n++ == 0 && first != NULL) *first = tr->errs[0].message;
+  }
+  return n;
+}
+
 /* The exit status of an external command's account, or -1; *killed set
    when --timeout killed it. */
 int rpt__entry_exit(const rpt__entry *e, int *killed) {

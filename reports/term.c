@@ -10,6 +10,14 @@
 #include "reports/reports_int.h"
 
 #define NAME_COLS 48
+#define NAME_MAX_COLS 200 /* a longer name is cut (with an ellipsis) */
+
+/* The code points of s: the columns it takes, near enough for names. */
+static int cols_of(const char *s) {
+  int n = 0;
+  for (; *s; s++) n += ((unsigned char)*s & 0xC0) != 0x80;
+  return n;
+}
 
 typedef struct style {
   const char *ok, *bad, *warn, *dim, *bold, *off;
@@ -29,12 +37,19 @@ static void scenario_line(FILE *f, const rpt__entry *e, const style *s) {
   fprintf(f, "  %s%-5s%s ", col,
           strcmp(st, "pass") == 0 ? "PASS" : strcmp(st, "fail") == 0 ? "FAIL" : na ? "N/A" : "ERROR",
           s->off);
-  int cols = rpt__put_term(f, e->name, NAME_COLS);
-  if (e->client && cols < NAME_COLS - 4) {
+  /* A name too long for its column is written whole and the numbers go on
+     the next line: a cut name ("[gu…]") hides what a person searches for. */
+  int want = cols_of(e->name) + (e->client ? cols_of(e->client) + 3 : 0);
+  int cols = rpt__put_term(f, e->name, want > NAME_COLS ? NAME_MAX_COLS : NAME_COLS);
+  if (e->client) {
     fputs(" [", f);
-    cols += 2 + rpt__put_term(f, e->client, NAME_COLS - cols - 3);
+    cols += 2 + rpt__put_term(f, e->client, 64);
     fputc(']', f);
     cols++;
+  }
+  if (cols > NAME_COLS) {
+    fputc('\n', f);
+    cols = -8; /* the status column's width, "  FAIL  " */
   }
   pad(f, NAME_COLS + 1 - cols);
   if (e->error) {

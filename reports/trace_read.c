@@ -390,6 +390,7 @@ static int ev_client(reader *r, const cJSON *o, double t) {
   c->outcome = get_str(r, o, "outcome");
   c->text = get_str(r, o, "text");
   c->reason = get_str(r, o, "reason");
+  c->stopped = get_str(r, o, "stopped");
   c->total_ms = get_num(o, "total_ms", -1);
   double tok;
   c->has_tokens = has_num(o, "tokens", &tok);

@@ -155,8 +155,11 @@ int sim__lua_step_has_effect(struct lua_State *L, int idx);
 void sim__lua_step_convert(struct lua_State *L, int idx, sim_step **slot);
 
 /* The name in the NULL-terminated `known` closest to `key` when `key` looks
-   like a typo of it (edit distance 1 or 2), else NULL. */
+   like a typo of it (the rule of common/suggest.h), else NULL. */
 const char *sim__lua_suggest(const char *key, const char *const *known);
+/* The step constructor (or scenario) a misspelt global name most likely
+   meant ("fial" -> "fail"), else NULL; a static string. */
+const char *sim__lua_step_suggest(const char *name);
 
 /*
  * Registers the scenario file's source map, so that messages about a key of

@@ -313,6 +313,32 @@ static void sb_arm(sim_lua_sandbox *sb) {
 }
 
 /*
+ * Lua says "attempt to call a nil value (global 'fial')" for a misspelt
+ * step; a scenario's author needs "unknown step 'fial' (did you mean
+ * 'fail'?)". Returns msg with that part rewritten (pushed on the stack), or
+ * msg itself when it is another error or the name is near no step (a
+ * sandboxed `require` keeps Lua's own words).
+ */
+static const char *unknown_step(lua_State *L, const char *msg) {
+  static const char pat[] = "attempt to call a nil value (global '";
+  const char *at = strstr(msg, pat);
+  if (at == NULL) return msg;
+  const char *name = at + sizeof pat - 1;
+  const char *end = strchr(name, '\'');
+  if (end == NULL || end - name > 63) return msg;
+  char word[64];
+  memcpy(word, name, (size_t)(end - name));
+  word[end - name] = '\0';
+  const char *near = sim__lua_step_suggest(word);
+  if (near == NULL) return msg; /* not near a step: Lua's words say it */
+  const char *rest = end[1] == ')' ? end + 2 : end + 1;
+  char out[512];
+  snprintf(out, sizeof out, "%.*sunknown step '%s' (did you mean '%s'?)%s",
+           (int)(at - msg), msg, word, near, rest);
+  return lua_pushstring(L, out);
+}
+
+/*
  * The message handler: makes sure the message starts with the position of
  * the innermost scenario line (errors raised with level 0, non-string error
  * values, errors from chunks the scenario load()ed) and appends a traceback.
@@ -338,6 +364,7 @@ static int sb_msgh(lua_State *L) {
       }
     }
   }
+  msg = unknown_step(L, msg);
   luaL_traceback(L, L, msg, 1);
   return 1;
 }

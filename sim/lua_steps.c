@@ -16,6 +16,7 @@
 #include <lauxlib.h>
 #include <lua.h>
 
+#include "common/suggest.h"
 #include "sim/lua_int.h"
 
 /* Registry names of the shared-body cache and its entries' metatable. */
@@ -42,37 +43,10 @@ typedef struct args {
   int d;
 } args;
 
-/* The edit distance of two short strings, capped at 3. */
-static int distance(const char *a, const char *b) {
-  size_t la = strlen(a), lb = strlen(b);
-  if (la > 31 || lb > 31) return 3;
-  int prev[32], cur[32];
-  for (size_t j = 0; j <= lb; j++) prev[j] = (int)j;
-  for (size_t i = 1; i <= la; i++) {
-    cur[0] = (int)i;
-    for (size_t j = 1; j <= lb; j++) {
-      int c = prev[j - 1] + (a[i - 1] != b[j - 1]);
-      if (prev[j] + 1 < c) c = prev[j] + 1;
-      if (cur[j - 1] + 1 < c) c = cur[j - 1] + 1;
-      cur[j] = c;
-    }
-    memcpy(prev, cur, sizeof prev);
-  }
-  return prev[lb] < 3 ? prev[lb] : 3;
-}
-
-/* The known name closest to `key` when it is a likely typo, else NULL. */
+/* The known name closest to `key` when it is a likely typo, else NULL: the
+   one rule of common/suggest.h. */
 const char *sim__lua_suggest(const char *key, const char *const *known) {
-  const char *best = NULL;
-  int bestd = strlen(key) <= 4 ? 2 : 3; /* short names: one edit at most */
-  for (int i = 0; known[i] != NULL; i++) {
-    int dd = distance(key, known[i]);
-    if (dd < bestd) {
-      bestd = dd;
-      best = known[i];
-    }
-  }
-  return best;
+  return fb_suggest(key, known, NULL);
 }
 
 /*
@@ -838,6 +812,16 @@ static const luaL_Reg step_ctors[] = {
   {"reset", l_reset},       {"truncate", l_truncate},
   {"garbage", l_garbage},   {"effect", l_effect},   {NULL, NULL},
 };
+
+/* The step constructor nearest a misspelt global name; see lua_int.h. */
+const char *sim__lua_step_suggest(const char *name) {
+  const char *names[sizeof step_ctors / sizeof step_ctors[0] + 1];
+  size_t n = 0;
+  for (const luaL_Reg *r = step_ctors; r->name != NULL; r++) names[n++] = r->name;
+  names[n++] = "scenario";
+  names[n] = NULL;
+  return fb_suggest(name, names, NULL);
+}
 
 static const luaL_Reg step_meta[] = {
   {"__index", step_index},

@@ -98,8 +98,16 @@ static double gemini_retry_s(const sim_step *s) {
   return -1;
 }
 
+/* A wait of scenario_s scenario seconds as the wire advises it (times the
+   time scale under scale_wire, sim.h); negative (none) stays as it is. */
+static double wire_s(const sim_conn *c, double scenario_s) {
+  double w = c->srv->wire > 0 ? c->srv->wire : 1; /* 0: a server made without it */
+  return scenario_s < 0 ? scenario_s : scenario_s * w;
+}
+
 /* The headers every answer carries, plus the step's Retry-After forms and
-   extra headers. */
+   extra headers. The trace keeps the scenario's values (retry_after_ms),
+   the wire carries them scaled under scale_wire. */
 static void add_step_headers(struct MHD_Response *r, sim_conn *c, const sim_step *s) {
   add_header(r, c, sim__request_id_header(c->dialect), c->rid, 1);
   for (int i = 0; c->has_rl && i < c->rl.nheaders; i++)
@@ -107,7 +115,7 @@ static void add_step_headers(struct MHD_Response *r, sim_conn *c, const sim_step
   if (c->has_rl && c->rl.retry_after > 0 && s != NULL && !s->has_retry_after &&
       s->retry_after_raw == NULL && !s->has_retry_after_date && !s->has_retry_after_ms) {
     char ra[32];
-    sim__format_seconds(c->rl.retry_after, ra);
+    sim__format_seconds(wire_s(c, c->rl.retry_after), ra);
     add_header(r, c, "retry-after", ra, 1);
     c->has_ra = 1;
     c->retry_after_ms = c->rl.retry_after * 1000.0;
@@ -126,7 +134,7 @@ static void add_step_headers(struct MHD_Response *r, sim_conn *c, const sim_step
     return;
   }
   if (s->has_retry_after_ms) {
-    sim__format_seconds(s->retry_after_ms, buf);
+    sim__format_seconds(wire_s(c, s->retry_after_ms), buf); /* ms, scaled alike */
     add_header(r, c, "retry-after-ms", buf, 1);
     c->has_ra = 1;
     c->retry_after_ms = s->retry_after_ms;
@@ -134,14 +142,14 @@ static void add_step_headers(struct MHD_Response *r, sim_conn *c, const sim_step
   if (s->retry_after_raw != NULL) {
     add_header(r, c, "retry-after", s->retry_after_raw, 1);
   } else if (s->has_retry_after) {
-    sim__format_seconds(s->retry_after, buf);
+    sim__format_seconds(wire_s(c, s->retry_after), buf);
     add_header(r, c, "retry-after", buf, 1);
     if (!c->has_ra) {
       c->has_ra = 1;
       c->retry_after_ms = s->retry_after * 1000.0;
     }
   } else if (s->has_retry_after_date) {
-    sim__http_date(sim__env_wall_s(&c->srv->env), s->retry_after_date, buf);
+    sim__http_date(sim__env_wall_s(&c->srv->env), wire_s(c, s->retry_after_date), buf);
     add_header(r, c, "retry-after", buf, 1);
     if (!c->has_ra) {
       c->has_ra = 1;
@@ -296,6 +304,7 @@ static shared_body *shared_split(char *whole, sim_blob *blob, const char *mid, s
 
 static int tool_tokens(const sim_step *s);
 static double gemini_retry_s(const sim_step *s);
+static double wire_s(const sim_conn *c, double scenario_s);
 
 /*
  * The body of a chat, fail or garbage step whose large text is a shared
@@ -316,7 +325,7 @@ static shared_body *shared_for(sim_conn *c, const sim_step *s, int *status) {
     *status = s->status ? s->status : 500;
     const char *json = sim__blob_json(s->message_blob, &jlen);
     char *whole = sim__error_body_retry(d, *status, s->code, s->type, SHARED_MARK,
-                                        d == SIM_DIALECT_GEMINI ? gemini_retry_s(s) : -1);
+                                        d == SIM_DIALECT_GEMINI ? wire_s(c, gemini_retry_s(s)) : -1);
     return shared_split(whole, s->message_blob, json, jlen);
   }
   if (s->kind != SIM_STEP_CHAT || s->content_blob == NULL || d == SIM_DIALECT_EMBEDDINGS)
@@ -391,7 +400,7 @@ static char *step_body(sim_conn *c, const sim_step *s, int *status, const char *
   if (s->kind == SIM_STEP_FAIL) {
     *status = s->status ? s->status : 500;
     return sim__error_body_retry(d, *status, s->code, s->type, s->message,
-                                 d == SIM_DIALECT_GEMINI ? gemini_retry_s(s) : -1);
+                                 d == SIM_DIALECT_GEMINI ? wire_s(c, gemini_retry_s(s)) : -1);
   }
   if (s->kind == SIM_STEP_GARBAGE) {
     *status = s->status ? s->status : 200;

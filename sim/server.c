@@ -711,6 +711,7 @@ int sim_server_start(const sim_server_opts *o, sim_server **out, char err[SIM_ER
     goto fail;
   }
   srv->scale = o->time_scale > 0 ? o->time_scale : 1.0;
+  srv->wire = o->scale_wire ? srv->scale : 1.0;
   srv->env = o->env;
   struct timespec ts;
   clock_gettime(CLOCK_REALTIME, &ts);

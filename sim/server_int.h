@@ -29,6 +29,8 @@ struct sim_server {
   char instance[64];  /* this server's name in a fleet's traces */
   double t0;          /* CLOCK_MONOTONIC ms at start */
   double scale;       /* time scale for every server-side delay */
+  double wire;        /* factor of waits advised on the wire: scale with
+                         scale_wire (sim.h), else 1 */
   int port;
   unsigned rid_salt;  /* makes request ids differ between sessions */
   pthread_mutex_t lock;

@@ -140,6 +140,7 @@ static sim_server *view_new(sim_server *root, const char *name, sim_scenario *sc
   v->loops = root->loops;
   v->waiter = root->waiter;
   v->scale = root->scale;
+  v->wire = root->wire;
   v->port = root->port;
   snprintf(v->instance, sizeof v->instance, "%s", root->instance);
   pthread_mutex_lock(&root->sessions->lock);

@@ -212,6 +212,12 @@ typedef struct sim_server_opts {
   const char *trace_path;    /* NULL = no trace file */
   FILE *trace_stream;        /* or write the trace here (not closed) */
   double time_scale;         /* 0 = 1.0; 0.1 makes every delay 10x shorter */
+  /* 1: every wait advised on the wire (Retry-After in seconds, as a date and
+     as retry-after-ms, Gemini's retryDelay, the limiter's Retry-After) is
+     times time_scale too, for a client that does not know the scale (serve,
+     exec); the trace keeps the scenario's values, which the verdicts scale.
+     0: as the scenario wrote them (run's built-in client scales them). */
+  int scale_wire;
   uint64_t seed;             /* math.random seed for the scenario */
   int max_connections;       /* 0 = 20000 */
   int loops;                 /* event loops (threads); 0 = one per core, at most 8 */

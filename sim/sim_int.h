@@ -320,8 +320,9 @@ int sim__scenario_decide(sim_scenario *sc, int provider, const sim_req *req,
 
 
 /* ====================================================================
- * Server internals (server.c, respond.c, stream.c, waiter.c, trace.c,
- * dialect.c, ledger.c, keying.c, keymap.c). No Lua here.
+ * Server internals (server.c, conn.c, session.c, play.c, step.c, stages.c,
+ * end_state.c, waiter.c, trace.c, dialect*.c, ledger.c, keying.c, keymap.c,
+ * ratelimit.c, state*.c). No Lua here.
  * ==================================================================== */
 
 #include <cjson/cJSON.h>

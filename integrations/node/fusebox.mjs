@@ -300,11 +300,25 @@ export async function startFusebox({ bin, args = [], token, keep, startTimeoutMs
   if (token) argv.push('--control-token', token);
   const child = spawn(exe, argv, { stdio: ['ignore', 'pipe', 'pipe'] });
   const stderr = [];
+  const head = []; // the first lines: an error printed before a usage text
+  let partial = '';
   child.stderr.setEncoding('utf8');
   child.stderr.on('data', (d) => {
-    stderr.push(...d.split('\n').filter(Boolean));
+    const lines = (partial + d).split('\n');
+    partial = lines.pop();
+    for (const l of lines) if (head.length < 10) head.push(l);
+    stderr.push(...lines.filter(Boolean));
     stderr.splice(0, Math.max(0, stderr.length - 50));
   });
+  // What the server said was wrong: the lines before its usage text when it
+  // printed one (a bad option or scenario), else its last lines.
+  const errorLine = () => {
+    const u = head.findIndex((l) => l.startsWith('usage: '));
+    const said = u > 0 ? head.slice(0, u).filter((l) => l.trim()) : [];
+    if (said.length) return said.join(' | ');
+    const last = partial ? [...stderr, partial] : stderr;
+    return last.slice(-5).join(' | ') || 'no message';
+  };
   const killOnExit = () => child.kill('SIGKILL');
   process.once('exit', killOnExit);
 
@@ -317,7 +331,7 @@ export async function startFusebox({ bin, args = [], token, keep, startTimeoutMs
       clearTimeout(timer);
       if (err) reject(err); else resolve(p);
     };
-    const why = () => stderr.slice(-5).join(' | ') || 'no message';
+    const why = errorLine;
     const timer = setTimeout(() => {
       child.kill('SIGKILL');
       finish(new FuseboxError(`fusebox: ${exe} printed no 'port N' line in ${startTimeoutMs} ms: ${why()}`));
@@ -360,7 +374,7 @@ export async function startFusebox({ bin, args = [], token, keep, startTimeoutMs
         res = await fetch(`${url}/__fusebox/${what}${q}`, { method, headers: h, body });
       } catch (e) {
         const down = child.exitCode !== null || child.signalCode !== null
-          ? ` (the server exited (${child.exitCode ?? child.signalCode}): ${stderr.slice(-5).join(' | ') || 'no message'})` : '';
+          ? ` (the server exited (${child.exitCode ?? child.signalCode}): ${errorLine()})` : '';
         throw new FuseboxError(`fusebox control ${method} /__fusebox/${what}: ${e.cause?.message || e.message}${down}`);
       }
       const text = await res.text();

@@ -364,6 +364,7 @@ class Server:
         self.http = None
         self._out = []
         self._err = []
+        self._head = []  # the first lines of stderr: an error before a usage text
         self.names = set()  # sessions handed out by this server process
 
     def start(self):
@@ -393,7 +394,10 @@ class Server:
 
         def drain_err():
             for raw in self.proc.stderr:
-                self._err.append(raw.decode("utf-8", "replace").rstrip("\n"))
+                line = raw.decode("utf-8", "replace").rstrip("\n")
+                if len(self._head) < 10:
+                    self._head.append(line)
+                self._err.append(line)
                 del self._err[:-50]
 
         threading.Thread(target=drain_out, daemon=True).start()
@@ -405,17 +409,27 @@ class Server:
             err_reader.join(5)  # its last words, read to the end
             raise FuseboxError(
                 "fusebox: %s printed no 'port N' line (exit status %s): %s"
-                % (" ".join(cmd), self.proc.returncode, " | ".join(self._err[-5:]) or "no message")
+                % (" ".join(cmd), self.proc.returncode, self._error_line())
             )
         self.url = "http://127.0.0.1:%d" % self.port
         self.http = _Http(self.url, self.token, self._why_down)
         return self
 
+    def _error_line(self):
+        """What the server said was wrong: the lines before its usage text
+        when it printed one (a bad option or scenario), else its last lines."""
+        for i, line in enumerate(self._head):
+            if line.startswith("usage: "):
+                said = [l for l in self._head[:i] if l.strip()]
+                if said:
+                    return " | ".join(said)
+        return " | ".join(self._err[-5:]) or "no message"
+
     def _why_down(self):
         if self.proc is None or self.proc.poll() is None:
             return ""
         return " (the server exited with status %s: %s)" % (
-            self.proc.returncode, " | ".join(self._err[-5:]) or "no message")
+            self.proc.returncode, self._error_line())
 
     def health(self):
         return self.http.call("GET", "/__fusebox/health")
@@ -430,7 +444,7 @@ class Server:
         """Stops the server and starts a fresh one (a new port, no sessions)."""
         self.stop()
         self.proc = self.port = self.url = self.http = None
-        self._out, self._err, self.names = [], [], set()
+        self._out, self._err, self._head, self.names = [], [], [], set()
         return self.start()
 
     def stderr(self):

@@ -149,6 +149,7 @@ static void test_all_open(void) {
   CU_ASSERT_EQUAL(f.nreq, 1);
   CU_ASSERT_EQUAL(r->outcome, GUARD_OUTCOME_DEGRADED);
   CU_ASSERT_PTR_NOT_NULL(strstr(r->reason, "breaker_open"));
+  CU_ASSERT_STRING_EQUAL(r->stop, "breaker open");
   guard_result_free(r);
   guard_free(g);
   fake_free(&f);

@@ -36,6 +36,7 @@ static void test_blocks_per_call(void) {
   CU_ASSERT_EQUAL(r->outcome, GUARD_OUTCOME_BLOCKED);
   CU_ASSERT_STRING_EQUAL(r->text, "Over budget, sorry.");
   CU_ASSERT_PTR_NOT_NULL(strstr(r->reason, "per-call"));
+  CU_ASSERT_STRING_EQUAL(r->stop, "token budget");
   CU_ASSERT_EQUAL(r->estimate, 19);
   guard_result_free(r);
   guard_free(g);

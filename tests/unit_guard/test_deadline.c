@@ -89,6 +89,7 @@ static void test_cut_by_deadline(void) {
   CU_ASSERT_EQUAL(r->attempts[0].kind, GUARD_KIND_DEADLINE);
   CU_ASSERT_EQUAL(r->outcome, GUARD_OUTCOME_DEGRADED);
   CU_ASSERT_PTR_NOT_NULL(strstr(r->reason, "deadline"));
+  CU_ASSERT_STRING_EQUAL(r->stop, "deadline");
   CU_ASSERT_DOUBLE_EQUAL(r->total_ms, 1000, 1e-9);
   guard_result_free(r);
   guard_free(g);
@@ -113,6 +114,9 @@ static void test_max_total_wait(void) {
   CU_ASSERT_EQUAL(f.nreq, 2);
   CU_ASSERT_DOUBLE_EQUAL(f.slept, 500, 1e-9);
   CU_ASSERT_PTR_NOT_NULL(strstr(r->attempts[1].detail, "max total wait"));
+  /* The call's reason leads with why it gave up (issue 24). */
+  CU_ASSERT_STRING_EQUAL(r->stop, "max total wait");
+  CU_ASSERT_PTR_NOT_NULL(strstr(r->reason, "stopped: max total wait; "));
   guard_result_free(r);
   guard_free(g);
   fake_free(&f);

@@ -22,4 +22,5 @@
   X(ratelimit)         \
   X(redact)            \
   X(alloc_fail)        \
-  X(end_state)
+  X(end_state)         \
+  X(suggest)
