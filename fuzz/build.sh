@@ -2,7 +2,7 @@
 # Builds the libFuzzer targets fuzz/fuzz_*.c into fuzz/build/ (or $FUZZ_BUILD)
 # with clang and -fsanitize=fuzzer,address,undefined. The library sources a
 # target needs are compiled directly (not through CMake) with the same
-# sanitizers, so coverage reaches into guard/, sim/, import/ and reports/.
+# sanitizers, so coverage reaches into guard/, sim/, import/, reports/ and cli/.
 #
 #   bash fuzz/build.sh            build every target
 #   bash fuzz/build.sh sse wire   build only these
@@ -54,14 +54,25 @@ SIM_LUA=("$root"/sim/lua_*.c "$root"/sim/step.c "$root"/sim/dialect*.c
          "$root"/sim/trace.c "$root"/sim/redact.c "$root"/sim/term_safe.c
          "$root"/sim/env.c "$root"/sim/srcmap.c "$root"/sim/http_date.c
          "$root"/sim/provider_name.c "$root"/sim/blob.c "$root"/sim/sse_text.c
-         "$root"/sim/json_write.c)
-declare -A SRC
+         "$root"/sim/json_write.c "$root"/sim/eventstream.c)
+declare -A SRC XLIBS
 SRC[scenario]="${SIM_LUA[*]} ${REPORTS[*]} ${COMMON[*]}"
 SRC[request]="${SIM_LUA[*]} ${COMMON[*]}"
 SRC[sse]="${GUARD[*]}"
 SRC[wire]="${GUARD[*]}"
 SRC[trace]="${REPORTS[*]} ${COMMON[*]}"
-SRC[record]="$root/import/record_note.c $root/sim/redact.c $root/sim/term_safe.c $root/sim/keying.c $root/sim/errors.c"
+SRC[record]="$root/import/record_note.c $root/import/import_read.c $root/sim/redact.c $root/sim/term_safe.c $root/sim/keying.c $root/sim/errors.c"
+# Every sim/ source: the server itself (sim__request_read, the sessions and
+# the Redis state behind the control API), with libmicrohttpd and hiredis.
+SIM_ALL=("$root"/sim/*.c)
+SRC[api]="${SIM_ALL[*]} ${COMMON[*]}"
+XLIBS[api]="$(pkg-config --libs libmicrohttpd hiredis)"
+XLIBS[control]="${XLIBS[api]}"
+SRC[merge]="${REPORTS[*]} ${COMMON[*]} $root/sim/redact.c $root/sim/keying.c $root/sim/errors.c"
+SRC[control]="${SIM_ALL[*]} ${REPORTS[*]} ${COMMON[*]} $root/cli/control.c $root/cli/control_journal.c $root/cli/scenario_load.c $root/cli/client_config.c ${GUARD[*]}"
+# sim/ against the fake hiredis of fuzz_redis.c (libhiredis not linked).
+SRC[redis]="${SIM_ALL[*]} ${COMMON[*]}"
+XLIBS[redis]="$(pkg-config --libs libmicrohttpd)"
 if [ -f "$root/import/import.c" ]; then
   SRC[import]="$(echo "$root"/import/import*.c) ${SIM_LUA[*]} ${COMMON[*]}"
 fi
@@ -76,7 +87,7 @@ if [ ${#targets[@]} -eq 0 ]; then
 fi
 
 mkdir -p "$out/obj"
-newest_header="$(find "$root/guard" "$root/sim" "$root/import" "$root/reports" "$here" \
+newest_header="$(find "$root/guard" "$root/sim" "$root/import" "$root/reports" "$root/cli" "$root/common" "$here" \
                    -maxdepth 1 -name '*.h' -printf '%T@\n' | sort -n | tail -1)"
 
 obj_of() { echo "$out/obj/$(echo "${1#$root/}" | tr / _ | sed 's/\.c$/.o/')"; }
@@ -122,6 +133,7 @@ fi
 for t in "${targets[@]}"; do
   objs=()
   for s in "$here/fuzz_$t.c" ${SRC[$t]}; do objs+=("$(obj_of "$s")"); done
-  "$CC" "${objs[@]}" "${LIBS[@]}" -o "$out/fuzz_$t"
+  # shellcheck disable=SC2086
+  "$CC" "${objs[@]}" "${LIBS[@]}" ${XLIBS[$t]:-} -o "$out/fuzz_$t"
   echo "built $out/fuzz_$t"
 done

@@ -45,6 +45,10 @@ max_len() {
     trace) echo 16384 ;;
     import) echo 16384 ;;
     record) echo 8192 ;;
+    api) echo 8192 ;;
+    merge) echo 32768 ;;
+    control) echo 16384 ;;
+    redis) echo 2048 ;;
     *) echo 8192 ;;
   esac
 }

@@ -232,7 +232,8 @@ void sim__jw_num(sim_jw *w, double d) {
     sim__jw_raw(w, "-0", 2);
     return;
   }
-  if (d == (double)(long long)d && d < 1e15 && d > -1e15) {
+  /* the range first: (long long) of 1e40 is undefined (fuzz_api) */
+  if (d < 1e15 && d > -1e15 && d == (double)(long long)d) {
     long long v = (long long)d;
     char *e = tmp + sizeof tmp, *q = e;
     unsigned long long u = v < 0 ? 0ULL - (unsigned long long)v : (unsigned long long)v;

@@ -214,6 +214,12 @@ static void parse_body(sim_conn *c) {
   cJSON_Delete(j);
 }
 
+/* Reads a request as arrive() does, before keying it; see server_int.h. */
+void sim__request_read(sim_conn *c, const char *method, const char *url) {
+  route(c, method, url);
+  if (c->dialect != SIM_DIALECT_EFFECT) parse_body(c);
+}
+
 /* 1 when the request reached no provider (route() found none). */
 static int unserved(const sim_conn *c) { return c->provider == -2 && !c->too_big; }
 
@@ -328,8 +334,7 @@ static enum MHD_Result arrive(sim_conn *c, const char *method, const char *url) 
   sim_server *srv = c->srv;
   c->phase = 1;
   c->t_arrive = sim__srv_t(srv);
-  route(c, method, url);
-  if (c->dialect != SIM_DIALECT_EFFECT) parse_body(c);
+  sim__request_read(c, method, url);
 
   const char *idem = MHD_lookup_connection_value(c->mc, MHD_HEADER_KIND, "Idempotency-Key");
   if (idem != NULL) c->idem_key = strdup(idem);

@@ -189,6 +189,13 @@ void sim__session_unref(sim_server *view);
    control hook's answer, or the refusal. */
 enum MHD_Result sim__direct_answer(sim_conn *c, const char *method, const char *url);
 
+/* server.c: what arrive() reads of a request before keying it: the
+   provider and dialect its path selects (c->srv->sc's providers), the
+   model and stream flag (body, else path), the tools offered and the
+   inputs counted. c->body/body_len are read, c->model and c->offered set
+   (owned by c). Also the seam fuzz/fuzz_api.c feeds requests through. */
+void sim__request_read(sim_conn *c, const char *method, const char *url);
+
 /* tools_trace.c: tool calls in the trace. */
 void sim__offered_tools(sim_conn *c, const cJSON *body);
 /* The end event's tool_calls array, or NULL; owned by the caller. */

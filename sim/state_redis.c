@@ -25,6 +25,7 @@
  */
 #include <errno.h>
 #include <hiredis/hiredis.h>
+#include <math.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -307,6 +308,15 @@ static const char *elem_str(const redisReply *rep, size_t i) {
   return e->type == REDIS_REPLY_STRING ? e->str : NULL;
 }
 
+/* 1 with element i read as a number a bucket can hold (finite, within
+   1e15: no cast of it overflows), else 0 (fuzz_redis: "-1e23"). */
+static int elem_level(const redisReply *rep, size_t i, double *out) {
+  const char *s = elem_str(rep, i);
+  if (s == NULL) return 0;
+  *out = strtod(s, NULL);
+  return isfinite(*out) && fabs(*out) <= 1e15;
+}
+
 static int bad_reply(redisReply *rep, char err[SIM_ERRLEN]) {
   freeReplyObject(rep);
   snprintf(err, SIM_ERRLEN, "Redis answered a script with an unexpected reply");
@@ -316,7 +326,11 @@ static int bad_reply(redisReply *rep, char err[SIM_ERRLEN]) {
 /* Learns Redis's clock from `now` (its ms) read in an answer just come. */
 static void learn_clock(rstate *r, const char *now) {
   if (now == NULL) return;
-  long long off = strtoll(now, NULL, 10) - (long long)sim_now_ms();
+  long long t = strtoll(now, NULL, 10);
+  /* Not a clock (beyond 2^50 ms, 35,000 years): ignored, so neither this
+     difference nor a deadline made from it overflows (fuzz_redis). */
+  if (t < 0 || t > (1LL << 50)) return;
+  long long off = t - (long long)sim_now_ms();
   __atomic_store_n(&r->offset_ms, off, __ATOMIC_RELAXED);
 }
 
@@ -381,7 +395,10 @@ static int r_arrive(sim_state *st, const char *key, int *attempt, long *n,
   redisReply *rep = run_timed(r, S_ARRIVE, 3, 4, args, err);
   if (rep == NULL) return SIM_ESTATE;
   long long a, nn;
-  if (elem_int(rep, 0, &a) || elem_int(rep, 1, &nn)) return bad_reply(rep, err);
+  /* INCR counts from 1: anything less is no answer of the script's (and
+     (int) of a large negative one is any int at all: fuzz_redis) */
+  if (elem_int(rep, 0, &a) || elem_int(rep, 1, &nn) || a < 1 || nn < 1)
+    return bad_reply(rep, err);
   freeReplyObject(rep);
   *attempt = a > 1000000000LL ? 1000000000 : (int)a;
   *n = (long)nn;
@@ -402,11 +419,15 @@ static int r_rl_take(sim_state *st, int tokens, sim_rl_result *res, char err[SIM
   redisReply *rep = run_timed(r, S_RATE, 1, 8, args, err);
   if (rep == NULL) return SIM_ESTATE;
   long long refused;
-  const char *req = elem_str(rep, 1), *tok = elem_str(rep, 2), *wait = elem_str(rep, 3);
-  if (elem_int(rep, 0, &refused) || req == NULL || tok == NULL || wait == NULL)
+  double req, tok, wait;
+  /* a bucket holds 0..cap (the script never takes more than is there); a
+     level past it would make a reset time no integer holds (fuzz_redis) */
+  if (elem_int(rep, 0, &refused) || !elem_level(rep, 1, &req) || !elem_level(rep, 2, &tok) ||
+      !elem_level(rep, 3, &wait) || wait < 0 || req < 0 || tok < 0 ||
+      (cf.rpm > 0 && req > cf.req_cap * (1 + 1e-9) + 1e-9) ||
+      (cf.tpm > 0 && tok > cf.tok_cap * (1 + 1e-9) + 1e-9))
     return bad_reply(rep, err);
-  sim__ratelimit_answer(st->rl, refused != 0, strtod(wait, NULL), strtod(req, NULL),
-                        strtod(tok, NULL), res);
+  sim__ratelimit_answer(st->rl, refused != 0, wait, req, tok, res);
   freeReplyObject(rep);
   return refused != 0;
 }
@@ -579,11 +600,17 @@ int sim__state_redis_new(const sim_state_redis_opts *o, int honour, sim_ratelimi
     bad_reply(rep, err);
     goto fail;
   }
+  /* the session's age starts the server's clock: "nan" or 1e308 from a
+     Redis that is not ours would make every trace time NaN (fuzz_redis) */
+  double age = strtod(now, NULL) - strtod(start, NULL);
+  if (!isfinite(age) || fabs(age) > (double)(1LL << 50)) {
+    bad_reply(rep, err);
+    goto fail;
+  }
   learn_clock(r, now);
   snprintf(r->prefix, sizeof r->prefix, "fusebox:%s:%s:", o->session, id);
   snprintf(st->session, sizeof st->session, "%s/%s", o->session, id);
-  st->age_ms = strtod(now, NULL) - strtod(start, NULL);
-  if (st->age_ms < 0) st->age_ms = 0;
+  st->age_ms = age < 0 ? 0 : age;
   freeReplyObject(rep);
   *out = st;
   return SIM_OK;

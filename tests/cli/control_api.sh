@@ -19,7 +19,7 @@ start() {
   "$bin" serve "$@" --port 0 > "$tmp/$name.out" 2> "$tmp/$name.err" &
   pids+=($!)
   eval "${name}_pid=$!"
-  for _ in $(seq 300); do grep -q '^port ' "$tmp/$name.out" 2>/dev/null && break; sleep 0.02; done
+  wait_port_line "$tmp/$name.out"
   port=$(awk '/^port /{print $2}' "$tmp/$name.out")
   [ -n "$port" ] || { bad "$name: serve printed no port: $(cat "$tmp/$name.err")"; finish; }
 }

@@ -46,7 +46,7 @@ LUA
 "$bin" serve --control --port 0 --trace "$tmp/t6.jsonl" > "$tmp/o6" 2> "$tmp/e6" &
 srv=$!
 pids+=($srv)
-for _ in $(seq 300); do grep -q '^port ' "$tmp/o6" 2>/dev/null && break; sleep 0.02; done
+wait_port_line "$tmp/o6"
 port=$(awk '/^port /{print $2}' "$tmp/o6")
 base="http://127.0.0.1:$port"
 cl=()

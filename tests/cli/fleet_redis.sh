@@ -41,7 +41,7 @@ serve() {
   local p=$!
   pids+=("$p")
   eval "pid_$name=$p"
-  for _ in $(seq 250); do grep -q '^port ' "$tmp/$name.out" 2>/dev/null && break; sleep 0.02; done
+  wait_port_line "$tmp/$name.out"
   local port
   port=$(awk '/^port /{print $2}' "$tmp/$name.out")
   [ -n "$port" ] || { echo "server $name did not start:"; cat "$tmp/$name.err"; exit 1; }

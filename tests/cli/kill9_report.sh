@@ -18,7 +18,7 @@ return scenario {
 LUA
 "$bin" serve "$tmp/s.lua" --port 0 --trace "$tmp/t.jsonl" > "$tmp/out" 2>&1 &
 pid=$!
-for _ in $(seq 200); do grep -q '^port ' "$tmp/out" 2>/dev/null && break; sleep 0.02; done
+wait_port_line "$tmp/out"
 port=$(awk '/^port /{print $2}' "$tmp/out")
 url="http://127.0.0.1:$port/v1/chat/completions"
 curl -s -o /dev/null "$url" -d '{"a":1}'

@@ -35,6 +35,18 @@ _lib_cleanup() {
 }
 trap _lib_cleanup EXIT
 
+# wait_port_line FILE [PID]: waits until FILE holds the "port N" line that
+# `fusebox serve` prints, for up to 30 s (a loaded 2-core machine, an ASan
+# build), or until PID has exited. The caller reads the port from FILE.
+wait_port_line() {
+  local end=$((SECONDS + 30))
+  while [ $SECONDS -lt $end ]; do
+    grep -q '^port ' "$1" 2>/dev/null && return 0
+    [ -n "${2:-}" ] && ! kill -0 "$2" 2>/dev/null && return 1
+    sleep 0.02
+  done
+  return 1
+}
 ok() { pass=$((pass + 1)); }
 bad() { fail=$((fail + 1)); echo "FAIL: $*"; }
 

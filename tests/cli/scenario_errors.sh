@@ -108,7 +108,7 @@ if [ $rc -eq 0 ] || [ $rc -eq 1 ]; then ok
 else bad "exec good: exit $rc: $(cat "$tmp/err")"; fi
 "$bin" serve "$f" --port 0 > "$tmp/out" 2> "$tmp/err" &
 spid=$!
-for _ in $(seq 50); do grep -q '^port ' "$tmp/out" 2>/dev/null && break; sleep 0.1; done
+for _ in $(seq 300); do grep -q '^port ' "$tmp/out" 2>/dev/null && break; sleep 0.1; done
 if grep -q '^port ' "$tmp/out"; then ok; else bad "serve good: $(cat "$tmp/err")"; fi
 kill -INT $spid 2>/dev/null
 wait $spid 2>/dev/null

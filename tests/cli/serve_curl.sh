@@ -25,7 +25,7 @@ return scenario {
 LUA
 "$bin" serve "$tmp/s.lua" --port 0 --trace "$tmp/t.jsonl" > "$tmp/out" 2> "$tmp/err" &
 pid=$!
-for _ in $(seq 200); do grep -q '^port ' "$tmp/out" 2>/dev/null && break; sleep 0.02; done
+wait_port_line "$tmp/out"
 port=$(awk '/^port /{print $2}' "$tmp/out")
 [ -n "$port" ] && ok || { bad "serve printed no port"; cat "$tmp/err"; exit 1; }
 url="http://127.0.0.1:$port/v1/chat/completions"

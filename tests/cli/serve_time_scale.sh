@@ -27,7 +27,7 @@ start() { # time scale
   : > "$tmp/out"
   "$bin" serve "$tmp/s.lua" --port 0 --time-scale "$1" --trace "$tmp/t$1.jsonl" > "$tmp/out" 2> "$tmp/err" &
   pid=$!
-  for _ in $(seq 200); do grep -q '^port ' "$tmp/out" 2>/dev/null && break; sleep 0.02; done
+  wait_port_line "$tmp/out"
   port=$(awk '/^port /{print $2}' "$tmp/out")
   [ -n "$port" ] || { bad "serve printed no port"; cat "$tmp/err"; exit 1; }
 }
