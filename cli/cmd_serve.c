@@ -18,8 +18,10 @@ static const char USAGE[] =
     "\n"
     CLI_NAME_HELP
     "\n"
-    "Serves SCENARIO as a fake provider: OpenAI POST /v1/chat/completions,\n"
-    "Anthropic POST /v1/messages, effects POST/GET /v1/effects/...; a provider\n"
+    "Serves SCENARIO as a fake provider in every API it speaks (docs/apis.md):\n"
+    "OpenAI /v1/chat/completions and /v1/responses, Anthropic /v1/messages,\n"
+    "Gemini /v1beta/models/M:generateContent, Ollama /api/chat, Cohere /v2/chat,\n"
+    "Bedrock /model/M/converse, and effects POST/GET /v1/effects/...; a provider\n"
     "named NAME is also at /NAME/v1/... . Stops cleanly on Ctrl-C or SIGTERM.\n"
     "\n"
     "options:\n"
