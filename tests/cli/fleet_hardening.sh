@@ -27,21 +27,6 @@ stop_redis() { kill "$redis_pid"; wait "$redis_pid" 2>/dev/null; }
 start_redis
 state="redis://127.0.0.1:$rport"
 
-# serve NAME SCENARIO ARGS...: starts a server, sets port_NAME and pid_NAME.
-serve() {
-  local name=$1 sc=$2
-  shift 2
-  "$bin" serve "$sc" --port 0 --trace "$tmp/$name.jsonl" "$@" > "$tmp/$name.out" 2> "$tmp/$name.err" &
-  local p=$!
-  pids+=("$p")
-  eval "pid_$name=$p"
-  wait_port_line "$tmp/$name.out"
-  local port
-  port=$(awk '/^port /{print $2}' "$tmp/$name.out")
-  [ -n "$port" ] || { echo "server $name did not start:"; cat "$tmp/$name.err"; exit 1; }
-  eval "port_$name=$port"
-}
-stop() { local p; p=$(eval echo "\$pid_$1"); kill -INT "$p"; wait "$p" 2>/dev/null; }
 # post PORT PATH BODY [HEADER]: prints the status; body in $tmp/body, headers in $tmp/hdr.
 post() {
   curl -s -o "$tmp/body" -D "$tmp/hdr" -w '%{http_code}' --max-time 8 \
@@ -56,8 +41,8 @@ LUA
 # --- item 2: two long Idempotency-Keys sharing a prefix are two effects, in
 # Redis as in process (the key name was cut at 640 bytes).
 long=$(printf 'k%.0s' $(seq 790))
-serve local "$tmp/eff.lua"
-serve ra "$tmp/eff.lua" --state "$state" --session skeys --new-session
+serve_named local "$tmp/eff.lua"
+serve_named ra "$tmp/eff.lua" --state "$state" --session skeys --new-session
 for n in local ra; do
   p=$(eval echo "\$port_$n")
   s1=$(post "$p" /v1/effects/send_email '{"to":"a"}' "Idempotency-Key: ${long}-A"); r1=$(field 'd["result"]["id"], d.get("replayed", False)')
@@ -71,7 +56,7 @@ for n in local ra; do
   # attempts: two long keys are two logical requests, each at attempt 1
   post "$p" /v1/chat/completions '{"m":1}' "Idempotency-Key: ${long}-C" > /dev/null
   post "$p" /v1/chat/completions '{"m":1}' "Idempotency-Key: ${long}-D" > /dev/null
-  stop "$n"
+  stop_named "$n"
   att=$(grep '"ev":"arrive"' "$tmp/$n.jsonl" | grep '/v1/chat' | grep -o '"attempt":[0-9]*' | tr '\n' ' ')
   [ "$att" = '"attempt":1 "attempt":1 ' ] && ok || bad "$n: attempts of two long keys: $att"
 done
@@ -91,8 +76,8 @@ return scenario {
   effects = { delay { 1.5, effect { apply = true } }, effect { apply = true } },
 }
 LUA
-serve a "$tmp/slow.lua" --state "$state" --session sslow --new-session --instance a
-serve b "$tmp/slow.lua" --state "$state" --session sslow --instance b
+serve_named a "$tmp/slow.lua" --state "$state" --session sslow --new-session --instance a
+serve_named b "$tmp/slow.lua" --state "$state" --session sslow --instance b
 q='{"model":"m","messages":[{"role":"user","content":"slow"}]}'
 # every connection of both pools made (and its scripts loaded) first, so
 # that the calls below are sent while Redis sleeps
@@ -114,7 +99,7 @@ wait "$c3" "$dbg"
 e2=$(cat "$tmp/e2")
 s3=$(post "$port_a" /v1/chat/completions "$q" 'Idempotency-Key: slow')
 e3=$(post "$port_b" /v1/effects/charge_card '{"n":1}' 'Idempotency-Key: slow-eff'); r3=$(field 'd.get("replayed", False)')
-stop a; stop b
+stop_named a; stop_named b
 [ "$s1 $s2 $s3" = "503 500 503" ] && ok || bad "503, then 500 while Redis sleeps, then 503: got $s1 $s2 $s3"
 [ "$(attempts "$tmp/a.jsonl" "$tmp/b.jsonl")" = "1 2 " ] && ok \
   || bad "the attempt answered 500 was counted: attempts $(attempts "$tmp/a.jsonl" "$tmp/b.jsonl")(want 1 2)"
@@ -124,7 +109,7 @@ stop a; stop b
 # --- item 4: after a Redis restart on the same port, the first requests
 # succeed: a call on a connection Redis closed is sent again, once, on a
 # fresh one (it was a 500 for each of the pool's four connections).
-serve a "$tmp/eff.lua" --state "$state" --session srestart --new-session --instance a
+serve_named a "$tmp/eff.lua" --state "$state" --session srestart --new-session --instance a
 for i in 1 2 3 4 5 6 7 8; do post "$port_a" /v1/chat/completions "{\"warm\":$i}" > /dev/null; done
 stop_redis
 start_redis
@@ -133,7 +118,7 @@ for i in 1 2 3 4 5; do got="$got$(post "$port_a" /v1/chat/completions "{\"after\
 [ "$got" = "200 200 200 200 200 " ] && ok || bad "5 requests right after a Redis restart: $got(want 200 each)"
 e=$(post "$port_a" /v1/effects/send_email '{"to":"x"}' 'Idempotency-Key: after-restart')
 [ "$e" = 200 ] && ok || bad "an effect right after the restart: $e"
-stop a
+stop_named a
 
 # --- item 5: a fleet session name is 1 to 64 of [A-Za-z0-9._-]: a newline,
 # an ESC, ':' (one session's keys inside another's) or '*' is refused at
@@ -146,14 +131,15 @@ for name in 'a:b' $'a\nb' $'a\033[31mb' 'a*' '' "$(printf 'x%.0s' $(seq 65))"; d
     || bad "--session $(printf '%q' "$name"): exit $rc, $(head -c 200 "$tmp/e5")"
 done
 [ "$(redis-cli -p "$rport" DBSIZE)" = 0 ] && ok || bad "a refused session name reached Redis: $(redis-cli -p "$rport" --scan | head -3)"
-serve a "$tmp/eff.lua" --state "$state" --session "Run-1.b_2" --new-session
-[ "$(post "$port_a" /v1/chat/completions '{"ok":1}')" = 200 ] && ok || bad "a good session name"
-stop a
+serve_named a "$tmp/eff.lua" --state "$state" --session "Run-1.b_2" --new-session
+s=$(post "$port_a" /v1/chat/completions '{"ok":1}')
+[ "$s" = 200 ] && ok || bad "a good session name: $s $(head -c 300 "$tmp/body")"
+stop_named a
 
 # --- item 10: keyed effects are scoped by effect name: charge_card with
 # send_email's key and body is its own effect, in process and in Redis.
-serve local "$tmp/eff.lua"
-serve ra "$tmp/eff.lua" --state "$state" --session sscope --new-session
+serve_named local "$tmp/eff.lua"
+serve_named ra "$tmp/eff.lua" --state "$state" --session sscope --new-session
 for n in local ra; do
   p=$(eval echo "\$port_$n")
   a=$(post "$p" /v1/effects/send_email '{"x":1}' 'Idempotency-Key: op-9'); ra=$(field 'd["result"]["name"], d.get("replayed", False)')
@@ -164,7 +150,7 @@ for n in local ra; do
   [ "$c $rc_" = "200 ('send_email', True)" ] && ok || bad "$n: send_email again: $c $rc_ (want a replay)"
   g=$(curl -s -o "$tmp/body" -w '%{http_code}' "http://127.0.0.1:$p/v1/effects/op-9")
   [ "$g" = 200 ] && [ "$(field 'd["applied"]')" = True ] && ok || bad "$n: lookup of op-9: $g $(cat "$tmp/body")"
-  stop "$n"
+  stop_named "$n"
 done
 
 finish

@@ -33,21 +33,6 @@ start_redis() {
 start_redis
 state="redis://127.0.0.1:$rport"
 
-# serve NAME SCENARIO ARGS...: starts a server, sets port_NAME and pid_NAME.
-serve() {
-  local name=$1 sc=$2
-  shift 2
-  "$bin" serve "$sc" --port 0 --trace "$tmp/$name.jsonl" "$@" > "$tmp/$name.out" 2> "$tmp/$name.err" &
-  local p=$!
-  pids+=("$p")
-  eval "pid_$name=$p"
-  wait_port_line "$tmp/$name.out"
-  local port
-  port=$(awk '/^port /{print $2}' "$tmp/$name.out")
-  [ -n "$port" ] || { echo "server $name did not start:"; cat "$tmp/$name.err"; exit 1; }
-  eval "port_$name=$port"
-}
-stop() { local p; p=$(eval echo "\$pid_$1"); kill -INT "$p"; wait "$p" 2>/dev/null; }
 # post PORT PATH BODY [HEADER]: prints the status; body in $tmp/body, headers in $tmp/hdr.
 post() {
   curl -s -o "$tmp/body" -D "$tmp/hdr" -w '%{http_code}' --max-time 5 \
@@ -64,7 +49,7 @@ post() {
 
 # --- 1. "503 twice, then answer" on one logical request, over three servers.
 for n in a b c; do
-  serve "$n" "$src/scenarios/transient/http_503.lua" --state "$state" --session s503 --instance "$n" \
+  serve_named "$n" "$src/scenarios/transient/http_503.lua" --state "$state" --session s503 --instance "$n" \
     $([ $n = a ] && echo --new-session)
 done
 body='{"model":"m","messages":[{"role":"user","content":"one logical request"}]}'
@@ -75,13 +60,13 @@ s2=$(post "$port_b" /v1/chat/completions "$body"); sleep 2
 s3=$(post "$port_c" /v1/chat/completions "$body")
 [ "$s1 $s2 $s3" = "503 503 200" ] && ok || bad "503, 503, 200 over three servers: got $s1 $s2 $s3"
 grep -q '"content":"back again"' "$tmp/body" && ok || bad "the third attempt was not the answer"
-for n in a b c; do stop "$n"; done
+for n in a b c; do stop_named "$n"; done
 # The control: the same three servers without --state answer 503 each time.
-for n in x y z; do serve "$n" "$src/scenarios/transient/http_503.lua"; done
+for n in x y z; do serve_named "$n" "$src/scenarios/transient/http_503.lua"; done
 c1=$(post "$port_x" /v1/chat/completions "$body"); c2=$(post "$port_y" /v1/chat/completions "$body")
 c3=$(post "$port_z" /v1/chat/completions "$body")
 [ "$c1 $c2 $c3" = "503 503 503" ] && ok || bad "without --state each server counts alone: got $c1 $c2 $c3"
-for n in x y z; do stop "$n"; done
+for n in x y z; do stop_named "$n"; done
 grep -h '"ev":"arrive"' "$tmp/a.jsonl" "$tmp/b.jsonl" "$tmp/c.jsonl" | grep -o '"attempt":[0-9]*' | sort | tr '\n' ' ' \
   | grep -q '"attempt":1 "attempt":2 "attempt":3' && ok || bad "attempt numbers 1, 2, 3 across the traces"
 "$bin" report --json "$tmp/m503.json" "$tmp/a.jsonl" "$tmp/b.jsonl" "$tmp/c.jsonl" > "$tmp/rep" 2>&1
@@ -108,7 +93,7 @@ return scenario {
 }
 LUA
 for n in a b c; do
-  serve "$n" "$tmp/rl.lua" --state "$state" --session srl --instance "$n" $([ $n = a ] && echo --new-session)
+  serve_named "$n" "$tmp/rl.lua" --state "$state" --session srl --instance "$n" $([ $n = a ] && echo --new-session)
 done
 admitted=0 refused=0
 for i in $(seq 12); do
@@ -120,7 +105,7 @@ done
 [ "$admitted" = 3 ] && [ "$refused" = 9 ] && ok || bad "rate limit burst 3 over three servers: $admitted admitted, $refused refused (want 3, 9)"
 grep -qi '^retry-after: ' "$tmp/hdr" && grep -qi '^x-ratelimit-remaining-requests: 0' "$tmp/hdr" && ok \
   || bad "a refused answer carries Retry-After and x-ratelimit-remaining-requests: 0"
-for n in a b c; do stop "$n"; done
+for n in a b c; do stop_named "$n"; done
 
 # --- 2b. Retry-After across servers: a 429 from one, the retry on another.
 cat > "$tmp/ra.lua" <<'LUA'
@@ -136,11 +121,11 @@ verdict() {
 }
 for wait in 1.2 0.2; do # a client that waits the Retry-After, one that does not
   for n in a b; do
-    serve "$n" "$tmp/ra.lua" --state "$state" --session "sra$wait" --instance "$n" $([ $n = a ] && echo --new-session)
+    serve_named "$n" "$tmp/ra.lua" --state "$state" --session "sra$wait" --instance "$n" $([ $n = a ] && echo --new-session)
   done
   s1=$(post "$port_a" /v1/chat/completions '{"model":"m","q":"ra"}'); sleep "$wait"
   s2=$(post "$port_b" /v1/chat/completions '{"model":"m","q":"ra"}')
-  for n in a b; do stop "$n"; done
+  for n in a b; do stop_named "$n"; done
   [ "$s1 $s2" = "429 200" ] && ok || bad "Retry-After over two servers: $s1 $s2"
   "$bin" report --quiet --json "$tmp/ra.json" "$tmp/a.jsonl" "$tmp/b.jsonl" > /dev/null 2>&1
   v=$(verdict "$tmp/ra.json" retry_after_honoured)
@@ -157,7 +142,7 @@ return scenario {
 }
 LUA
 for n in a b; do
-  serve "$n" "$tmp/eff.lua" --state "$state" --session seff --instance "$n" $([ $n = a ] && echo --new-session)
+  serve_named "$n" "$tmp/eff.lua" --state "$state" --session seff --instance "$n" $([ $n = a ] && echo --new-session)
 done
 e1=$(post "$port_a" /v1/effects/send_email '{"to":"x"}' 'Idempotency-Key: op-1')
 cp "$tmp/body" "$tmp/e1"
@@ -169,7 +154,7 @@ e3=$(post "$port_b" /v1/effects/send_email '{"to":"someone else"}' 'Idempotency-
 [ "$e3" = 409 ] && ok || bad "same key, other payload on the other server: $e3, want 409"
 g=$(curl -s -o "$tmp/body" -w '%{http_code}' "http://127.0.0.1:$port_a/v1/effects/op-1")
 [ "$g" = 200 ] && grep -q '"applied":true' "$tmp/body" && ok || bad "lookup of op-1: $g"
-for n in a b; do stop "$n"; done
+for n in a b; do stop_named "$n"; done
 applied=$(cat "$tmp/a.jsonl" "$tmp/b.jsonl" | grep '"ev":"effect"' | grep -c '"action":"applied"')
 [ "$applied" = 1 ] && ok || bad "the effect was applied $applied times across the fleet, want 1"
 "$bin" report --quiet --json "$tmp/eff.json" "$tmp/a.jsonl" "$tmp/b.jsonl" > /dev/null 2>&1
@@ -178,7 +163,7 @@ v=$(verdict "$tmp/eff.json" side_effects)
 
 # --- 4. Redis dies mid-run: a marked fusebox error, an invalid run, recovery.
 for n in a b; do
-  serve "$n" "$src/scenarios/transient/http_503.lua" --state "$state" --session skill --instance "$n" \
+  serve_named "$n" "$src/scenarios/transient/http_503.lua" --state "$state" --session skill --instance "$n" \
     $([ $n = a ] && echo --new-session)
 done
 post "$port_a" /v1/chat/completions '{"model":"m","q":1}' > /dev/null
@@ -193,7 +178,7 @@ start_redis
 sleep 0.3 # longer than the reconnect interval (200 ms)
 s=$(post "$port_b" /v1/chat/completions '{"model":"m","q":3}')
 [ "$s" = 503 ] && ok || bad "after Redis is back: status $s, want 503 (attempt 1 of a fresh key)"
-for n in a b; do stop "$n"; done
+for n in a b; do stop_named "$n"; done
 grep -q '"ev":"error".*"kind":"state"' "$tmp/b.jsonl" && ok || bad "no state error in the trace"
 "$bin" report "$tmp/a.jsonl" "$tmp/b.jsonl" > "$tmp/rep" 2>&1
 rc=$?
@@ -242,17 +227,17 @@ ready() { for _ in $(seq 1200); do [ -e "$1.ready" ] && return; sleep 0.05; done
 python3 "$tmp/herd.py" "$tmp/go1" $scale &
 client=$!
 ready "$tmp/go1"
-serve one "$herd" --time-scale $scale
+serve_named one "$herd" --time-scale $scale
 echo "http://127.0.0.1:$port_one" > "$tmp/go1.tmp" && mv "$tmp/go1.tmp" "$tmp/go1"
 wait "$client"
-stop one
+stop_named one
 # Two servers sharing Redis behind nginx.
 python3 "$tmp/herd.py" "$tmp/go2" $scale &
 client=$!
 ready "$tmp/go2"
 mkdir -p "$tmp/nginx"
-serve a "$herd" --time-scale $scale --state "$state" --session sherd --new-session --instance a
-serve b "$herd" --time-scale $scale --state "$state" --session sherd --instance b
+serve_named a "$herd" --time-scale $scale --state "$state" --session sherd --new-session --instance a
+serve_named b "$herd" --time-scale $scale --state "$state" --session sherd --instance b
 sed -e "s#@PREFIX@#$tmp/nginx#g" -e "s#@LISTEN@#$nport#g" -e "s#@A@#$port_a#g" -e "s#@B@#$port_b#g" \
   "$src/docs/fleet-nginx.conf" > "$tmp/nginx/nginx.conf"
 nginx -p "$tmp/nginx" -c "$tmp/nginx/nginx.conf" -e "$tmp/nginx/error.log" > "$tmp/nginx/out" 2>&1 &
@@ -260,8 +245,8 @@ pids+=($!)
 for _ in $(seq 200); do (exec 3<>"/dev/tcp/127.0.0.1/$nport") 2>/dev/null && break; sleep 0.02; done
 echo "http://127.0.0.1:$nport" > "$tmp/go2.tmp" && mv "$tmp/go2.tmp" "$tmp/go2"
 wait "$client"
-stop a
-stop b
+stop_named a
+stop_named b
 na=$(grep -c '"ev":"arrive"' "$tmp/a.jsonl"); nb=$(grep -c '"ev":"arrive"' "$tmp/b.jsonl")
 [ "$na" -gt 20 ] && [ "$nb" -gt 20 ] && ok || bad "nginx spread the herd: $na and $nb arrivals"
 "$bin" report --quiet --json "$tmp/h1.json" "$tmp/one.jsonl" > /dev/null 2>&1; rc1=$?

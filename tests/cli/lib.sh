@@ -39,14 +39,43 @@ trap _lib_cleanup EXIT
 # `fusebox serve` prints, for up to 30 s (a loaded 2-core machine, an ASan
 # build), or until PID has exited. The caller reads the port from FILE.
 wait_port_line() {
-  local end=$((SECONDS + 30))
-  while [ $SECONDS -lt $end ]; do
+  local i
+  # a count of turns, not $SECONDS: a wall clock that steps must not end the wait
+  for ((i = 0; i < 1500; i++)); do
     grep -q '^port ' "$1" 2>/dev/null && return 0
     [ -n "${2:-}" ] && ! kill -0 "$2" 2>/dev/null && return 1
     sleep 0.02
   done
   return 1
 }
+# serve_named NAME SCENARIO ARGS...: starts `fusebox serve SCENARIO --port 0
+# --trace $tmp/NAME.jsonl ARGS` in the background (stdout $tmp/NAME.out,
+# stderr $tmp/NAME.err), sets port_NAME and pid_NAME and adds the pid to the
+# caller's array `pids`. A server that does not start stops the test with
+# what it printed, whether it is still running, and if so where it waits.
+serve_named() {
+  local name=$1 sc=$2
+  shift 2
+  "$bin" serve "$sc" --port 0 --trace "$tmp/$name.jsonl" "$@" > "$tmp/$name.out" 2> "$tmp/$name.err" &
+  local p=$! port=
+  pids+=("$p")
+  eval "pid_$name=$p"
+  wait_port_line "$tmp/$name.out" "$p" && port=$(awk '/^port /{print $2; exit}' "$tmp/$name.out")
+  if [ -z "$port" ]; then
+    local state=running
+    kill -0 "$p" 2>/dev/null || { wait "$p"; state="exited with status $?"; }
+    echo "server $name did not start ($state): serve $sc $*"
+    echo "stdout:"; cat "$tmp/$name.out"; echo "stderr:"; cat "$tmp/$name.err"
+    # still running yet silent: where it waits says why (gdb is on CI's machines)
+    if kill -0 "$p" 2>/dev/null && command -v gdb > /dev/null; then
+      gdb -p "$p" -batch -ex 'thread apply all bt' 2>&1 | grep -E '^#|^Thread' | head -80
+    fi
+    exit 1
+  fi
+  eval "port_$name=$port"
+}
+# stop_named NAME: SIGINT to the server serve_named started, and waits for it.
+stop_named() { local p; p=$(eval echo "\$pid_$1"); kill -INT "$p"; wait "$p" 2>/dev/null; }
 ok() { pass=$((pass + 1)); }
 bad() { fail=$((fail + 1)); echo "FAIL: $*"; }
 
