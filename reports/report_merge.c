@@ -257,7 +257,7 @@ static int rebuild_trace(const cJSON *r, rpt__buf *b) {
     rc = put_event(b, e);
   }
   /* The calls; an external command's exit status rides on the first. */
-  double code;
+  double code = 0;
   int has_exit = num_of(r, "exit_code", &code);
   const cJSON *calls = cJSON_GetObjectItemCaseSensitive(r, "calls");
   int ncalls = cJSON_IsArray(calls) ? cJSON_GetArraySize(calls) : 0;

@@ -9,7 +9,7 @@ set -euo pipefail
 prefix=${1:?usage: docker-build-stage.sh PREFIX [BUILD_DIR]}
 src=$(cd "$(dirname "$0")/.." && pwd)
 build=${2:-$src/build-docker}
-cmake -S "$src" -B "$build" -DCMAKE_BUILD_TYPE=RelWithDebInfo > /dev/null  # -O3 (Release) warns in sim/, reports/
+cmake -S "$src" -B "$build" -DCMAKE_BUILD_TYPE=RelWithDebInfo > /dev/null
 cmake --build "$build" --target fusebox -j"$(nproc)"
 cmake --install "$build" --prefix "$prefix" --strip > /dev/null
 "$prefix/bin/fusebox" --version

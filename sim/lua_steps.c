@@ -151,7 +151,7 @@ static int opt_integer(args *a, const char *key, const char *dkey,
     lua_pop(a->L, 1);
     return 0;
   }
-  lua_Integer v;
+  lua_Integer v = 0; /* arg_bad does not return; the compiler cannot see it */
   if (!to_integer(a->L, -1, &v)) arg_bad(a, key, "an integer");
   if (v < min || v > max)
     luaL_error(a->L, "%s: field '%s' must be between %I and %I, got %I",
@@ -290,7 +290,7 @@ static void opt_usage(args *a) {
   for (int i = 0; known[i] != NULL; i++) {
     lua_getfield(L, -1, known[i]);
     if (!lua_isnil(L, -1)) {
-      lua_Integer v;
+      lua_Integer v = 0;
       if (!to_integer(L, -1, &v) || v < 0 || v > INT_MAX)
         luaL_error(L, "%s: usage.%s must be a non-negative integer", a->step,
                    known[i]);

@@ -31,7 +31,8 @@ const char *rt_data_dir(void) {
 
 /* The full path of data trace name into out; returns out. */
 const char *rt_data_path(const char *name, char *out, size_t n) {
-  snprintf(out, n, "%s/%s", rt_data_dir(), name);
+  int w = snprintf(out, n, "%s/%s", rt_data_dir(), name);
+  if (w < 0 || (size_t)w >= n) out[0] = '\0'; /* a cut path would name another file */
   return out;
 }
 
