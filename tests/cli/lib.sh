@@ -56,6 +56,9 @@ wait_port_line() {
 serve_named() {
   local name=$1 sc=$2
   shift 2
+  # emptied here, before the fork: the child's own redirect may come after the
+  # wait below has read an earlier server's "port" line from the same file
+  : > "$tmp/$name.out"
   "$bin" serve "$sc" --port 0 --trace "$tmp/$name.jsonl" "$@" > "$tmp/$name.out" 2> "$tmp/$name.err" &
   local p=$! port=
   pids+=("$p")
