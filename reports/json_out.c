@@ -27,46 +27,85 @@ static void add_bool(cJSON *o, const char *k, int v, int *bad) {
   if (cJSON_AddBoolToObject(o, k, v) == NULL) *bad = 1;
 }
 
-static cJSON *attempts_json(const rpt_trace *tr, int *bad) {
-  cJSON *arr = cJSON_CreateArray();
-  if (arr == NULL) {
+/* One attempt (arrive and end joined). */
+static cJSON *attempt_json(const rpt__arrival *a, int *bad) {
+  cJSON *o = cJSON_CreateObject();
+  if (o == NULL) {
     *bad = 1;
     return NULL;
   }
-  for (int i = 0; i < tr->narr; i++) {
-    const rpt__arrival *a = &tr->arr[i];
-    cJSON *o = cJSON_CreateObject();
-    if (o == NULL || !cJSON_AddItemToArray(arr, o)) {
-      cJSON_Delete(o);
-      *bad = 1;
-      break;
-    }
-    add_num(o, "id", (double)a->id, bad);
-    add_str(o, "key", a->key, bad);
-    add_num(o, "attempt", a->attempt, bad);
-    add_str(o, "provider", a->provider, bad);
-    add_str(o, "method", a->method, bad);
-    add_str(o, "path", a->path, bad);
-    add_str(o, "dialect", a->dialect, bad);
-    add_num(o, "arrive_ms", a->t_arrive, bad);
-    if (a->has_end) add_num(o, "end_ms", a->t_end, bad);
-    else add_str(o, "end_ms", NULL, bad);
-    add_str(o, "step", a->step, bad);
-    add_num(o, "status", a->status, bad);
-    add_str(o, "how", a->has_end ? a->how : NULL, bad);
-    add_str(o, "state", a->state, bad); /* end.state, or derived (docs/trace.md) */
-    if (a->error_event) add_bool(o, "error_event", 1, bad);
-    add_str(o, "class", rpt__arrival_class(a), bad);
-    if (a->code) add_str(o, "code", a->code, bad);
-    if (a->stalled) add_bool(o, "stalled", 1, bad);
-    if (a->retry_after_ms >= 0) add_num(o, "retry_after_ms", a->retry_after_ms, bad);
-    add_num(o, "tokens_in", (double)a->tokens_in, bad);
-    add_num(o, "tokens_out", (double)a->tokens_out, bad);
-  }
-  return arr;
+  add_num(o, "id", (double)a->id, bad);
+  add_str(o, "key", a->key, bad);
+  add_num(o, "attempt", a->attempt, bad);
+  add_str(o, "provider", a->provider, bad);
+  add_str(o, "method", a->method, bad);
+  add_str(o, "path", a->path, bad);
+  add_str(o, "dialect", a->dialect, bad);
+  add_num(o, "arrive_ms", a->t_arrive, bad);
+  if (a->has_end) add_num(o, "end_ms", a->t_end, bad);
+  else add_str(o, "end_ms", NULL, bad);
+  add_str(o, "step", a->step, bad);
+  add_num(o, "status", a->status, bad);
+  add_str(o, "how", a->has_end ? a->how : NULL, bad);
+  add_str(o, "state", a->state, bad); /* end.state, or derived (docs/trace.md) */
+  if (a->error_event) add_bool(o, "error_event", 1, bad);
+  add_str(o, "class", rpt__arrival_class(a), bad);
+  if (a->code) add_str(o, "code", a->code, bad);
+  if (a->stalled) add_bool(o, "stalled", 1, bad);
+  if (a->retry_after_ms >= 0) add_num(o, "retry_after_ms", a->retry_after_ms, bad);
+  add_num(o, "tokens_in", (double)a->tokens_in, bad);
+  add_num(o, "tokens_out", (double)a->tokens_out, bad);
+  return o;
 }
 
-static cJSON *scenario_json(const rpt__entry *e, int *bad) {
+/* One side-effect ledger event. */
+static cJSON *effect_json(const rpt_trace *tr, int i, int *bad) {
+  cJSON *x = cJSON_CreateObject();
+  if (x == NULL) {
+    *bad = 1;
+    return NULL;
+  }
+  add_num(x, "t_ms", tr->eff[i].t, bad);
+  add_num(x, "id", (double)tr->eff[i].id, bad);
+  add_str(x, "name", tr->eff[i].name, bad);
+  add_str(x, "key", tr->eff[i].key, bad);
+  add_str(x, "action", tr->eff[i].action, bad);
+  add_num(x, "count", tr->eff[i].count, bad);
+  return x;
+}
+
+/* One call of the client's own account. */
+static cJSON *call_json(const rpt_trace *tr, int i, int *bad) {
+  cJSON *x = cJSON_CreateObject();
+  if (x == NULL) {
+    *bad = 1;
+    return NULL;
+  }
+  add_num(x, "call", tr->cli[i].call, bad);
+  add_str(x, "outcome", tr->cli[i].outcome, bad);
+  add_str(x, "reason", tr->cli[i].reason, bad);
+  if (tr->cli[i].stopped) add_str(x, "stopped", tr->cli[i].stopped, bad);
+  if (tr->cli[i].total_ms >= 0) add_num(x, "total_ms", tr->cli[i].total_ms, bad);
+  if (tr->cli[i].has_tokens) add_num(x, "tokens", (double)tr->cli[i].tokens, bad);
+  add_num(x, "attempts", tr->cli[i].nattempts, bad);
+  if (tr->cli[i].error_line) add_str(x, "error_line", tr->cli[i].error_line, bad);
+  return x;
+}
+
+/*
+ * The per-trace arrays (attempts, effects, calls) grow with the trace, so
+ * they are not built as one tree: the document holds a raw marker
+ * "\1<kind><scenario index>\1" in their place (a control byte cJSON always
+ * escapes inside strings, so it marks nothing else), and the writer prints
+ * their elements one at a time where the marker stands.
+ */
+static void add_marker(cJSON *o, const char *k, char kind, int idx, int *bad) {
+  char m[32];
+  snprintf(m, sizeof m, "\001%c%d\001", kind, idx);
+  if (cJSON_AddRawToObject(o, k, m) == NULL) *bad = 1;
+}
+
+static cJSON *scenario_json(const rpt__entry *e, int idx, int *bad) {
   cJSON *o = cJSON_CreateObject();
   if (o == NULL) {
     *bad = 1;
@@ -115,51 +154,15 @@ static cJSON *scenario_json(const rpt__entry *e, int *bad) {
     add_str(v, "evidence", e->j->v[i].evidence, bad);
   }
   if (e->trace) {
-    const rpt_trace *tr = e->trace;
-    cJSON *at = attempts_json(tr, bad);
-    if (at && !cJSON_AddItemToObject(o, "attempts", at)) {
-      cJSON_Delete(at);
-      *bad = 1;
-    }
-    cJSON *ef = cJSON_AddArrayToObject(o, "effects");
-    for (int i = 0; ef && i < tr->neff; i++) {
-      cJSON *x = cJSON_CreateObject();
-      if (x == NULL || !cJSON_AddItemToArray(ef, x)) {
-        cJSON_Delete(x);
-        *bad = 1;
-        break;
-      }
-      add_num(x, "t_ms", tr->eff[i].t, bad);
-      add_num(x, "id", (double)tr->eff[i].id, bad);
-      add_str(x, "name", tr->eff[i].name, bad);
-      add_str(x, "key", tr->eff[i].key, bad);
-      add_str(x, "action", tr->eff[i].action, bad);
-      add_num(x, "count", tr->eff[i].count, bad);
-    }
-    cJSON *cl = cJSON_AddArrayToObject(o, "calls");
-    for (int i = 0; cl && i < tr->ncli; i++) {
-      cJSON *x = cJSON_CreateObject();
-      if (x == NULL || !cJSON_AddItemToArray(cl, x)) {
-        cJSON_Delete(x);
-        *bad = 1;
-        break;
-      }
-      add_num(x, "call", tr->cli[i].call, bad);
-      add_str(x, "outcome", tr->cli[i].outcome, bad);
-      add_str(x, "reason", tr->cli[i].reason, bad);
-      if (tr->cli[i].stopped) add_str(x, "stopped", tr->cli[i].stopped, bad);
-      if (tr->cli[i].total_ms >= 0) add_num(x, "total_ms", tr->cli[i].total_ms, bad);
-      if (tr->cli[i].has_tokens) add_num(x, "tokens", (double)tr->cli[i].tokens, bad);
-      add_num(x, "attempts", tr->cli[i].nattempts, bad);
-      if (tr->cli[i].error_line) add_str(x, "error_line", tr->cli[i].error_line, bad);
-    }
-    if (ef == NULL || cl == NULL) *bad = 1;
+    add_marker(o, "attempts", 'a', idx, bad);
+    add_marker(o, "effects", 'e', idx, bad);
+    add_marker(o, "calls", 'c', idx, bad);
   }
   return o;
 }
 
-/* The run as one JSON document; see reports.h. */
-char *rpt_run_json_text(const rpt_run *run, char err[RPT_ERRLEN]) {
+/* The document without its per-trace arrays (markers in their place). */
+static char *skeleton_text(const rpt_run *run) {
   int bad = 0;
   cJSON *doc = cJSON_CreateObject();
   if (doc == NULL) bad = 1;
@@ -194,7 +197,7 @@ char *rpt_run_json_text(const rpt_run *run, char err[RPT_ERRLEN]) {
     cJSON *arr = cJSON_AddArrayToObject(doc, "results");
     if (arr == NULL) bad = 1;
     for (int i = 0; arr && i < run->n && !bad; i++) {
-      cJSON *o = scenario_json(&run->e[i], &bad);
+      cJSON *o = scenario_json(&run->e[i], i, &bad);
       if (o && !cJSON_AddItemToArray(arr, o)) {
         cJSON_Delete(o);
         bad = 1;
@@ -203,22 +206,99 @@ char *rpt_run_json_text(const rpt_run *run, char err[RPT_ERRLEN]) {
   }
   char *text = bad ? NULL : cJSON_Print(doc);
   cJSON_Delete(doc);
-  if (text == NULL) snprintf(err, RPT_ERRLEN, "out of memory building the JSON report");
   return text;
 }
 
-/* Writes the run as one JSON document to path ("-" = stdout). */
+/* Writes o as cJSON_Print would inside the document, where it stands at
+ * depth tabs: every line after the first indented by depth more. */
+static int put_item(FILE *f, cJSON *o, int depth) {
+  char *t = o ? cJSON_Print(o) : NULL;
+  cJSON_Delete(o);
+  if (t == NULL) return -1;
+  for (const char *p = t; *p; p++) {
+    fputc(*p, f);
+    if (*p == '\n')
+      for (int d = 0; d < depth; d++) fputc('\t', f);
+  }
+  cJSON_free(t);
+  return 0;
+}
+
+/* Depth of the elements of a scenario's arrays: doc, results, scenario,
+ * the array itself. */
+#define ITEM_DEPTH 4
+
+/* Prints one per-trace array, element by element, as cJSON_Print would. */
+static int put_array(FILE *f, const rpt_run *run, char kind, int idx) {
+  if (idx < 0 || idx >= run->n || run->e[idx].trace == NULL) return -1;
+  const rpt_trace *tr = run->e[idx].trace;
+  int n = kind == 'a' ? tr->narr : kind == 'e' ? tr->neff : tr->ncli;
+  fputc('[', f);
+  for (int i = 0; i < n; i++) {
+    int bad = 0;
+    cJSON *o = kind == 'a' ? attempt_json(&tr->arr[i], &bad)
+               : kind == 'e' ? effect_json(tr, i, &bad) : call_json(tr, i, &bad);
+    if (bad) {
+      cJSON_Delete(o);
+      return -1;
+    }
+    if (put_item(f, o, ITEM_DEPTH) != 0) return -1;
+    if (i + 1 < n) fputs(", ", f);
+  }
+  fputc(']', f);
+  return 0;
+}
+
+/* Writes the whole document to f as it is produced: the skeleton, and each
+ * per-trace array where its marker stands. 0, or -1 out of memory. */
+static int write_doc(const rpt_run *run, FILE *f) {
+  char *text = skeleton_text(run);
+  if (text == NULL) return -1;
+  int rc = 0;
+  const char *p = text;
+  for (const char *m; rc == 0 && (m = strchr(p, '\001')) != NULL;) {
+    fwrite(p, 1, (size_t)(m - p), f);
+    char kind = m[1];
+    char *end;
+    long idx = strtol(m + 2, &end, 10);
+    if (*end != '\001') {
+      rc = -1;
+      break;
+    }
+    rc = put_array(f, run, kind, (int)idx);
+    p = end + 1;
+  }
+  if (rc == 0) fputs(p, f);
+  cJSON_free(text);
+  return rc;
+}
+
+/* The run as one JSON document; see reports.h. */
+char *rpt_run_json_text(const rpt_run *run, char err[RPT_ERRLEN]) {
+  char *buf = NULL;
+  size_t len = 0;
+  FILE *f = open_memstream(&buf, &len);
+  int rc = f ? write_doc(run, f) : -1;
+  if (f && fclose(f) != 0) rc = -1;
+  if (rc != 0) {
+    free(buf);
+    snprintf(err, RPT_ERRLEN, "out of memory building the JSON report");
+    return NULL;
+  }
+  return buf;
+}
+
+/* Writes the run as one JSON document to path ("-" = stdout), streamed:
+ * memory is the skeleton and one element, not the whole document. */
 int rpt_run_write_json(const rpt_run *run, const char *path, char err[RPT_ERRLEN]) {
   if (run == NULL || err == NULL) return RPT_EINVAL;
-  char *text = rpt_run_json_text(run, err);
-  if (text == NULL) return RPT_ENOMEM;
   FILE *f = rpt__open_out(path, err);
-  if (f == NULL) {
-    cJSON_free(text);
-    return RPT_EIO;
+  if (f == NULL) return RPT_EIO;
+  if (write_doc(run, f) != 0) {
+    if (f != stdout) fclose(f);
+    snprintf(err, RPT_ERRLEN, "out of memory building the JSON report");
+    return RPT_ENOMEM;
   }
-  fputs(text, f);
   fputc('\n', f);
-  cJSON_free(text);
   return rpt__close_out(f, path, err);
 }
