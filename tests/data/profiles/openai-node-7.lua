@@ -1,0 +1,31 @@
+-- tests/data/profiles/openai-node-7.lua: openai 7.x as issue 28 describes it (Retry-After over 60 s,
+-- negative or unparsable: its own backoff). A fixture for tests/cli/diff_policy.sh.
+return profile {
+  name    = "openai-node",
+  version = "7.x (as issue 28 states it; not yet checked on the wire)",
+  doc     = [[The official OpenAI TypeScript/JavaScript SDK (npm `openai`) with
+              its defaults: maxRetries 2, timeout 10 min. Read from
+              node_modules/openai/client.mjs (makeRequest, shouldRetry,
+              retryRequest, calculateDefaultRetryTimeoutMillis) and checked on
+              the wire (examples/interop/FINDINGS.md).]],
+  dialect = "openai",
+  example = "sh examples/interop/client.sh openai-node",
+
+  max_attempts = 3,
+  backoff = { base = 0.5, factor = 2, cap = 8, jitter = "subtract", fraction = 0.25 },
+  retries = { 408, 409, 429, ">=500", "connection", "timeout" },
+  x_should_retry = true,
+  retry_after = {
+    honoured = true,
+    forms    = { "retry-after-ms", "seconds", "date" },
+    cap      = 60,
+    over_cap = "backoff",
+    invalid  = "backoff",
+    past     = "backoff",
+  },
+  timeout = 600,
+  timeout_covers = "headers",
+  deadline = false,
+  streams_retried = false,
+  idempotency_key = false,
+}
