@@ -1,8 +1,9 @@
--- tests/data/profiles/openai-node-7.lua: openai 7.x as issue 28 describes it (Retry-After over 60 s,
--- negative or unparsable: its own backoff). A fixture for tests/cli/diff_policy.sh.
+-- tests/data/profiles/openai-node-7.lua: openai 7.59.0 as read from its client.mjs (retryRequest: a
+-- Retry-After over 60 s, negative or not finite falls back to the backoff; 0 is slept as
+-- asked). Not checked on the wire: 7.x needs Node >= 22. A fixture for tests/cli/diff_policy.sh.
 return profile {
   name    = "openai-node",
-  version = "7.x (as issue 28 states it; not yet checked on the wire)",
+  version = "7.59.0 (from its source)",
   doc     = [[The official OpenAI TypeScript/JavaScript SDK (npm `openai`) with
               its defaults: maxRetries 2, timeout 10 min. Read from
               node_modules/openai/client.mjs (makeRequest, shouldRetry,
