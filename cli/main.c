@@ -34,6 +34,9 @@ static const char USAGE[] =
     "                      that replays it\n"
     "  record --upstream URL OUT.lua [--port N]\n"
     "                      proxy to a provider; on Ctrl-C write what it saw as a scenario\n"
+    "  diff-policy OLD.lua NEW.lua\n"
+    "                      two client profiles compared fact by fact; exit 1 naming\n"
+    "                      each fact that changed\n"
     "\n"
     "A SCENARIO is a path, or a library name: 'fusebox run ratelimit/retry_after_seconds'\n"
     "plays scenarios/ratelimit/retry_after_seconds.lua of the standard library, found\n"
@@ -60,6 +63,7 @@ static const command COMMANDS[] = {
     {"import", cmd_import},
     {"record", cmd_record},
     {"which", cmd_which},
+    {"diff-policy", cmd_diff_policy},
 };
 
 int main(int argc, char **argv) {

@@ -1,0 +1,59 @@
+#!/usr/bin/env bash
+# fusebox diff-policy: a profile against itself is exit 0; a changed fact is
+# exit 1 and named with both values, and only the facts that changed are
+# named; equivalent spellings (">=500" vs "500-599") are the same policy;
+# --tolerance absorbs a small numeric difference; bad input is exit 2.
+. "$(dirname "$0")/lib.sh"
+cd "$src"
+need_fusebox
+dp() { "$bin" diff-policy "$@" > "$tmp/out" 2> "$tmp/err"; }
+expect_rc() { # WANT WHAT
+  if [ "$rc" = "$1" ]; then ok; else bad "$2: exit $rc, want $1: $(cat "$tmp/out" "$tmp/err")"; fi
+}
+base=profiles/openai-node.lua
+
+for p in profiles/*.lua; do dp "$p" "$p"; rc=$?; expect_rc 0 "$p against itself"; done
+
+# one edit -> exactly one line naming it with both values
+edit() { sed "$1" "$base" > "$tmp/new.lua"; dp "$base" "$tmp/new.lua"; rc=$?; }
+one_fact() { # SED WANT-LINE
+  edit "$1"
+  expect_rc 1 "$1"
+  local n; n=$(grep -c '→' "$tmp/out")
+  if [ "$n" = 1 ] && grep -qxF "$2" "$tmp/out"; then ok; else bad "$1: want only '$2', got: $(cat "$tmp/out")"; fi
+}
+one_fact 's/max_attempts = 3/max_attempts = 5/' 'attempts per call: 3 → 5'
+one_fact 's/cap = 8/cap = 20/' 'backoff cap (s): 8 → 20'
+one_fact 's/jitter = "subtract", fraction = 0.25/jitter = "full"/' 'backoff jitter: subtract → full'
+one_fact 's/409, //' 'status 409: retried → not retried'
+one_fact 's/"timeout" }/"timeout", "body" }/' "failure 'body': not retried → retried"
+one_fact 's/x_should_retry = true/x_should_retry = false/' 'x-should-retry obeyed: true → false'
+one_fact 's/"retry-after-ms", //' 'Retry-After forms read: retry-after-ms, seconds, date → seconds, date'
+one_fact 's/idempotency_key = false/idempotency_key = "per_call"/' 'Idempotency-Key: false → per_call'
+# the cap is stated as what a longer Retry-After leads to
+one_fact 's/cap      = false, /cap = 60, over_cap = "backoff", /' 'Retry-After over 60 s: slept as asked → falls back to backoff'
+# the same policy spelt otherwise
+edit 's/">=500"/"500-599"/'; expect_rc 0 '">=500" vs "500-599"'
+edit 's/factor = 2, //'; expect_rc 0 'factor left to its default 2'
+# within tolerance
+edit 's/base = 0.5/base = 0.52/'; expect_rc 1 'base 0.5 vs 0.52 without --tolerance'
+sed 's/base = 0.5/base = 0.52/' "$base" > "$tmp/new.lua"
+dp --tolerance 0.1 "$base" "$tmp/new.lua"; rc=$?; expect_rc 0 'base 0.5 vs 0.52 with --tolerance 0.1'
+
+# openai 6.49 -> 7.x as the issue states it: exactly the Retry-After facts
+dp "$base" tests/data/profiles/openai-node-7.lua; rc=$?; expect_rc 1 '6.49 vs 7.x'
+if [ "$(grep -c '→' "$tmp/out")" = 3 ] && grep -qxF 'Retry-After over 60 s: slept as asked → falls back to backoff' "$tmp/out" \
+   && grep -qxF 'unparsable Retry-After: retried at once → falls back to backoff' "$tmp/out" \
+   && grep -qxF 'zero, negative or past Retry-After: retried at once → falls back to backoff' "$tmp/out"; then ok
+else bad "6.49 vs 7.x: $(cat "$tmp/out")"; fi
+
+# bad input
+dp "$base"; rc=$?; expect_rc 2 'one profile'
+dp "$base" "$tmp/missing.lua"; rc=$?; expect_rc 2 'a missing file'
+if grep -q 'missing.lua' "$tmp/err"; then ok; else bad "missing file not named: $(cat "$tmp/err")"; fi
+printf 'return profile { name = "x", version = "1", max_attempts = 3, retries = {}, retry_after = { honored = true } }\n' > "$tmp/typo.lua"
+dp "$base" "$tmp/typo.lua"; rc=$?; expect_rc 2 'a misspelt key'
+if grep -q 'typo.lua:1:' "$tmp/err"; then ok; else bad "typo not FILE:LINE: $(cat "$tmp/err")"; fi
+dp --bogus "$base" "$base"; rc=$?; expect_rc 2 'an unknown option'
+dp --help; rc=$?; expect_rc 0 '--help'
+finish
