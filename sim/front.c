@@ -159,6 +159,12 @@ int sim__front_start(const struct sockaddr *addr, socklen_t len, sim_loops *loop
 
 int sim__front_port(const sim_front *f) { return f->port; }
 
+int sim__conn_is_h2(struct MHD_Connection *mc) {
+  const union MHD_ConnectionInfo *ci =
+      MHD_get_connection_info(mc, MHD_CONNECTION_INFO_CLIENT_ADDRESS);
+  return ci && ci->client_addr && ci->client_addr->sa_family == AF_UNIX;
+}
+
 void sim__front_stop(sim_front *f) {
   if (f == NULL) return;
   if (f->started) {

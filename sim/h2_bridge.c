@@ -25,6 +25,7 @@
 #include <unistd.h>
 
 #include "sim/h2_bridge.h"
+#include "sim/sim_int.h"
 
 #define H2B_MAX_STREAMS 64
 #define H2B_MAX_HEAD (16 * 1024)       /* request or response head, as HTTP/1.1's pool */
@@ -62,6 +63,7 @@ typedef struct h2b_conn {
   sim_h2_add_fn add;
   void *add_arg;
   nghttp2_session *s;
+  int going_away;     /* a GOAWAY was played: the connection ends once it is sent */
   h2b_stream *streams;
   int nstreams;
 } h2b_conn;
@@ -228,6 +230,27 @@ static int body_in(h2b_stream *st, const char *b, size_t n) {
   return 0;
 }
 
+int sim__h2_fault_line(char *out, size_t cap, int fault, unsigned code) {
+  int n = snprintf(out, cap, "%ch2 %c %u\n", 0, fault == SIM_H2_RST ? 'R' : 'G', code);
+  return n > 0 && (size_t)n < cap ? n : -1;
+}
+
+/* A fault line from play.c in place of a response head: plays the frame.
+   A GOAWAY's last-stream-id is the stream before this one (RFC 9113 6.8:
+   this stream and every later one were never processed). */
+static void fault(h2b_conn *c, h2b_stream *st) {
+  char kind = 0;
+  unsigned code = 0;
+  if (sscanf(st->rhead + 1, "h2 %c %u", &kind, &code) != 2) kind = 0;
+  if (kind == 'G') {
+    int32_t last = st->id > 2 ? st->id - 2 : 0;
+    nghttp2_submit_goaway(c->s, NGHTTP2_FLAG_NONE, last, code, NULL, 0);
+    c->going_away = 1;
+    return;
+  }
+  nghttp2_submit_rst_stream(c->s, NGHTTP2_FLAG_NONE, st->id, kind == 'R' ? code : NGHTTP2_INTERNAL_ERROR);
+}
+
 /* Reads what the stream's HTTP/1.1 socket has. */
 static void backend_read(h2b_conn *c, h2b_stream *st) {
   char buf[8192];
@@ -257,6 +280,14 @@ static void backend_read(h2b_conn *c, h2b_stream *st) {
     memcpy(st->rhead + st->rhead_len, buf, take);
     st->rhead_len += take;
     st->rhead[st->rhead_len] = '\0';
+    if (st->rhead[0] == '\0') { /* a fault line (sim__h2_fault_line) */
+      if (memchr(st->rhead, '\n', st->rhead_len) == NULL && st->rhead_len < 32) return;
+      st->answered = st->complete = 1;
+      close(st->fd);
+      st->fd = -1;
+      fault(c, st);
+      return;
+    }
     char *e = strstr(st->rhead, "\r\n\r\n");
     if (e == NULL) {
       if (st->rhead_len >= sizeof st->rhead - 1)
@@ -449,6 +480,7 @@ int sim__h2_serve(int fd, sim_h2_add_fn add, void *add_arg) {
   nghttp2_submit_settings(c.s, NGHTTP2_FLAG_NONE, set, 2);
   while (nghttp2_session_want_read(c.s) || nghttp2_session_want_write(c.s)) {
     if (nghttp2_session_send(c.s) != 0) break;
+    if (c.going_away && !nghttp2_session_want_write(c.s)) break; /* GOAWAY sent: close */
     struct pollfd p[1 + H2B_MAX_STREAMS];
     h2b_stream *who[1 + H2B_MAX_STREAMS];
     int n = 0;

@@ -19,4 +19,9 @@ typedef int (*sim_h2_add_fn)(void *arg, int fd);
    session could be made. */
 int sim__h2_serve(int fd, sim_h2_add_fn add, void *add_arg);
 
+/* The line play.c writes on a stream's socket pair instead of a response
+   to have the bridge send RST_STREAM (fault SIM_H2_RST) or GOAWAY
+   (SIM_H2_GOAWAY) with code: "\0h2 R 7\n". Its length, or -1. */
+int sim__h2_fault_line(char *out, size_t cap, int fault, unsigned code);
+
 #endif

@@ -245,9 +245,7 @@ static void trace_arrive(sim_conn *c, const char *method, const char *url,
   if (unserved(c)) SIM__JW_LIT(w, ",\"unserved\":true");
   /* HTTP/1.1 is the default and not written (its traces stay as they
      were); a stream front.c bridged from HTTP/2 arrives on a socket pair */
-  const union MHD_ConnectionInfo *ci =
-      MHD_get_connection_info(c->mc, MHD_CONNECTION_INFO_CLIENT_ADDRESS);
-  if (ci && ci->client_addr && ci->client_addr->sa_family == AF_UNIX)
+  if (sim__conn_is_h2(c->mc))
     SIM__JW_LIT(w, ",\"proto\":\"h2\"");
   if (c->provider == -2) SIM__JW_LIT(w, ",\"dialect\":null");
   else SIM__JW_NEXT_STR(w, "dialect", sim__dialect_name(c->dialect));

@@ -150,6 +150,10 @@ int sim__front_port(const sim_front *f);
    sockets are shut first). NULL is a no-op. */
 void sim__front_stop(sim_front *f);
 
+/* 1 when mc is a stream front.c bridged from HTTP/2 (a socket pair's
+   AF_UNIX peer), 0 for HTTP/1.1. */
+int sim__conn_is_h2(struct MHD_Connection *mc);
+
 /* The first loop's daemon (its port is the server's). */
 struct MHD_Daemon *sim__loops_daemon(const sim_loops *all);
 /* Stops the loops' threads, then their daemons (which end the connections
