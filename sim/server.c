@@ -828,9 +828,11 @@ int sim_server_stop(sim_server *srv, char err[SIM_ERRLEN]) {
      their `end` lines. */
   int served = srv->loops != NULL;
   if (srv->waiter) sim__waiter_shutdown(srv->waiter);
-  sim__front_stop(srv->front); /* no new connection; HTTP/2 ones end */
-  srv->front = NULL;
   if (served) drain(srv);
+  /* no new connection; the HTTP/2 ones end (their streams in flight
+     were given the drain too) */
+  sim__front_stop(srv->front);
+  srv->front = NULL;
   sim__loops_stop(srv->loops);
   srv->loops = NULL;
   if (srv->trace && served) {
