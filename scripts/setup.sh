@@ -14,10 +14,12 @@ cd "$(dirname "$0")/.."
 # nginx for its test, wrk for bench/fleet.sh. The Python wheel of
 # scripts/package.sh (built offline, tried in a venv by smoke-install.sh):
 # python3-pip python3-setuptools python3-wheel python3-venv.
+# libnghttp2-dev: cleartext HTTP/2 (sim/h2_bridge.c, issue 26).
 PKGS="build-essential cmake pkg-config curl python3 libmicrohttpd-dev libcurl4-openssl-dev libssl-dev
       libcjson-dev liblua5.4-dev libcunit1-dev valgrind chromium jq python3-httpx python3-tenacity
       python3-pytest faketime libfaketime libhiredis-dev redis-server nginx wrk
-      python3-pip python3-setuptools python3-wheel python3-venv"
+      python3-pip python3-setuptools python3-wheel python3-venv
+      libnghttp2-dev"
 missing=""
 for p in $PKGS; do dpkg -s "$p" >/dev/null 2>&1 || missing="$missing $p"; done
 if [ -n "$missing" ]; then

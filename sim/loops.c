@@ -34,6 +34,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <time.h>
+#include <string.h>
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
 #include <sys/epoll.h>
 #include <sys/eventfd.h>
 #include <unistd.h>
@@ -50,9 +54,16 @@ struct sim_loop {
   int kicked;   /* atomic: the eventfd has something to drain */
   int resumed;  /* its own thread resumed a connection: run a turn now */
   int owner;    /* its timers in the waiter: 1 .. SIM_LOOPS_MAX */
+  /* sockets accepted elsewhere (front.c), added to the daemon on this
+     loop's own thread: libmicrohttpd in external polling is not to be
+     called from two threads */
+  pthread_mutex_t qlock;
+  int qfd[SIM_LOOP_QUEUE];
+  int qn;
 };
 
 struct sim_loops {
+  unsigned next;  /* atomic: the loop the next added socket goes to */
   sim_waiter *wt;
   sim_env env;
   int stop;     /* atomic */
@@ -96,6 +107,47 @@ static void wait_until(sim_loop *l, double next_due) {
   if (ppoll(&p, 1, &ts, NULL) < 0) { /* EINTR: the loop looks again */ }
 }
 
+/* Adds the queued sockets to l's daemon (on l's thread). */
+static void drain_added(sim_loop *l) {
+  int fds[SIM_LOOP_QUEUE], n;
+  pthread_mutex_lock(&l->qlock);
+  n = l->qn;
+  memcpy(fds, l->qfd, (size_t)n * sizeof fds[0]);
+  l->qn = 0;
+  pthread_mutex_unlock(&l->qlock);
+  for (int i = 0; i < n; i++) {
+    struct sockaddr_in a = {.sin_family = AF_INET};
+    struct sockaddr_storage peer;
+    socklen_t plen = sizeof peer;
+    /* the peer's address as accept() gave it; a bridged HTTP/2 stream
+       (a socket pair) reads as AF_UNIX */
+    if (getpeername(fds[i], (struct sockaddr *)&peer, &plen) != 0 || plen > sizeof peer) {
+      a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+      memcpy(&peer, &a, sizeof a);
+      plen = sizeof a;
+    }
+    (void)MHD_add_connection(l->d, fds[i], (struct sockaddr *)&peer, plen); /* closes it on failure */
+  }
+}
+
+int sim__loops_add(sim_loops *all, int fd) {
+  unsigned k = __atomic_fetch_add(&all->next, 1, __ATOMIC_RELAXED) % (unsigned)all->n;
+  sim_loop *l = &all->loop[k];
+  int ok = 0;
+  pthread_mutex_lock(&l->qlock);
+  if (l->qn < SIM_LOOP_QUEUE) {
+    l->qfd[l->qn++] = fd;
+    ok = 1;
+  }
+  pthread_mutex_unlock(&l->qlock);
+  if (!ok) {
+    close(fd); /* a burst beyond the queue: refused, as a full backlog would */
+    return -1;
+  }
+  sim__loop_kick(l);
+  return 0;
+}
+
 static void *loop_main(void *arg) {
   sim_loop *l = arg;
   sim_loops *all = l->all;
@@ -106,6 +158,7 @@ static void *loop_main(void *arg) {
         __atomic_exchange_n(&l->kicked, 0, __ATOMIC_ACQ_REL)) {
       uint64_t v;
       if (read(l->evfd, &v, sizeof v) < 0) { /* drained already */ }
+      drain_added(l);
     }
     int32_t ms = -1; /* no timer: libmicrohttpd waits for events */
     double next = sim__waiter_fire_due(all->wt, l->owner);
@@ -151,11 +204,12 @@ int sim__loops_start(int n, sim_waiter *wt, const sim_env *env, sim_daemon_fn ma
     l->all = all;
     l->owner = i + 1;
     l->evfd = -1;
+    pthread_mutex_init(&l->qlock, NULL);
     all->n = i + 1;
     /* every loop after the first listens on a duplicate of the first's
        socket, so each daemon closes its own descriptor */
-    int fd = i == 0 ? -1 : dup(listen_fd);
-    if (i > 0 && fd < 0) {
+    int fd = i == 0 || listen_fd < 0 ? -1 : dup(listen_fd);
+    if (i > 0 && listen_fd >= 0 && fd < 0) {
       rc = SIM_EIO;
       break;
     }
@@ -167,11 +221,8 @@ int sim__loops_start(int n, sim_waiter *wt, const sim_env *env, sim_daemon_fn ma
     }
     if (i == 0) {
       const union MHD_DaemonInfo *di = MHD_get_daemon_info(l->d, MHD_DAEMON_INFO_LISTEN_FD);
+      /* none: the daemons have no socket of their own (front.c accepts) */
       listen_fd = di ? di->listen_fd : -1;
-      if (listen_fd < 0) {
-        rc = SIM_EIO;
-        break;
-      }
     }
     if (watch_kicks(l) != 0) {
       rc = SIM_EIO;
@@ -210,6 +261,8 @@ void sim__loops_stop(sim_loops *all) {
     sim_loop *l = &all->loop[i];
     if (l->d != NULL) MHD_stop_daemon(l->d);
     if (l->evfd >= 0) close(l->evfd);
+    for (int k = 0; k < l->qn; k++) close(l->qfd[k]);
+    pthread_mutex_destroy(&l->qlock);
   }
   free(all);
 }

@@ -646,6 +646,40 @@ static int l_reset(lua_State *L) {
   return bare_step(L, "reset", SIM_STEP_RESET);
 }
 
+static const char *const h2_keys[] = {"code", "headers", NULL};
+
+/* h2_reset{code=}, h2_goaway{code=}: code names an HTTP/2 error code
+   (RFC 9113 7), lower case; a reset defaults to refused_stream (never
+   processed: safe to retry), a GOAWAY to no_error. */
+static int h2_step(lua_State *L, const char *name, int fault, const char *dflt) {
+  static const struct { const char *name; unsigned code; } codes[] = {
+      {"no_error", 0},       {"protocol_error", 1}, {"internal_error", 2},
+      {"refused_stream", 7}, {"cancel", 8},         {"enhance_your_calm", 11}};
+  args a;
+  args_begin(&a, L, name, h2_keys, 0);
+  const char *code = dflt;
+  if (arg_get(&a, "code") != LUA_TNIL) {
+    if (lua_type(L, -1) != LUA_TSTRING)
+      luaL_error(L, "%s: code must be a string (refused_stream, internal_error, ...)", name);
+    code = lua_tostring(L, -1);
+  }
+  int found = -1;
+  for (size_t i = 0; i < sizeof codes / sizeof codes[0]; i++)
+    if (strcmp(codes[i].name, code) == 0) found = (int)i;
+  if (found < 0)
+    luaL_error(L, "%s: unknown code '%s' (no_error, protocol_error, internal_error, "
+                  "refused_stream, cancel, enhance_your_calm)", name, code);
+  lua_pop(L, 1);
+  lua_pushinteger(L, fault);
+  lua_setfield(L, a.d, "h2_fault");
+  lua_pushinteger(L, (lua_Integer)codes[found].code);
+  lua_setfield(L, a.d, "h2_code");
+  opt_headers(&a);
+  return make_step(L, a.d, SIM_STEP_H2, 0);
+}
+static int l_h2_reset(lua_State *L) { return h2_step(L, "h2_reset", SIM_H2_RST, "refused_stream"); }
+static int l_h2_goaway(lua_State *L) { return h2_step(L, "h2_goaway", SIM_H2_GOAWAY, "no_error"); }
+
 static const char *const delay_keys[] = {"seconds", "step", "headers", NULL};
 
 /* delay{seconds=, step=} or delay{2, chat{}}; the step defaults to chat{}. */
@@ -810,6 +844,7 @@ static const luaL_Reg step_ctors[] = {
   {"chat", l_chat},         {"stream", l_stream},   {"fail", l_fail},
   {"hang", l_hang},         {"delay", l_delay},     {"drop", l_drop},
   {"reset", l_reset},       {"truncate", l_truncate},
+  {"h2_reset", l_h2_reset}, {"h2_goaway", l_h2_goaway},
   {"garbage", l_garbage},   {"effect", l_effect},   {NULL, NULL},
 };
 
@@ -1149,6 +1184,11 @@ static void convert_field(lua_State *L, sim_step *s, const char *k, size_t len, 
   else if (IS("error_after")) int_at(L, v, &s->error_after);
   else if (IS("no_end")) int_at(L, v, &s->no_end);
   else if (IS("no_terminator")) int_at(L, v, &s->no_terminator);
+  else if (IS("h2_fault")) int_at(L, v, &s->h2_fault);
+  else if (IS("h2_code")) {
+    int code = 0;
+    if (int_at(L, v, &code)) s->h2_code = (unsigned)code;
+  }
   else if (IS("status")) int_at(L, v, &s->status);
   else if (IS("code")) s->code = str_at(L, v);
   else if (IS("type")) s->type = str_at(L, v);

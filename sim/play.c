@@ -9,6 +9,7 @@
 #include <string.h>
 #include <sys/socket.h>
 
+#include "sim/h2_bridge.h"
 #include "sim/play_int.h"
 #include "sim/server_int.h"
 
@@ -988,6 +989,31 @@ static enum MHD_Result play_unstreamable(sim_conn *c, const sim_step *s) {
 }
 
 /* Plays c->cur; returns what the access handler returns. */
+/* h2_reset{}, h2_goaway{}: over HTTP/2 the bridge is told on the socket
+   pair (a line no HTTP/1.1 response starts with) and plays the frame; over
+   HTTP/1.1 the nearest fault: a reset is a TCP reset, a GOAWAY a close. */
+static enum MHD_Result play_h2(sim_conn *c, const sim_step *s) {
+  c->step_name = s->h2_fault == SIM_H2_RST ? "h2_reset" : "h2_goaway";
+  if (!sim__conn_is_h2(c->mc)) {
+    if (s->h2_fault == SIM_H2_RST) {
+      end_as(c, "reset", SIM_END_CUT);
+      reset_socket(c);
+    } else {
+      end_as(c, "dropped", SIM_END_CUT);
+    }
+    return MHD_NO;
+  }
+  const union MHD_ConnectionInfo *ci =
+      MHD_get_connection_info(c->mc, MHD_CONNECTION_INFO_CONNECTION_FD);
+  char line[32];
+  int n = sim__h2_fault_line(line, sizeof line, s->h2_fault, s->h2_code);
+  if (ci != NULL && n > 0 && send(ci->connect_fd, line, (size_t)n, MSG_NOSIGNAL) != n) {
+    /* the bridge is gone: the client went first */
+  }
+  end_as(c, s->h2_fault == SIM_H2_RST ? "h2_reset" : "h2_goaway", SIM_END_CUT);
+  return MHD_NO;
+}
+
 enum MHD_Result sim__play(sim_conn *c) {
   for (;;) {
     if (c->wake == SIM_WAKE_HANGUP) {
@@ -1037,6 +1063,8 @@ enum MHD_Result sim__play(sim_conn *c) {
       end_as(c, "reset", SIM_END_CUT);
       reset_socket(c);
       return MHD_NO;
+    case SIM_STEP_H2:
+      return play_h2(c, s);
     case SIM_STEP_EFFECT:
       c->step_name = "effect";
       return play_effect(c, s);

@@ -243,6 +243,10 @@ static void trace_arrive(sim_conn *c, const char *method, const char *url,
   SIM__JW_NEXT_STR(w, "path", path ? path : "[redacted]");
   free(path);
   if (unserved(c)) SIM__JW_LIT(w, ",\"unserved\":true");
+  /* HTTP/1.1 is the default and not written (its traces stay as they
+     were); a stream front.c bridged from HTTP/2 arrives on a socket pair */
+  if (sim__conn_is_h2(c->mc))
+    SIM__JW_LIT(w, ",\"proto\":\"h2\"");
   if (c->provider == -2) SIM__JW_LIT(w, ",\"dialect\":null");
   else SIM__JW_NEXT_STR(w, "dialect", sim__dialect_name(c->dialect));
   SIM__JW_NEXT_BOOL(w, "stream", c->stream_req);
@@ -630,14 +634,10 @@ static struct MHD_Daemon *make_daemon(void *arg, int i, int n, int listen_fd) {
   /* the connection limit is the server's, shared out as libmicrohttpd's
      own thread pool did */
   unsigned limit = (a->limit + (unsigned)n - 1) / (unsigned)n;
-  struct MHD_OptionItem where[2] = {
-      {MHD_OPTION_SOCK_ADDR, 0, (void *)a->addr},
-      {MHD_OPTION_END, 0, NULL},
-  };
-  if (i > 0) where[0] = (struct MHD_OptionItem){MHD_OPTION_LISTEN_SOCKET, listen_fd, NULL};
+  (void)i;
+  (void)listen_fd; /* front.c owns the listening socket */
   return MHD_start_daemon(
-      a->flags, 0, NULL, NULL, on_request, a->srv,
-      MHD_OPTION_ARRAY, where,
+      a->flags | MHD_USE_NO_LISTEN_SOCKET, 0, NULL, NULL, on_request, a->srv,
       MHD_OPTION_NOTIFY_COMPLETED, on_completed, a->srv,
       MHD_OPTION_NOTIFY_CONNECTION, sim__conn_notify, a->srv,
       MHD_OPTION_CONNECTION_LIMIT, limit,
@@ -686,10 +686,16 @@ static int start_daemon(sim_server *srv, const sim_server_opts *o, char err[SIM_
              bind, o->port);
     return rc;
   }
+  if (rc == SIM_OK)
+    rc = sim__front_start(a.addr, a.addr->sa_family == AF_INET6 ? sizeof a6 : sizeof a4,
+                          srv->loops, &srv->front);
+  if (rc == SIM_ELISTEN) {
+    snprintf(err, SIM_ERRLEN, "cannot listen on %s:%d (port in use, or no permission)",
+             bind, o->port);
+    return rc;
+  }
   if (rc != SIM_OK) return rc;
-  const union MHD_DaemonInfo *di =
-      MHD_get_daemon_info(sim__loops_daemon(srv->loops), MHD_DAEMON_INFO_BIND_PORT);
-  srv->port = di ? di->port : o->port;
+  srv->port = sim__front_port(srv->front);
   return SIM_OK;
 }
 
@@ -823,6 +829,10 @@ int sim_server_stop(sim_server *srv, char err[SIM_ERRLEN]) {
   int served = srv->loops != NULL;
   if (srv->waiter) sim__waiter_shutdown(srv->waiter);
   if (served) drain(srv);
+  /* no new connection; the HTTP/2 ones end (their streams in flight
+     were given the drain too) */
+  sim__front_stop(srv->front);
+  srv->front = NULL;
   sim__loops_stop(srv->loops);
   srv->loops = NULL;
   if (srv->trace && served) {

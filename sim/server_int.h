@@ -23,6 +23,7 @@ struct sim_server {
   int own_sc;         /* 1: loaded by the server and freed with it */
   sim_env env;        /* clocks: timers, the rate limiter, trace times */
   struct sim_loops *loops; /* the event loops and their daemons (loops.c) */
+  struct sim_front *front; /* the listening socket, HTTP/1.1 and HTTP/2 (front.c) */
   sim_trace *trace;
   sim_waiter *waiter;
   sim_state *state;   /* attempts, ledger, rate limit: in process or Redis */
@@ -129,6 +130,30 @@ typedef struct MHD_Daemon *(*sim_daemon_fn)(void *arg, int i, int n, int listen_
    could not be made. Caller owns *out (sim__loops_stop). */
 int sim__loops_start(int n, sim_waiter *wt, const sim_env *env, sim_daemon_fn make, void *arg,
                      sim_loops **out);
+#define SIM_LOOP_QUEUE 256 /* sockets waiting to be added to one loop's daemon */
+/* Hands an accepted socket to the next loop (round robin), whose thread
+   adds it to its daemon. 0, or -1 when that loop's queue is full (fd is
+   closed). */
+int sim__loops_add(sim_loops *all, int fd);
+
+/* front.c: the server's listening socket, owned by fusebox so HTTP/2 and
+   HTTP/1.1 share the port: its thread accepts, reads the first bytes
+   without taking them (MSG_PEEK) and hands an HTTP/1.1 connection to a
+   loop, an HTTP/2 one (the client preface) to a thread of h2_bridge.c
+   whose streams reach the loops through socket pairs. */
+typedef struct sim_front sim_front;
+/* Listens on addr (port 0: a free one); SIM_ELISTEN when it cannot. */
+int sim__front_start(const struct sockaddr *addr, socklen_t len, sim_loops *loops,
+                     sim_front **out);
+int sim__front_port(const sim_front *f);
+/* Stops accepting and waits for its HTTP/2 connections to end (their
+   sockets are shut first). NULL is a no-op. */
+void sim__front_stop(sim_front *f);
+
+/* 1 when mc is a stream front.c bridged from HTTP/2 (a socket pair's
+   AF_UNIX peer), 0 for HTTP/1.1. */
+int sim__conn_is_h2(struct MHD_Connection *mc);
+
 /* The first loop's daemon (its port is the server's). */
 struct MHD_Daemon *sim__loops_daemon(const sim_loops *all);
 /* Stops the loops' threads, then their daemons (which end the connections

@@ -25,8 +25,13 @@ typedef enum sim_step_kind {
   SIM_STEP_RESET,    /* TCP RST */
   SIM_STEP_TRUNCATE, /* play `next` with its body cut at `at` bytes */
   SIM_STEP_GARBAGE,  /* 200 whose body is not JSON */
-  SIM_STEP_EFFECT    /* a side effect at the effect endpoint */
+  SIM_STEP_EFFECT,   /* a side effect at the effect endpoint */
+  SIM_STEP_H2        /* an HTTP/2 fault: RST_STREAM or GOAWAY (h2_fault) */
 } sim_step_kind;
+
+/* h2_reset{} and h2_goaway{}: what an HTTP/2 attempt gets (sim/front.c,
+   sim/h2_bridge.c); on HTTP/1.1 the nearest fault: a TCP reset, a drop. */
+enum { SIM_H2_RST = 1, SIM_H2_GOAWAY = 2 };
 
 /* blob.c: one immutable, reference-counted copy of a large step body,
    shared by the steps and connections that play it. Thread-safe. */
@@ -93,6 +98,10 @@ typedef struct sim_step {
   sim_tool_call *tool_calls; /* chat, stream: tool calls after the text */
   int ntool_calls;
   int finish;         /* SIM_FINISH_*: `incomplete` (max tokens, filter) */
+
+  /* h2_reset, h2_goaway */
+  int h2_fault;       /* SIM_H2_RST, SIM_H2_GOAWAY */
+  unsigned h2_code;   /* the HTTP/2 error code (RFC 9113 7) */
 
   /* stream */
   char **chunks;      /* text pieces, one per delta event; NULL = split content;

@@ -14,6 +14,7 @@ static const char *const step_kind_names[] = {
   [SIM_STEP_DELAY] = "delay",       [SIM_STEP_DROP] = "drop",
   [SIM_STEP_RESET] = "reset",       [SIM_STEP_TRUNCATE] = "truncate",
   [SIM_STEP_GARBAGE] = "garbage",   [SIM_STEP_EFFECT] = "effect",
+  [SIM_STEP_H2] = "h2",
 };
 
 /*

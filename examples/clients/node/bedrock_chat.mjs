@@ -1,14 +1,16 @@
 // bedrock_chat.mjs - one call through Amazon's Bedrock Runtime SDK
 // (npm @aws-sdk/client-bedrock-runtime) with its defaults (standard retry
 // mode, 3 attempts, throttling and transient errors retried with
-// exponential backoff and full jitter) but for its HTTP handler: the SDK's
-// default speaks HTTP/2 (NodeHttp2Handler), which fusebox does not yet, so
-// this passes @smithy/node-http-handler's NodeHttpHandler (HTTP/1.1).
+// exponential backoff and full jitter) but for its HTTP handler: this
+// passes @smithy/node-http-handler's NodeHttpHandler (HTTP/1.1) unless
+// --h2 is given, which keeps the SDK's default, NodeHttp2Handler (HTTP/2
+// with prior knowledge for an http:// endpoint; fusebox serves both).
 //
 //   node bedrock_chat.mjs            Converse (the call `fusebox exec` asks for)
 //   node bedrock_chat.mjs --stream   ConverseStream (the binary event stream)
 //   node bedrock_chat.mjs --invoke   InvokeModel with an Anthropic Messages body
 //                                    (with --stream: InvokeModelWithResponseStream)
+//   node bedrock_chat.mjs --h2       any of the above with the default handler
 //
 // Reads BEDROCK_ENDPOINT (the client's `endpoint` option), else
 // FUSEBOX_URL; AWS_ACCESS_KEY_ID / AWS_SECRET_ACCESS_KEY / AWS_REGION (the
@@ -24,8 +26,8 @@ import { PROMPT, fail } from './common.mjs';
 
 const args = process.argv.slice(2);
 for (const a of args)
-  if (a !== '--stream' && a !== '--invoke') {
-    process.stderr.write(`unknown argument: ${a}\nusage: node bedrock_chat.mjs [--stream] [--invoke]\n`);
+  if (a !== '--stream' && a !== '--invoke' && a !== '--h2') {
+    process.stderr.write(`unknown argument: ${a}\nusage: node bedrock_chat.mjs [--stream] [--invoke] [--h2]\n`);
     process.exit(2);
   }
 const invoke = args.includes('--invoke');
@@ -36,7 +38,7 @@ process.env.AWS_REGION ||= 'us-east-1';
 const endpoint = process.env.BEDROCK_ENDPOINT || process.env.FUSEBOX_URL;
 const client = new BedrockRuntimeClient({
   ...(endpoint ? { endpoint } : {}),
-  requestHandler: new NodeHttpHandler(),
+  ...(args.includes('--h2') ? {} : { requestHandler: new NodeHttpHandler() }),
 });
 const modelId = process.env.BEDROCK_MODEL || 'anthropic.claude-3-haiku-20240307-v1:0';
 const input = { modelId, messages: [{ role: 'user', content: [{ text: PROMPT }] }] };

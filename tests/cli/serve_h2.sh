@@ -1,0 +1,109 @@
+#!/usr/bin/env bash
+# Cleartext HTTP/2 with prior knowledge on the same port as HTTP/1.1
+# (sim/front.c, sim/h2_bridge.c): curl --http2-prior-knowledge gets the
+# scripted answer and its stream as DATA frames, the trace marks the
+# attempt "proto":"h2" (and an HTTP/1.1 attempt beside it not), a stream
+# dropped mid-way reaches the HTTP/2 client as a reset stream, and the
+# Bedrock SDK with its DEFAULT handler (NodeHttp2Handler) makes its
+# Converse call and retries the 503s over HTTP/2.
+. "$(dirname "$0")/lib.sh"
+need_fusebox
+need_cmd curl python3 timeout
+curl -V | grep -qw HTTP2 || missing "curl without HTTP/2 (apt-get install curl)"
+cd "$src"
+
+serve() {  # SCENARIO: starts fusebox, sets $port and $trace
+  trace=$tmp/$(basename "$1" .lua).jsonl
+  "$bin" serve "$1" --port 0 --trace "$trace" > "$tmp/serve.out" 2>&1 &
+  spid=$!
+  at_exit "kill $spid"
+  wait_port_line "$tmp/serve.out" $spid || { bad "fusebox serve did not start"; cat "$tmp/serve.out"; finish; }
+  port=$(sed -n 's/^port //p' "$tmp/serve.out" | head -1)
+}
+stop() { kill $spid; wait $spid 2>/dev/null; }
+body='{"model":"gpt-4o","messages":[{"role":"user","content":"hi"}]}'
+sbody='{"model":"gpt-4o","stream":true,"messages":[{"role":"user","content":"hi"}]}'
+
+# 1. an answer over HTTP/2 and one over HTTP/1.1 on the same port
+serve scenarios/transient/http_503.lua
+h1=$(curl -s -m 10 -o /dev/null -w '%{http_code} %{http_version}' "http://127.0.0.1:$port/v1/chat/completions" -d "$body")
+h2=$(curl -s -m 10 -o "$tmp/h2.body" -w '%{http_code} %{http_version}' --http2-prior-knowledge \
+  "http://127.0.0.1:$port/v1/chat/completions" -d "$body")
+h2b=$(curl -s -m 10 -w ' %{http_code} %{http_version}' --http2-prior-knowledge \
+  "http://127.0.0.1:$port/v1/chat/completions" -d "$body")
+[ "$h1" = "503 1.1" ] && ok || bad "HTTP/1.1 got '$h1', want '503 1.1'"
+[ "$h2" = "503 2" ] && ok || bad "HTTP/2 got '$h2', want '503 2' (attempt 2 of the 503 scenario)"
+case "$h2b" in *'"content":'*' 200 2') ok ;; *) bad "HTTP/2 answer: $h2b" ;; esac
+stop
+protos=$(python3 -c '
+import json, sys
+print(" ".join(e.get("proto", "h1") for e in map(json.loads, open(sys.argv[1])) if e["ev"] == "arrive"))' "$trace")
+[ "$protos" = "h1 h2 h2" ] && ok || bad "arrive protos '$protos', want 'h1 h2 h2'"
+attempts=$(grep -o '"attempt":[0-9]*' "$trace" | tr '\n' ' ')
+[ "$attempts" = '"attempt":1 "attempt":2 "attempt":3 ' ] && ok || bad "attempts over both protocols: $attempts"
+
+# 2. a stream as DATA frames, whole; then one dropped after two chunks:
+#    the HTTP/2 client sees the stream reset (curl: exit 92), not an end
+serve scenarios/stream/drop_after_chunks.lua
+curl -s -m 10 --http2-prior-knowledge "http://127.0.0.1:$port/v1/chat/completions" -d "$sbody" > "$tmp/cut.out" 2>&1
+rc=$?
+[ $rc = 92 ] && ok || bad "a dropped stream over HTTP/2: curl exit $rc, want 92 (stream error)"
+grep -q '"content":"The answer "' "$tmp/cut.out" && ok || bad "the chunks before the drop did not reach the client: $(head -c 300 "$tmp/cut.out")"
+curl -s -m 10 --http2-prior-knowledge "http://127.0.0.1:$port/v1/chat/completions" -d "$sbody" > "$tmp/whole.out"
+rc=$?
+[ $rc = 0 ] && tail -c 200 "$tmp/whole.out" | grep -q 'data: \[DONE\]' && ok || bad "the whole stream over HTTP/2 (exit $rc): $(tail -c 200 "$tmp/whole.out")"
+stop
+
+# 2b. the HTTP/2 fault steps: curl retries a REFUSED_STREAM by itself (the
+#     answer, two attempts); over HTTP/1.1 the same step is a TCP reset
+serve scenarios/http2/refused_stream.lua
+out=$(curl -s -m 10 --http2-prior-knowledge "http://127.0.0.1:$port/v1/chat/completions" -d "$body")
+case "$out" in *'answered on a fresh stream'*) ok ;; *) bad "curl over HTTP/2 after REFUSED_STREAM: $out" ;; esac
+curl -s -m 10 "http://127.0.0.1:$port/v1/chat/completions" -d "${body/hi/other}" > /dev/null 2>&1
+rc=$?
+[ $rc = 56 ] && ok || bad "h2_reset over HTTP/1.1: curl exit $rc, want 56 (connection reset)"
+stop
+steps=$(grep -o '"step":"[a-z0-9_]*","status":[0-9]*,"how":"[a-z0-9_]*"' "$trace" | tr '\n' ' ')
+want='"step":"h2_reset","status":0,"how":"h2_reset" "step":"chat","status":200,"how":"complete" "step":"h2_reset","status":0,"how":"reset" '
+[ "$steps" = "$want" ] && ok || bad "h2_reset trace: $steps"
+
+# 3. the Bedrock SDK with its default handler (HTTP/2)
+if (cd examples/clients/node && node -e 'require.resolve("@aws-sdk/client-bedrock-runtime")' 2>/dev/null); then
+  "$bin" exec --quiet --timeout 40 --json "$tmp/br.json" --trace-dir "$tmp/br" \
+    scenarios/bedrock/converse_ok.lua scenarios/bedrock/unavailable_503.lua \
+    -- node examples/clients/node/bedrock_chat.mjs --h2 > "$tmp/br.log" 2>&1
+  got=$(python3 - "$tmp/br.json" <<'PY'
+import json, os, sys
+d = json.load(open(sys.argv[1]))
+for r in sorted(d["results"], key=lambda r: r["file"]):
+    print(os.path.basename(r["file"])[:-4], r["status"], r.get("attempts_sent"), r.get("exit_code"))
+PY
+)
+  want="converse_ok pass 1 0
+unavailable_503 pass 3 0"
+  [ "$got" = "$want" ] && ok || { bad "Bedrock SDK over HTTP/2: got '$got', want '$want'"; tail -20 "$tmp/br.log"; }
+  grep -qx "hello from bedrock" "$tmp/br"/*-converse_ok.stdout 2>/dev/null && ok || bad "Bedrock SDK over HTTP/2 printed $(cat "$tmp/br"/*-converse_ok.stdout 2>/dev/null | head -c 200)"
+  n=$(cat "$tmp/br"/*.jsonl | grep '"ev":"arrive"' | grep -c '"proto":"h2"')
+  [ "$n" = 4 ] && ok || bad "Bedrock SDK: $n of its 4 attempts traced as h2"
+  # 4. HTTP/2 faults played to a real HTTP/2 client and its retries judged:
+  #    the AWS SDK retries REFUSED_STREAM and a GOAWAY (the stream was never
+  #    processed) but not INTERNAL_ERROR (pinned: its finding, see docs/apis.md)
+  "$bin" exec --quiet --timeout 40 --json "$tmp/bf.json" --trace-dir "$tmp/bf" scenarios/http2 \
+    -- node examples/clients/node/bedrock_chat.mjs --h2 > "$tmp/bf.log" 2>&1
+  got=$(python3 - "$tmp/bf.json" <<'PY'
+import json, os, sys
+d = json.load(open(sys.argv[1]))
+for r in sorted(d["results"], key=lambda r: r["file"]):
+    print(os.path.basename(r["file"])[:-4], r["status"], r.get("attempts_sent"), r.get("exit_code"))
+PY
+)
+  want="goaway pass 2 0
+internal_error fail 1 1
+refused_stream pass 2 0"
+  [ "$got" = "$want" ] && ok || { bad "Bedrock SDK on HTTP/2 faults: got '$got', want '$want'"; tail -20 "$tmp/bf.log"; }
+  hows=$(cat "$tmp/bf"/*.jsonl | grep -o '"how":"h2_[a-z]*"' | sort | uniq -c | tr -s ' ' | tr '\n' ' ')
+  [ "$hows" = " 1 \"how\":\"h2_goaway\"  2 \"how\":\"h2_reset\" " ] && ok || bad "HTTP/2 faults in the trace: $hows"
+else
+  echo "note: @aws-sdk/client-bedrock-runtime not installed: its HTTP/2 check not run"
+fi
+finish
