@@ -17,12 +17,17 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "sim/h2_bridge.h"
 #include "sim/server_int.h"
 
 #define FRONT_PENDING 256 /* accepted, first bytes not yet in */
+/* A connection silent this long goes to libmicrohttpd as HTTP/1.1 (an
+   HTTP/2 client sends its preface at once): its timeouts apply, and 256
+   silent connections cannot stop the accepting (issue 29's lesson). */
+#define FRONT_SILENT_MS 1000
 #define FRONT_H2_MAX 256  /* HTTP/2 connections at once */
 
 struct sim_front {
@@ -95,30 +100,42 @@ static int sniff(int fd) {
   return (size_t)n == sizeof b ? 1 : -1;
 }
 
+static long long mono_ms(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
 static void *front_main(void *arg) {
   sim_front *f = arg;
   struct pollfd p[2 + FRONT_PENDING];
   int pend[FRONT_PENDING], np = 0;
+  long long since[FRONT_PENDING];
   for (;;) {
     p[0] = (struct pollfd){.fd = f->wake[0], .events = POLLIN};
     /* the listener is not watched while the pending list is full */
     p[1] = (struct pollfd){.fd = np < FRONT_PENDING ? f->lfd : -1, .events = POLLIN};
     for (int i = 0; i < np; i++) p[2 + i] = (struct pollfd){.fd = pend[i], .events = POLLIN};
-    if (poll(p, (nfds_t)(2 + np), -1) < 0 && errno != EINTR) break;
+    if (poll(p, (nfds_t)(2 + np), np > 0 ? 100 : -1) < 0 && errno != EINTR) break;
     if (p[0].revents) break;
+    long long now = mono_ms();
     for (int i = np - 1; i >= 0; i--) {
-      if (!p[2 + i].revents) continue;
-      int fd = pend[i], kind = sniff(fd);
-      if (kind == -1) continue;
-      pend[i] = pend[--np];
+      int silent = now - since[i] >= FRONT_SILENT_MS;
+      if (!p[2 + i].revents && !silent) continue;
+      int fd = pend[i], kind = p[2 + i].revents ? sniff(fd) : 0;
+      if (kind == -1 && !silent) continue;
+      pend[i] = pend[np - 1];
+      since[i] = since[np - 1];
+      np--;
       if (kind == 1) start_h2(f, fd);
-      else if (kind == 0) (void)sim__loops_add(f->loops, fd);
+      else if (kind >= -1) (void)sim__loops_add(f->loops, fd);
       else close(fd);
     }
     if (p[1].revents & POLLIN) {
       for (int k = 0; k < 64 && np < FRONT_PENDING; k++) {
         int fd = accept4(f->lfd, NULL, NULL, SOCK_CLOEXEC);
         if (fd < 0) break;
+        since[np] = now;
         pend[np++] = fd;
       }
     }

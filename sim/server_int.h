@@ -130,7 +130,7 @@ typedef struct MHD_Daemon *(*sim_daemon_fn)(void *arg, int i, int n, int listen_
    could not be made. Caller owns *out (sim__loops_stop). */
 int sim__loops_start(int n, sim_waiter *wt, const sim_env *env, sim_daemon_fn make, void *arg,
                      sim_loops **out);
-#define SIM_LOOP_QUEUE 256 /* sockets waiting to be added to one loop's daemon */
+#define SIM_LOOP_QUEUE 1024 /* sockets waiting to be added to one loop's daemon (a herd connects at once) */
 /* Hands an accepted socket to the next loop (round robin), whose thread
    adds it to its daemon. 0, or -1 when that loop's queue is full (fd is
    closed). */
