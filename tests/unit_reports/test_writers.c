@@ -244,6 +244,83 @@ static void test_html_many_attempts(void) {
   rpt_run_free(run);
 }
 
+/* A trace of n concurrent calls (issue 24): call i's first attempt from
+   t = i to 1000 + i is a 429, its retry from 2000 to 2010 is ok. */
+static char *herd_trace(int n, size_t *len) {
+  size_t cap = 1u << 20;
+  char *t = malloc(cap);
+  if (t == NULL) return NULL;
+  *len = (size_t)snprintf(t, cap, "{\"ev\":\"session\",\"t\":0,\"scenario\":\"herd\","
+                                  "\"time_scale\":1,\"expect\":{\"outcome\":\"ok\"}}\n");
+  for (int i = 0; i < n && *len + 1024 < cap; i++)
+    *len += (size_t)snprintf(
+        t + *len, cap - *len,
+        "{\"ev\":\"arrive\",\"t\":%d,\"id\":%d,\"key\":\"hash:%04d\",\"attempt\":1,"
+        "\"method\":\"POST\",\"path\":\"/v1/chat/completions\"}\n"
+        "{\"ev\":\"end\",\"t\":%d,\"id\":%d,\"step\":\"fail\",\"status\":429,\"how\":\"complete\"}\n"
+        "{\"ev\":\"arrive\",\"t\":2000,\"id\":%d,\"key\":\"hash:%04d\",\"attempt\":2,"
+        "\"method\":\"POST\",\"path\":\"/v1/chat/completions\"}\n"
+        "{\"ev\":\"end\",\"t\":2010,\"id\":%d,\"step\":\"chat\",\"status\":200,\"how\":\"complete\"}\n"
+        "{\"ev\":\"client\",\"t\":2010,\"call\":%d,\"outcome\":\"ok\",\"total_ms\":%d,"
+        "\"attempts\":2}\n",
+        i, 2 * i + 1, i, 1000 + i, 2 * i + 1, 2 * i + 2, i, 2 * i + 2, i, 2010 - i);
+  *len += (size_t)snprintf(t + *len, cap - *len, "{\"ev\":\"done\",\"t\":2020}\n");
+  return t;
+}
+
+/* The HTML page of a herd of n calls; NULL on failure. */
+static char *herd_html(int n) {
+  size_t len = 0;
+  char *trace = herd_trace(n, &len);
+  if (trace == NULL) return NULL;
+  char *tpath = rt_tmpfile(trace, len);
+  free(trace);
+  rpt_run *run = rpt_run_new();
+  char err[RPT_ERRLEN], *html = NULL;
+  rpt_input in = {.file = "herd.lua", .client = "naive", .trace_path = tpath};
+  char *hpath = rt_tmppath(".html");
+  if (tpath && run && rpt_run_add(run, &in, err) == RPT_OK &&
+      rpt_run_write_html(run, hpath, err) == RPT_OK) {
+    size_t hlen;
+    html = rt_slurp(hpath, &hlen);
+  }
+  unlink(hpath);
+  if (tpath) unlink(tpath);
+  free(hpath);
+  free(tpath);
+  rpt_run_free(run);
+  return html;
+}
+
+static int count_of(const char *hay, const char *needle) {
+  int n = 0;
+  for (const char *p = strstr(hay, needle); p; p = strstr(p + 1, needle)) n++;
+  return n;
+}
+
+/* issue 24: 100 concurrent calls are one band with their count and the
+   most in flight at once, not 100 rows; 10 calls stay rows, each named by
+   its own call (concurrent spans overlap: the best-matching one). */
+static void test_html_herd_band(void) {
+  char *html = herd_html(100);
+  CU_ASSERT_PTR_NOT_NULL_FATAL(html);
+  CU_ASSERT_EQUAL(count_of(html, "<g class=\"band\" data-calls=\"100\">"), 1);
+  CU_ASSERT(rt_has(html, ">100 calls \xC2\xB7 primary</text>"));
+  CU_ASSERT(rt_has(html, ">200 attempts \xC2\xB7 peak 100 in flight</text>"));
+  CU_ASSERT(rt_has(html, "100 attempts began (100 ok)"));
+  CU_ASSERT_EQUAL(count_of(html, ">call "), 0);
+  free(html);
+  html = herd_html(10);
+  CU_ASSERT_PTR_NOT_NULL_FATAL(html);
+  CU_ASSERT_EQUAL(count_of(html, "class=\"band\""), 0);
+  char want[64];
+  for (int i = 0; i < 10; i++) {
+    snprintf(want, sizeof want, ">call %d \xC2\xB7 primary</text>", i);
+    CU_ASSERT_EQUAL(count_of(html, want), 1);
+  }
+  free(html);
+}
+
 #define ADD(s, name, fn)                                        \
   if (CU_add_test(s, name, fn) == NULL) return CU_get_error()
 
@@ -275,5 +352,6 @@ int suite_writer_html(void) {
   if (s == NULL) return CU_get_error();
   ADD(s, "self-contained, escaped, timelines", test_html);
   ADD(s, "bounded for many attempts", test_html_many_attempts);
+  ADD(s, "a herd is one band with its count", test_html_herd_band);
   return 0;
 }
