@@ -22,6 +22,7 @@
 #include <string.h>
 #include <strings.h>
 #include <sys/socket.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "sim/h2_bridge.h"
@@ -66,7 +67,35 @@ typedef struct h2b_conn {
   int going_away;     /* a GOAWAY was played: the connection ends once it is sent */
   h2b_stream *streams;
   int nstreams;
+  /* Sockets of answered streams, kept until libmicrohttpd closes them
+     (Connection: close): closed at once, a stream the client has read
+     whole could reach the trace as client_abort, its end not yet noted. */
+  int lfd[H2B_MAX_STREAMS];
+  long long ldl[H2B_MAX_STREAMS]; /* give up at (monotonic ms) */
+  int nl;
 } h2b_conn;
+
+#define H2B_LINGER_MS 2000
+
+static long long mono_ms(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+static void linger_drop(h2b_conn *c, int i) {
+  close(c->lfd[i]);
+  c->lfd[i] = c->lfd[c->nl - 1];
+  c->ldl[i] = c->ldl[c->nl - 1];
+  c->nl--;
+}
+
+/* Reads what lingering socket i has; closes it at its end or deadline. */
+static void linger_read(h2b_conn *c, int i, long long now) {
+  char buf[4096];
+  ssize_t n = recv(c->lfd[i], buf, sizeof buf, MSG_DONTWAIT);
+  if (n == 0 || (n < 0 && errno != EAGAIN && errno != EINTR) || now >= c->ldl[i]) linger_drop(c, i);
+}
 
 static h2b_stream *find(h2b_conn *c, int32_t id) {
   for (h2b_stream *s = c->streams; s; s = s->next)
@@ -80,7 +109,12 @@ static void stream_free(h2b_conn *c, h2b_stream *st) {
       *p = st->next;
       break;
     }
-  if (st->fd >= 0) close(st->fd);
+  if (st->fd >= 0 && st->complete && !st->eof && c->nl < H2B_MAX_STREAMS) {
+    c->lfd[c->nl] = st->fd;
+    c->ldl[c->nl++] = mono_ms() + H2B_LINGER_MS;
+  } else if (st->fd >= 0) {
+    close(st->fd);
+  }
   free(st->body);
   free(st->pend);
   free(st);
@@ -481,7 +515,7 @@ int sim__h2_serve(int fd, sim_h2_add_fn add, void *add_arg) {
   while (nghttp2_session_want_read(c.s) || nghttp2_session_want_write(c.s)) {
     if (nghttp2_session_send(c.s) != 0) break;
     if (c.going_away && !nghttp2_session_want_write(c.s)) break; /* GOAWAY sent: close */
-    struct pollfd p[1 + H2B_MAX_STREAMS];
+    struct pollfd p[1 + 2 * H2B_MAX_STREAMS];
     h2b_stream *who[1 + H2B_MAX_STREAMS];
     int n = 0;
     p[n++] = (struct pollfd){.fd = fd, .events = (short)(POLLIN | (nghttp2_session_want_write(c.s) ? POLLOUT : 0))};
@@ -490,10 +524,14 @@ int sim__h2_serve(int fd, sim_h2_add_fn add, void *add_arg) {
         who[n] = st;
         p[n++] = (struct pollfd){.fd = st->fd, .events = POLLIN};
       }
-    if (poll(p, (nfds_t)n, -1) < 0) {
+    for (int i = 0; i < c.nl; i++) p[n + i] = (struct pollfd){.fd = c.lfd[i], .events = POLLIN};
+    if (poll(p, (nfds_t)(n + c.nl), c.nl > 0 ? 100 : -1) < 0) {
       if (errno == EINTR) continue;
       break;
     }
+    long long now = mono_ms();
+    for (int i = c.nl - 1; i >= 0; i--)
+      if (p[n + i].revents || now >= c.ldl[i]) linger_read(&c, i, now);
     if (p[0].revents & (POLLIN | POLLHUP | POLLERR)) {
       uint8_t buf[16384];
       ssize_t r = recv(fd, buf, sizeof buf, 0);
@@ -505,6 +543,15 @@ int sim__h2_serve(int fd, sim_h2_add_fn add, void *add_arg) {
   }
   nghttp2_session_send(c.s);
   while (c.streams) stream_free(&c, c.streams);
+  while (c.nl > 0) { /* the answered streams' ends noted, or their deadline */
+    struct pollfd p[H2B_MAX_STREAMS];
+    for (int i = 0; i < c.nl; i++) p[i] = (struct pollfd){.fd = c.lfd[i], .events = POLLIN};
+    if (poll(p, (nfds_t)c.nl, 100) < 0 && errno != EINTR) break;
+    long long now = mono_ms();
+    for (int i = c.nl - 1; i >= 0; i--)
+      if (p[i].revents || now >= c.ldl[i]) linger_read(&c, i, now);
+  }
+  for (int i = c.nl - 1; i >= 0; i--) linger_drop(&c, i);
   nghttp2_session_del(c.s);
   close(fd);
   return 0;
