@@ -286,6 +286,30 @@ static void note_account(sim_server *srv, const exec_result *res, const char *la
   free(text);
 }
 
+/* Under --warp the client reads libfaketime's clock, which starts at the
+   real time when the client starts and runs `warp` times faster ("+0 xF").
+   The dates fusebox writes (an HTTP-date Retry-After, Anthropic's reset
+   times) are written on that clock, so "3 s from now" means 3 s to the
+   client too; on the real clock a date falls behind the client's by
+   (F-1) x the time elapsed, and a client honouring it looked as if it
+   ignored it. The origin is taken just before the client is started. */
+typedef struct warp_clock {
+  double origin_s, factor;
+} warp_clock;
+
+static double real_wall_s(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_REALTIME, &ts);
+  return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+static double warped_wall_s(void *ud) {
+  warp_clock *w = ud;
+  double now = real_wall_s(), origin;
+  __atomic_load(&w->origin_s, &origin, __ATOMIC_ACQUIRE); /* set as the client starts */
+  return origin <= 0 ? now : origin + (now - origin) * w->factor;
+}
+
 /* Plays one scenario against argv; see exec.h. */
 int exec_scenario(sim_scenario *sc, const exec_call *call, char **argv, const exec_opts *o,
                   const char *label, const char *base, exec_result *res, char err[EXEC_ERRLEN]) {
@@ -296,6 +320,8 @@ int exec_scenario(sim_scenario *sc, const exec_call *call, char **argv, const ex
   snprintf(res->stderr_path, sizeof res->stderr_path, "%s.stderr", base);
   sim_server_opts so = {.scenario = sc, .trace_path = res->trace_path,
                         .time_scale = o->warp > 1 ? 1.0 / o->warp : 1.0, .seed = o->seed};
+  warp_clock wclock = {.origin_s = 0, .factor = o->warp};
+  if (o->warp > 1) so.env = (sim_env){.wall_s = warped_wall_s, .ud = &wclock};
   sim_server *srv = NULL;
   char serr[SIM_ERRLEN];
   if (sim_server_start(&so, &srv, serr) != SIM_OK) {
@@ -308,6 +334,8 @@ int exec_scenario(sim_scenario *sc, const exec_call *call, char **argv, const ex
   /* The command's start on the trace's clock: reports time a deadline from
      its first request and show the start-up before it (docs/trace.md). */
   res->started_t = sim_server_elapsed_ms(srv);
+  double origin = real_wall_s();
+  __atomic_store(&wclock.origin_s, &origin, __ATOMIC_RELEASE);
   if (envp == NULL) snprintf(err, EXEC_ERRLEN, "out of memory");
   else rc = run_command(argv, envp, o, res, err);
   if (rc == 0 && (res->exit_code == 126 || res->exit_code == 127) &&
