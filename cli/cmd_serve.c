@@ -53,11 +53,10 @@ static void serve_usage(FILE *f) {
   cli_common_usage(f, SERVE_OPTS, &d);
   fputs("\nWith --time-scale F the scenario's delays and every wait it advises on the\n"
         "wire (Retry-After in seconds or as a date, retry-after-ms, Gemini's retryDelay,\n"
-        "the rate limiter's Retry-After) are times F, so any client runs at that pace:\n"
-        "--time-scale 0.1 sends 'retry-after: 3' for a scenario's 30. The trace keeps the\n"
-        "scenario's values and the verdicts scale them and their tolerances by F. A\n"
-        "Retry-After written raw (retry_after_raw) and the rate-limit reset headers are\n"
-        "sent as written.\n",
+        "the rate limiter's Retry-After and reset headers) are times F, so any client\n"
+        "runs at that pace: --time-scale 0.1 sends 'retry-after: 3' for a scenario's 30.\n"
+        "The trace keeps the scenario's values and the verdicts scale them and their\n"
+        "tolerances by F. A Retry-After written raw (retry_after_raw) is sent as written.\n",
         f);
 }
 

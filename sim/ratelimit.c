@@ -21,6 +21,7 @@ struct sim_ratelimit {
   double req, tok;          /* what is left */
   double last_ms;           /* monotonic ms of the last refill */
   double scale;             /* time scale: a scenario second is scale s */
+  double wire;              /* factor of the reset times on the wire (scale_wire), else 1 */
   int anthropic;            /* header style */
   sim_env env;              /* the clocks */
 };
@@ -96,6 +97,7 @@ int sim__ratelimit_new(const char *json, double scale, const sim_env *env,
   rl->req = rl->req_cap;
   rl->tok = rl->tok_cap;
   rl->scale = scale > 0 ? scale : 1;
+  rl->wire = 1;
   if (env != NULL) rl->env = *env;
   rl->last_ms = sim__env_now_ms(&rl->env);
   pthread_mutex_init(&rl->lock, NULL);
@@ -173,12 +175,17 @@ void sim__ratelimit_conf(const sim_ratelimit *rl, sim_rl_conf *out) {
   out->scale = rl->scale;
 }
 
+void sim__ratelimit_set_wire(sim_ratelimit *rl, double wire) {
+  if (rl != NULL) rl->wire = wire > 0 ? wire : 1;
+}
+
 /* Fills r from the levels left after a take; see sim_int.h. */
 void sim__ratelimit_answer(const sim_ratelimit *rl, int refused, double wait_s,
                            double req_left, double tok_left, sim_rl_result *r) {
   memset(r, 0, sizeof *r);
-  double reset_r = rl->rpm > 0 ? (rl->req_cap - req_left) * 60.0 / rl->rpm : 0;
-  double reset_t = rl->tpm > 0 ? (rl->tok_cap - tok_left) * 60.0 / rl->tpm : 0;
+  /* on the wire, like every wait advised there (scale_wire) */
+  double reset_r = rl->rpm > 0 ? (rl->req_cap - req_left) * 60.0 / rl->rpm * rl->wire : 0;
+  double reset_t = rl->tpm > 0 ? (rl->tok_cap - tok_left) * 60.0 / rl->tpm * rl->wire : 0;
   long left_r = (long)floor(req_left), left_t = (long)floor(tok_left);
   r->retry_after = refused ? ceil(wait_s) : 0;
   char v[sizeof r->headers[0].value];

@@ -618,6 +618,9 @@ typedef struct sim_rl_result {
 int sim__ratelimit_new(const char *json, double scale, const sim_env *env,
                        sim_ratelimit **out, char err[SIM_ERRLEN]);
 void sim__ratelimit_free(sim_ratelimit *rl);
+/* The factor of the reset times written on the wire (x-ratelimit-reset-*,
+   anthropic-ratelimit-*-reset): the time scale under scale_wire, else 1. */
+void sim__ratelimit_set_wire(sim_ratelimit *rl, double wire);
 int sim__ratelimit_take(sim_ratelimit *rl, int tokens, sim_rl_result *r);
 /* For a bucket kept elsewhere (state_redis.c): the limiter's settings
    (0 = that limit is off; scale = real seconds per scenario second) ... */

@@ -50,6 +50,7 @@ int sim__state_open(const sim_server_opts *o, sim_scenario *sc, double scale,
   sim_ratelimit *rl = NULL;
   int rc = sim__ratelimit_new(sim__scenario_ratelimit_json(sc), scale, env, &rl, err);
   if (rc != SIM_OK) return rc;
+  sim__ratelimit_set_wire(rl, o->scale_wire ? scale : 1);
   int honour = sim__scenario_idempotency_honoured(sc);
   if (o->state_url == NULL) return sim__state_local_new(honour, rl, out);
   /* Instances of one scenario meet in one session unless told otherwise:
