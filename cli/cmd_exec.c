@@ -217,7 +217,9 @@ static int add_slot(rpt_run *run, xslot *s, const exec_opts *o, const char *labe
   }
   char last[200], ev[512];
   exec_last_stderr(&s->res, last, sizeof last);
-  if (s->res.timed_out)
+  if (s->res.end_reason[0])
+    snprintf(ev, sizeof ev, "the command was %s, and killed", s->res.end_reason);
+  else if (s->res.timed_out)
     snprintf(ev, sizeof ev, "the command was still running after %.0f s and was killed",
              o->timeout_s);
   else

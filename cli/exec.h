@@ -62,7 +62,10 @@ typedef struct exec_result {
   char stdout_path[4096];
   char stderr_path[4096];
   int exit_code;     /* 128 + signal when killed */
-  int timed_out;
+  int timed_out;     /* killed: by --timeout, or ended early (idle_end_ms) */
+  double idle_end_ms; /* > 0: ended after this long (real ms) without a request,
+                         far past the scenario's deadline (see exec_scenario) */
+  char end_reason[160]; /* then why, in scenario seconds; else "" */
   double wall_ms;
   double started_t;  /* trace ms (the session's clock) when the command was started */
 } exec_result;

@@ -205,8 +205,10 @@ static void child(char **argv, char **envp, const exec_result *res, int errfd) {
  * Runs the command; fills the exit fields of res. -1 with err if it cannot
  * start (fork failed, or the program could not be executed).
  */
-static int run_command(char **argv, char **envp, const exec_opts *o, exec_result *res,
-                       char err[EXEC_ERRLEN]) {
+/* idle_ms > 0: the command is ended once it has sent a request and then
+   none for idle_ms (real ms); srv counts the arrivals. */
+static int run_command(char **argv, char **envp, const exec_opts *o, sim_server *srv,
+                       double idle_ms, exec_result *res, char err[EXEC_ERRLEN]) {
   int pfd[2];
   if (pipe2(pfd, O_CLOEXEC) != 0) {
     snprintf(err, EXEC_ERRLEN, "cannot start %s: %s", argv[0], strerror(errno));
@@ -232,12 +234,22 @@ static int run_command(char **argv, char **envp, const exec_opts *o, exec_result
      (a Node process takes about a second), which a warped clock multiplies. */
   double limit_ms = o->timeout_s * 1000.0;
   int status = 0;
+  long seen = 0;
+  double last_arrival = t0;
   for (;;) {
     pid_t w = waitpid(pid, &status, WNOHANG);
     if (w == pid) break;
     if (w < 0 && errno != EINTR) break;
-    if (mono_ms() - t0 > limit_ms) {
+    double now = mono_ms();
+    long n = sim_server_arrivals(srv);
+    if (n != seen) {
+      seen = n;
+      last_arrival = now;
+    }
+    int idle = idle_ms > 0 && seen > 0 && now - last_arrival > idle_ms;
+    if (now - t0 > limit_ms || idle) {
       res->timed_out = 1;
+      if (idle && now - t0 <= limit_ms) res->idle_end_ms = now - last_arrival;
       kill(-pid, SIGKILL);
       waitpid(pid, &status, 0);
       break;
@@ -275,6 +287,7 @@ static void note_account(sim_server *srv, const exec_result *res, const char *la
   cJSON_AddBoolToObject(ev, "external", 1);
   cJSON_AddNumberToObject(ev, "exit_code", res->exit_code);
   if (res->timed_out) cJSON_AddBoolToObject(ev, "timed_out", 1);
+  if (res->end_reason[0]) cJSON_AddStringToObject(ev, "reason", res->end_reason);
   char line[200];
   exec_last_stderr(res, line, sizeof line); /* reports show it as the client's error line */
   if (line[0] && res->exit_code != 0) cJSON_AddStringToObject(ev, "error_line", line);
@@ -336,8 +349,16 @@ int exec_scenario(sim_scenario *sc, const exec_call *call, char **argv, const ex
   res->started_t = sim_server_elapsed_ms(srv);
   double origin = real_wall_s();
   __atomic_store(&wclock.origin_s, &origin, __ATOMIC_RELEASE);
+  /* A client silent for twice the scenario's deadline and 5 s more has
+     given up on time (it sleeps a one-day Retry-After, say): ended then, not
+     at --timeout, with that reason. Scenario seconds, on the server's scale. */
+  double idle_ms = call->deadline_s > 0 ? (2 * call->deadline_s + 5) * 1000.0 * so.time_scale : 0;
   if (envp == NULL) snprintf(err, EXEC_ERRLEN, "out of memory");
-  else rc = run_command(argv, envp, o, res, err);
+  else rc = run_command(argv, envp, o, srv, idle_ms, res, err);
+  if (res->idle_end_ms > 0)
+    snprintf(res->end_reason, sizeof res->end_reason,
+             "ended early: no request for %.1f s, more than twice the scenario's deadline of %g s",
+             res->idle_end_ms / 1000.0 / so.time_scale, call->deadline_s);
   if (rc == 0 && (res->exit_code == 126 || res->exit_code == 127) &&
       sim_server_arrivals(srv) == 0) {
     /* sh -c 'missing-program': the shell started, the client did not. */

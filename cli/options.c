@@ -36,7 +36,8 @@ static const opt_row ROWS[] = {
     {"--seed", NULL, CLI_OPT_SEED, ARG_INT, 0, 2147483647.0,
      "seed for the scenarios' math.random"},
     {"--timeout", NULL, CLI_OPT_TIMEOUT, ARG_DOUBLE, 0.1, 86400,
-     "kill an outside command after S seconds"},
+     "kill an outside command after S seconds (sooner once silent for twice the\n"
+     "                    scenario's deadline + 5 s)"},
     {"--trace-dir", NULL, CLI_OPT_TRACE_DIR, ARG_PATH, 0, 0,
      "keep traces (and a command's output) in DIR; without it nothing is left behind"},
     {"-j", "--jobs", CLI_OPT_JOBS, ARG_INT, 1, CLI_JOBS_MAX, "scenarios played at once"},

@@ -53,8 +53,9 @@ static int accepted(const rpt__client_ev *ce) {
 static int none_accepted(rpt__ctx *c) {
   const rpt__client_ev *ce = &c->tr->cli[0];
   if (ce->external && ce->timed_out)
-    return rpt__verdict_add(c, NAME, RPT_NA, "the command was killed by --timeout: it accepted "
-                            "no answer (`outcome` judges that)");
+    return rpt__verdict_add(c, NAME, RPT_NA, "the command was %s: it accepted no answer "
+                            "(`outcome` judges that)",
+                            ce->reason && ce->reason[0] ? ce->reason : "killed by --timeout");
   if (ce->external)
     return rpt__verdict_add(c, NAME, RPT_NA, "the command exited %d: it accepted no answer "
                             "(`outcome` judges that)", ce->exit_code);

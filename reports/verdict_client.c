@@ -67,6 +67,10 @@ static int external_outcome(rpt__ctx *c, const char *name, const cJSON *val, con
                             "the command sent no request before --timeout killed it after %s "
                             "(its start-up never ended); expected %s",
                             tb, want);
+  if (ce->timed_out && ce->external && ce->reason && ce->reason[0])
+    return rpt__verdict_add(c, name, RPT_FAIL, "the command was %s (after %s and %d attempt%s); "
+                            "expected %s%s",
+                            ce->reason, tb, att, att == 1 ? "" : "s", want, up);
   if (ce->timed_out)
     return rpt__verdict_add(c, name, RPT_FAIL,
                             "the command was killed by --timeout after %s and %d attempt%s; "
