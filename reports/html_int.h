@@ -1,6 +1,6 @@
 /*
  * html_int.h - what the two HTML pages (a run: html.c; a matrix:
- * matrix_html.c) share: the triage parts (html_triage.c: status order, the
+ * matrix.c) share: the triage parts (html_triage.c: status order, the
  * offline filter and its script, per-verdict counts) and the timeline of one
  * scenario (html_timeline.c). Private to reports/.
  */

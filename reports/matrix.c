@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "reports/html_int.h"
 #include "reports/reports_int.h"
 
 #define RPT__MAX_CLIENTS 64
@@ -328,7 +329,52 @@ static const char css[] =
     "small{color:#555}.na-list{color:#8a6d00}"
     ".headline{background:#fbe0dd;border:1px solid #d03030;padding:8px 12px;font-weight:700}";
 
-/* Writes the matrix as one self-contained HTML page to path ("-" = stdout). */
+/* A row's rank for triage: its worst played cell (0 failed or error, 1
+   n/a, 2 passed), as the run page orders its scenarios. */
+static int row_rank(const rpt_matrix *m, const rpt__entry *row) {
+  int rank = 2;
+  for (int c = 0; c < m->n; c++) {
+    const rpt__entry *e = cell(m, c, row);
+    if (e == NULL) continue;
+    int k = rpt__html_rank(rpt__entry_status(e));
+    if (k < rank) rank = k;
+  }
+  return rank;
+}
+
+/* The triage head of the page: the filter bar, and per failed verdict the
+   cells it failed in, each a link to its row. Rows are then sorted failed
+   first (stable). Returns 0 or RPT_ENOMEM. */
+static int triage_head(FILE *f, const rpt_matrix *m, rows *r, int *rank) {
+  int n[3] = {0, 0, 0}, ncells = 0;
+  for (int i = 0; i < r->n; i++) n[rank[i] = row_rank(m, r->e[i])]++;
+  for (int a = 1; a < r->n; a++) /* insertion sort: stable, rows are few */
+    for (int b = a; b > 0 && rank[b] < rank[b - 1]; b--) {
+      const rpt__entry *e = r->e[b];
+      int k = rank[b];
+      r->e[b] = r->e[b - 1], rank[b] = rank[b - 1];
+      r->e[b - 1] = e, rank[b - 1] = k;
+    }
+  rpt__html_filters(f, r->n, n[0], n[1], n[2]);
+  rpt__html_ref *refs = calloc((size_t)r->n * (size_t)m->n + 1, sizeof *refs);
+  if (refs == NULL) return RPT_ENOMEM;
+  for (int i = 0; i < r->n; i++)
+    for (int c = 0; c < m->n; c++) {
+      const rpt__entry *e = cell(m, c, r->e[i]);
+      if (e == NULL) continue;
+      rpt__html_ref *x = &refs[ncells++];
+      x->e = e;
+      snprintf(x->anchor, sizeof x->anchor, "r%d", i + 1);
+      snprintf(x->label, sizeof x->label, "#%d", i + 1);
+      x->title = m->c[c].name;
+    }
+  rpt__html_tally(f, refs, ncells, "cell");
+  free(refs);
+  return 0;
+}
+
+/* Writes the matrix as one self-contained HTML page to path ("-" = stdout):
+   rows failed first, an offline filter, and per failed verdict its cells. */
 int rpt_matrix_write_html(const rpt_matrix *m, const char *path, char err[RPT_ERRLEN]) {
   if (m == NULL || err == NULL) return RPT_EINVAL;
   rows r;
@@ -336,16 +382,21 @@ int rpt_matrix_write_html(const rpt_matrix *m, const char *path, char err[RPT_ER
     snprintf(err, RPT_ERRLEN, "out of memory");
     return RPT_ENOMEM;
   }
-  FILE *f = rpt__open_out(path, err);
+  int *rank = calloc((size_t)r.n + 1, sizeof *rank);
+  FILE *f = rank ? rpt__open_out(path, err) : NULL;
   if (f == NULL) {
+    if (rank == NULL) snprintf(err, RPT_ERRLEN, "out of memory");
+    free(rank);
     free(r.e);
-    return RPT_EIO;
+    return rank == NULL ? RPT_ENOMEM : RPT_EIO;
   }
   fputs("<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n"
         "<meta http-equiv=\"Content-Security-Policy\" content=\"default-src 'none'; "
-        "style-src 'unsafe-inline'\">\n<title>fusebox matrix</title>\n<style>",
+        "style-src 'unsafe-inline'; script-src '" RPT__HTML_FILTER_SHA256 "'\">\n"
+        "<title>fusebox matrix</title>\n<style>",
         f);
   fputs(css, f);
+  fputs(rpt__html_filter_css, f);
   fputs("</style>\n</head>\n<body>\n<h1>fusebox matrix</h1>\n", f);
   char head[RPT_ERRLEN * 2];
   for (int c = 0; c < m->n; c++)
@@ -356,6 +407,7 @@ int rpt_matrix_write_html(const rpt_matrix *m, const char *path, char err[RPT_ER
       rpt__put_xml(f, head, 0);
       fputs("</p>\n", f);
     }
+  int bad = triage_head(f, m, &r, rank);
   fputs("<table>\n<tr><th>Scenario</th>", f);
   for (int c = 0; c < m->n; c++) {
     rpt_summary s;
@@ -367,7 +419,8 @@ int rpt_matrix_write_html(const rpt_matrix *m, const char *path, char err[RPT_ER
   }
   fputs("</tr>\n", f);
   for (int i = 0; i < r.n; i++) {
-    fputs("<tr><td>", f);
+    fprintf(f, "<tr id=\"r%d\" data-st=\"%s\"><td>", i + 1,
+            rpt__html_filter_word(rank[i] == 2 ? "pass" : rank[i] == 1 ? "n/a" : "fail"));
     rpt__put_xml(f, r.e[i]->name, 0);
     fputs("<br><small>", f);
     rpt__put_xml(f, r.e[i]->file, 0);
@@ -412,10 +465,17 @@ int rpt_matrix_write_html(const rpt_matrix *m, const char *path, char err[RPT_ER
     fputs("</tr>\n", f);
   }
   fputs("</table>\n<p><small>A cell is green only when the client exercised the scenario, at "
-        "least one verdict applied and none failed; n/a means no evidence either way.</small></p>\n"
-        "</body>\n</html>\n",
+        "least one verdict applied and none failed; n/a means no evidence either way. A row "
+        "is filtered by its worst cell.</small></p>\n",
         f);
+  fprintf(f, "<script>%s</script>\n</body>\n</html>\n", rpt__html_filter_js);
+  free(rank);
   free(r.e);
+  if (bad) {
+    rpt__close_out(f, path, err);
+    snprintf(err, RPT_ERRLEN, "out of memory writing the HTML matrix");
+    return RPT_ENOMEM;
+  }
   return rpt__close_out(f, path, err);
 }
 
