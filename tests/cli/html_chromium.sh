@@ -5,8 +5,8 @@
 # then passed, with a column of the failed verdicts; the filter (#failed)
 # works in the page with no server, under the page's own
 # Content-Security-Policy (its one inline script is allowed by hash); an
-# effect's timeline row is named by the effect, and a repeated side effect
-# is drawn as "applied twice".
+# effect's timeline row is named by the effect, a tool call's by the tool,
+# and a repeated side effect is drawn as "applied twice".
 . "$(dirname "$0")/lib.sh"
 need_fusebox
 need_cmd timeout
@@ -57,6 +57,10 @@ shown=$(grep -Eo '<(tr|section)[^>]*data-st="failed"[^>]*>' "$tmp/dom_failed.htm
 grep -q 'data-show="failed"' "$tmp/dom_failed.html" && ok || bad "filter #failed not applied"
 grep -q '>call 0 · effect send_email' "$tmp/dom.html" && ok || bad "no timeline row named by its effect"
 grep -q '>applied twice</text>' "$tmp/dom.html" && ok || bad "a repeated side effect is not drawn as such"
+# a tool call's row is named by its tool
+"$bin" run scenarios/tools/cut_mid_arguments.lua --client guard --quiet --html "$tmp/tool.html"
+timeout 60 "$chrome" $flags --dump-dom "file://$tmp/tool.html" > "$tmp/dom_tool.html" 2>/dev/null
+grep -q '>call 0 · tool get_weather' "$tmp/dom_tool.html" && ok || bad "no timeline row named by its tool"
 if [ -n "${KEEP_SCREENSHOT:-}" ]; then
   "$bin" run scenarios/examples/effect_commit_then_drop.lua --client naive --quiet --html "$tmp/fx.html"
   timeout 60 "$chrome" $flags --window-size=1200,800 --screenshot="${KEEP_SCREENSHOT%.png}_effect.png" \
