@@ -43,9 +43,13 @@ int guard__plan_wait(guard__call *c, const guard__pol *pol, int n,
       char note[64];
       snprintf(note, sizeof note, "retry-after %s", ra->why);
       guard__note(a, note);
-      if (pol->ra_bad == GUARD_RA_STOP) {
-        guard__note(a, "stopped: bad retry-after");
-        c->stop = "bad retry-after";
+      /* Over the cap the provider still asked for that wait: coming back
+         sooner breaks it, so that provider is given up whatever ra_bad
+         says (fusebox hunt found the guard retrying a 120 s one early). */
+      int over_cap = strcmp(ra->why, "over_cap") == 0;
+      if (pol->ra_bad == GUARD_RA_STOP || over_cap) {
+        guard__note(a, over_cap ? "stopped: retry-after over the cap" : "stopped: bad retry-after");
+        c->stop = over_cap ? "retry-after over the cap" : "bad retry-after";
         return 0;
       }
     }

@@ -118,14 +118,28 @@ static void test_bad_retry_after(void) {
   /* Ignore: the backoff is used. */
   fake f;
   fake_init(&f);
-  fake_add(&f, (fake_step){.status = 503, .headers = RA("3600")});
+  fake_add(&f, (fake_step){.status = 503, .headers = RA("soon")});
   fake_add(&f, STEP_OK);
   guard_config cfg;
   fake_config(&cfg, &f);
   guard_result *r = run(&f, &cfg);
   CU_ASSERT_EQUAL(r->outcome, GUARD_OUTCOME_OK);
   CU_ASSERT_DOUBLE_EQUAL(r->attempts[0].wait_ms, 500, 1e-9);
+  CU_ASSERT_PTR_NOT_NULL(strstr(r->attempts[0].detail, "retry-after unparsable"));
+  guard_result_free(r);
+  fake_free(&f);
+  /* Over the cap (60 s): the provider asked for an hour. Coming back after
+     the backoff would break that; the guard gives the provider up even
+     with "ignore" (found by fusebox hunt: it retried a 120 s one early). */
+  fake_init(&f);
+  fake_add(&f, (fake_step){.status = 503, .headers = RA("3600")});
+  fake_add(&f, STEP_OK);
+  fake_config(&cfg, &f);
+  r = run(&f, &cfg);
+  CU_ASSERT_EQUAL(f.nreq, 1);
+  CU_ASSERT_EQUAL(r->outcome, GUARD_OUTCOME_DEGRADED);
   CU_ASSERT_PTR_NOT_NULL(strstr(r->attempts[0].detail, "retry-after over_cap"));
+  CU_ASSERT_PTR_NOT_NULL(strstr(r->attempts[0].detail, "stopped: retry-after over the cap"));
   guard_result_free(r);
   fake_free(&f);
   /* Stop: no second attempt. */
