@@ -181,6 +181,9 @@ int rpt__v_no_retry_after(rpt__ctx *c, const char *name, const cJSON *val) {
     const rpt__group *gr = &tr->groups[g];
     for (int k = 0; k < gr->n; k++) {
       const rpt__arrival *a = &tr->arr[gr->idx[k]];
+      /* A ledger lookup's 404 is its answer ("no such effect"), not a
+         permanent error of the request: asking again is no retry after it. */
+      if (is_get(a) && a->status == 404) continue;
       if (!stops(&s, a, &uncoded)) continue;
       seen++;
       for (int m = k + 1; m < gr->n; m++) {

@@ -36,6 +36,39 @@ static void test_nra_concurrent_is_not_a_retry(void) {
   rpt_judgement_free(j);
 }
 
+/* An effect's ledger lookup that finds nothing (GET, 404) is an answer,
+   not a permanent error: asking again later is no retry after a 404 (hunt
+   found this false failure on the guard). A POST retried after a 404 still
+   fails, and a GET 401 too. */
+static void test_nra_lookup_404_is_an_answer(void) {
+  const char *tr = SESSION
+      "{\"ev\":\"arrive\",\"t\":1,\"id\":1,\"key\":\"k\",\"attempt\":1,\"method\":\"GET\"}\n"
+      "{\"ev\":\"end\",\"t\":2,\"id\":1,\"status\":404,\"how\":\"complete\"}\n"
+      "{\"ev\":\"arrive\",\"t\":3,\"id\":2,\"key\":\"k\",\"attempt\":2,\"method\":\"GET\"}\n"
+      "{\"ev\":\"end\",\"t\":4,\"id\":2,\"status\":404,\"how\":\"complete\"}\n"
+      "{\"ev\":\"done\",\"t\":5}\n";
+  char err[RPT_ERRLEN];
+  int rc;
+  rpt_judgement *j = rt_judge_text(tr, "{\"no_retry_after\":[\"permanent\"]}", NULL, &rc, err);
+  CU_ASSERT_EQUAL(rc, 0);
+  CU_ASSERT_EQUAL(rt_status(j, "no_retry_after"), RPT_NA);
+  rpt_judgement_free(j);
+  static const char *const cases[][2] = {{"POST", "404"}, {"GET", "401"}};
+  for (int i = 0; i < 2; i++) {
+    char t[1024];
+    snprintf(t, sizeof t, SESSION
+             "{\"ev\":\"arrive\",\"t\":1,\"id\":1,\"key\":\"k\",\"attempt\":1,\"method\":\"%s\"}\n"
+             "{\"ev\":\"end\",\"t\":2,\"id\":1,\"status\":%s,\"how\":\"complete\"}\n"
+             "{\"ev\":\"arrive\",\"t\":3,\"id\":2,\"key\":\"k\",\"attempt\":2,\"method\":\"%s\"}\n"
+             "{\"ev\":\"end\",\"t\":4,\"id\":2,\"status\":200,\"how\":\"complete\"}\n"
+             "{\"ev\":\"done\",\"t\":5}\n", cases[i][0], cases[i][1], cases[i][0]);
+    j = rt_judge_text(t, "{\"no_retry_after\":[\"permanent\"]}", NULL, &rc, err);
+    CU_ASSERT_EQUAL(rc, 0);
+    CU_ASSERT_EQUAL(rt_status(j, "no_retry_after"), RPT_FAIL);
+    rpt_judgement_free(j);
+  }
+}
+
 /* A herd window of many equal timestamps: all of them count. */
 static void test_herd_same_instant(void) {
   char tr[8192];
@@ -78,6 +111,7 @@ int suite_verdict_no_retry_after(void) {
   CU_pSuite s = CU_add_suite("verdict_no_retry_after", NULL, NULL);
   if (s == NULL) return CU_get_error();
   ADD(s, "data: nra_*.jsonl", test_nra_data);
+  ADD(s, "a lookup's 404 is an answer, not a permanent error", test_nra_lookup_404_is_an_answer);
   ADD(s, "a concurrent attempt is not a retry", test_nra_concurrent_is_not_a_retry);
   return 0;
 }
