@@ -128,5 +128,6 @@ int cmd_import(int argc, char **argv);
 int cmd_record(int argc, char **argv);
 int cmd_which(int argc, char **argv);
 int cmd_diff_policy(int argc, char **argv);
+int cmd_hunt(int argc, char **argv);
 
 #endif

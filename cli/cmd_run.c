@@ -104,7 +104,6 @@ static void trace_name(const char *dir, const char *file, char *out, size_t cap)
    served, and its client built from the same loaded scenario. */
 static void play_one(run_state *st, slot *s, int index) {
   const run_opts *o = st->o;
-  char err[SIM_ERRLEN];
   sim_scenario *sc = s->sc;
   s->sc = NULL;
   uint64_t seed = o->seed + (uint64_t)index;
@@ -123,33 +122,42 @@ static void play_one(run_state *st, slot *s, int index) {
     snprintf(s->trace, sizeof s->trace, "/tmp/fusebox-run-%d-%d.jsonl", (int)getpid(), index);
     s->temp_trace = 1;
   }
-  sim_server_opts so = {.scenario = sc, .trace_path = s->trace, .time_scale = o->scale,
-                        .seed = seed};
-  sim_server *srv = NULL;
   double t0 = mono_ms();
+  int rc = run_play(sc, o->client, o->scale, seed, s->trace, s->error, sizeof s->error, s->file);
+  if (rc == -1) s->temp_trace = 0; /* the server did not start: no trace to delete */
+  if (rc == -2) s->load_error = 1;
+  s->wall_ms = mono_ms() - t0;
+}
+
+/* Plays sc (taken) with a built-in client into trace; see run.h. */
+int run_play(sim_scenario *sc, run_client_kind kind, double scale, uint64_t seed,
+             const char *trace, char *error, size_t errcap, const char *file) {
+  char err[SIM_ERRLEN];
+  sim_server_opts so = {.scenario = sc, .trace_path = trace, .time_scale = scale, .seed = seed};
+  sim_server *srv = NULL;
   if (sim_server_start(&so, &srv, err) != SIM_OK) {
-    snprintf(s->error, sizeof s->error, "%s", err);
-    s->temp_trace = 0;
+    snprintf(error, errcap, "%s", err);
     sim_scenario_free(sc);
-    return;
+    return -1;
   }
+  int rc = 0;
   guard *g = NULL;
   run_workload w;
   char rerr[RUN_ERRLEN];
-  if (run_client_new(sc, o->client, srv, o->scale, seed, &g, &w, rerr) != 0) {
-    snprintf(s->error, sizeof s->error, "%s: %s", s->file, rerr);
-  } else if (run_workload_play(g, &w, o->client, srv, o->scale) != 0) {
-    snprintf(s->error, sizeof s->error, "%s: some calls could not be made (out of memory?)", s->file);
+  if (run_client_new(sc, kind, srv, scale, seed, &g, &w, rerr) != 0) {
+    snprintf(error, errcap, "%s: %s", file, rerr);
+  } else if (run_workload_play(g, &w, kind, srv, scale) != 0) {
+    snprintf(error, errcap, "%s: some calls could not be made (out of memory?)", file);
   }
   guard_free(g);
   /* A trace cut short by a failed write (a full disk) is no record to
      judge: the run says so and exits 2. */
-  if (sim_server_stop(srv, err) != SIM_OK && !s->error[0]) {
-    snprintf(s->error, sizeof s->error, "%s: %s", s->file, err);
-    s->load_error = 1;
+  if (sim_server_stop(srv, err) != SIM_OK && !error[0]) {
+    snprintf(error, errcap, "%s: %s", file, err);
+    rc = -2;
   }
   sim_scenario_free(sc);
-  s->wall_ms = mono_ms() - t0;
+  return rc;
 }
 
 static void *run_worker(void *arg) {

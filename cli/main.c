@@ -37,6 +37,9 @@ static const char USAGE[] =
     "  diff-policy OLD.lua NEW.lua\n"
     "                      two client profiles compared fact by fact; exit 1 naming\n"
     "                      each fact that changed\n"
+    "  hunt [--client NAME | -- CMD...]\n"
+    "                      search fault schedules for one that breaks the client and\n"
+    "                      shrink it to the smallest that still does\n"
     "\n"
     "A SCENARIO is a path, or a library name: 'fusebox run ratelimit/retry_after_seconds'\n"
     "plays scenarios/ratelimit/retry_after_seconds.lua of the standard library, found\n"
@@ -64,6 +67,7 @@ static const command COMMANDS[] = {
     {"record", cmd_record},
     {"which", cmd_which},
     {"diff-policy", cmd_diff_policy},
+    {"hunt", cmd_hunt},
 };
 
 int main(int argc, char **argv) {

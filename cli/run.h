@@ -74,6 +74,16 @@ const char *run_client_name(run_client_kind kind);
 int run_workload_play(guard *g, const run_workload *w, run_client_kind kind,
                       sim_server *srv, double time_scale);
 
+/*
+ * Plays sc (loaded and validated; taken, freed here) with the built-in
+ * client kind into the trace file at trace, time scaled by scale. Returns 0;
+ * -1 when the server did not start (no trace); -2 when the trace could not
+ * be written whole. A message goes into error (errcap bytes, file names the
+ * scenario in it), also when a call could not be made (returns 0 then).
+ */
+int run_play(sim_scenario *sc, run_client_kind kind, double scale, uint64_t seed,
+             const char *trace, char *error, size_t errcap, const char *file);
+
 /* Options of a suite played with a built-in client. */
 typedef struct run_opts {
   run_client_kind client;

@@ -1,0 +1,36 @@
+/*
+ * hunt.h - `fusebox hunt`: what its two files share (cmd_hunt.c plays and
+ * parses, hunt_out.c writes the findings).
+ */
+#ifndef FUSEBOX_HUNT_H
+#define FUSEBOX_HUNT_H
+
+#include "cli/exec.h"
+#include "cli/options.h"
+#include "cli/run.h"
+#include "explore/explore.h"
+
+typedef struct hunt_ctx {
+  run_client_kind kind; /* the built-in client hunted (argv NULL) */
+  char **argv;          /* or the command, NULL-terminated */
+  exec_opts exec;       /* for the command */
+  double scale;         /* built-in clients and the reference */
+  uint64_t seed;
+  int jobs, quiet;
+  double time_s, t0;    /* --time, and the start (monotonic s) */
+  const char *out_dir;  /* --out, or NULL */
+  char tmp[4096];       /* the run's temporary folder */
+} hunt_ctx;
+
+/* Plays one scenario text (reference: with the guarded client) and judges
+   it into out; the trace is kept as KEEP.jsonl when keep is not NULL.
+   0, or -1 when the command cannot be run at all. */
+int hunt_play_one(const hunt_ctx *h, int reference, const char *lua, long index,
+                  const char *keep, xpl_outcome *out);
+
+/* Writes the findings: terminal lines, --out DIR (scenario, trace,
+   hunt.json) and the shared report files. 0, or -1 on an error (said). */
+int hunt_write(const hunt_ctx *h, const xpl_hunt_opts *o, const cli_common *c,
+               const xpl_hunt_result *res, int argc, char **argv);
+
+#endif
