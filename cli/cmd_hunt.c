@@ -63,6 +63,8 @@ static void usage(FILE *f) {
           "  --no-reference    report findings without checking them against the guard\n"
           "  --warp F          run CMD under libfaketime F times faster (no HTTP-date\n"
           "                    Retry-After then: it would not be exact)\n"
+          "  --from FILE       start from a finding a hunt wrote: it is played first and\n"
+          "                    the search starts in its neighbourhood\n"
           "  --out DIR         write each finding as DIR/finding-N.lua with its trace, and\n"
           "                    DIR/hunt.json; without it the first finding is printed\n",
           XPL_MAX_STEPS);
@@ -204,6 +206,28 @@ static void progress(void *arg, long runs, int findings, const char *phase) {
           phase);
 }
 
+/* --from FILE: the schedule on the "-- schedule:" line a hunt wrote. */
+static int read_from(const char *path, xpl_schedule *out, char err[XPL_ERRLEN]) {
+  FILE *f = fopen(path, "r");
+  if (!f) {
+    snprintf(err, XPL_ERRLEN, "%.200s: %s", path, strerror(errno));
+    return -1;
+  }
+  char line[1024];
+  int lineno = 0, rc = -1;
+  snprintf(err, XPL_ERRLEN, "%.200s: no '-- schedule:' line (a file fusebox hunt wrote)", path);
+  while (fgets(line, sizeof line, f) && ++lineno <= 5) {
+    if (strncmp(line, "-- schedule: ", 13) != 0) continue;
+    line[strcspn(line, "\r\n")] = '\0';
+    char why[XPL_ERRLEN];
+    rc = xpl_schedule_parse(line + 13, out, why);
+    if (rc != 0) snprintf(err, XPL_ERRLEN, "%.100s:%d: %.140s", path, lineno, why);
+    break;
+  }
+  fclose(f);
+  return rc;
+}
+
 /* Parses hunt's own options (not the shared ones); 1 taken, 0 not, -1 bad. */
 static int own_option(int argc, char **argv, int *i, hunt_ctx *h, xpl_hunt_opts *o) {
   const char *a = argv[*i];
@@ -257,6 +281,9 @@ static int own_option(int argc, char **argv, int *i, hunt_ctx *h, xpl_hunt_opts 
     h->exec.warp = d;
   } else if (strcmp(a, "--out") == 0) {
     h->out_dir = v;
+  } else if (strcmp(a, "--from") == 0) {
+    if (read_from(v, &h->from, err) != 0) rc = -1;
+    o->from = &h->from;
   } else {
     return 0;
   }

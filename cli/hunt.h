@@ -20,6 +20,7 @@ typedef struct hunt_ctx {
   double time_s, t0;    /* --time, and the start (monotonic s) */
   const char *out_dir;  /* --out, or NULL */
   char tmp[4096];       /* the run's temporary folder */
+  xpl_schedule from;    /* --from's schedule */
 } hunt_ctx;
 
 /* Plays one scenario text (reference: with the guarded client) and judges

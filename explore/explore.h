@@ -91,6 +91,12 @@ const char *xpl_call_name(int call);
    429 ra=5s, then ok"); n bytes, always terminated. */
 void xpl_schedule_text(const xpl_schedule *s, char *out, size_t n);
 
+/* The schedule as a code line ("chat 5xx.0.0 429.1.1"): what a finding's
+   file carries on its "-- schedule:" line, for --from. n bytes. */
+void xpl_schedule_code(const xpl_schedule *s, char *out, size_t n);
+/* Reads a code line back; -1 with err when it is not one. */
+int xpl_schedule_parse(const char *code, xpl_schedule *out, char err[XPL_ERRLEN]);
+
 /* What the scenario text is made for. */
 typedef struct xpl_lua_opts {
   const char *name;       /* the scenario's name */
@@ -146,6 +152,8 @@ typedef struct xpl_hunt_opts {
   const char *verdicts; /* "answer,retry_after_honoured,...": the verdicts that break;
                            NULL = the best-practice ones and answer */
   int (*stop)(void *arg); /* 1 = stop now (--time); may be NULL */
+  const xpl_schedule *from; /* --from: played first, and the search starts in its
+                               neighbourhood; NULL = none */
 } xpl_hunt_opts;
 
 /* One shrunk finding. */

@@ -244,8 +244,14 @@ static int note_behaviour(hunt *h, const seen *e) {
   return 0;
 }
 
-/* The next schedule of the search not tried yet (up to 50 draws). */
+/* The next schedule of the search not tried yet (up to 50 draws); --from
+   is the first. */
 static void next_schedule(hunt *h, xpl_schedule *out) {
+  if (h->o->from && h->index == 0) {
+    h->index++;
+    *out = *h->o->from;
+    return;
+  }
   for (int tries = 0; tries < 50; tries++) {
     long i = h->index++;
     uint64_t seed = h->o->seed;
@@ -328,6 +334,14 @@ int xpl_hunt(const xpl_hunt_opts *o, xpl_play_fn play, void *play_arg, xpl_progr
   h.budget = o->budget > 0 ? o->budget : 200;
   int max_findings = o->max_findings > 0 ? o->max_findings : 1;
   if (setup(&h, err) != 0) return -1;
+  /* --from: its neighbours are the guided search's first parents */
+  if (o->from) {
+    if (grow((void **)&h.corpus, &h.capcorpus, 1, sizeof *h.corpus) != 0) {
+      snprintf(err, XPL_ERRLEN, "out of memory");
+      return -1;
+    }
+    h.corpus[h.ncorpus++] = *o->from;
+  }
   xpl_outcome *outs = malloc(sizeof *outs * XPL_BATCH);
   int rc = outs ? 0 : -1;
   if (!outs) snprintf(err, XPL_ERRLEN, "out of memory");

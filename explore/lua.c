@@ -141,7 +141,9 @@ char *xpl_schedule_lua(const xpl_schedule *s, const xpl_lua_opts *o) {
   sbuf b = {0};
   char text[1024];
   xpl_schedule_text(s, text, sizeof text);
-  add(&b, "-- written by fusebox hunt\nreturn scenario {\n  name = ");
+  char code[512];
+  xpl_schedule_code(s, code, sizeof code);
+  add(&b, "-- written by fusebox hunt\n-- schedule: %s\nreturn scenario {\n  name = ", code);
   add_quoted(&b, o->name ? o->name : "hunt");
   add(&b, ",\n  doc = ");
   add_quoted(&b, o->doc ? o->doc : text);

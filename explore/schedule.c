@@ -191,3 +191,54 @@ long xpl_schedule_weight(const xpl_schedule *s) {
   for (int i = 0; i < s->n; i++) w += xpl__kinds[s->s[i].kind].rank * 10 + s->s[i].a + s->s[i].b;
   return w;
 }
+
+void xpl_schedule_code(const xpl_schedule *s, char *out, size_t n) {
+  size_t at = (size_t)snprintf(out, n, "%s", xpl_call_name(s->call));
+  for (int i = 0; i < s->n && at < n; i++)
+    at += (size_t)snprintf(out + at, n - at, " %s.%d.%d", xpl__kinds[s->s[i].kind].name,
+                           s->s[i].a, s->s[i].b);
+}
+
+int xpl_schedule_parse(const char *code, xpl_schedule *out, char err[XPL_ERRLEN]) {
+  memset(out, 0, sizeof *out);
+  char word[XPL_NAMELEN + 16];
+  int used = 0, first = 1;
+  const char *p = code;
+  while (sscanf(p, " %63s%n", word, &used) == 1) {
+    p += used;
+    if (first) {
+      first = 0;
+      int c = -1;
+      for (int i = 0; i < XPL_NCALLS; i++)
+        if (strcmp(word, call_names[i]) == 0) c = i;
+      if (c < 0) {
+        snprintf(err, XPL_ERRLEN, "schedule: unknown call '%.40s'", word);
+        return -1;
+      }
+      out->call = (uint8_t)c;
+      continue;
+    }
+    char orig[sizeof word];
+    memcpy(orig, word, sizeof word);
+    char *dot = strchr(word, '.');
+    int a = -1, b = -1, k = -1;
+    if (dot) {
+      *dot = '\0';
+      if (sscanf(dot + 1, "%d.%d", &a, &b) != 2) a = -1;
+    }
+    for (int i = 0; i < XPL_NKINDS; i++)
+      if (strcmp(word, xpl__kinds[i].name) == 0) k = i;
+    if (out->n >= XPL_MAX_STEPS || k < 0 || a < 0 || b < 0 || a >= xpl__kinds[k].na ||
+        b >= xpl__kinds[k].nb || !xpl_step_fits(out->call, k)) {
+      snprintf(err, XPL_ERRLEN, "schedule: bad step '%.40s' (KIND.A.B of a kind that fits '%s', "
+               "at most %d)", orig, call_names[out->call], XPL_MAX_STEPS);
+      return -1;
+    }
+    out->s[out->n++] = (xpl_step){(uint8_t)k, (uint8_t)a, (uint8_t)b};
+  }
+  if (first || out->n == 0) {
+    snprintf(err, XPL_ERRLEN, "schedule: expected a call and at least one step");
+    return -1;
+  }
+  return 0;
+}

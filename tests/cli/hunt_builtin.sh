@@ -53,6 +53,12 @@ cmp -s "$tmp/naive-4/finding-1.lua" "$tmp/again/finding-1.lua" && ok \
 [ $? = 1 ] && grep -q "^return scenario {" "$tmp/printed.out" && ok || bad "no scenario printed: $(head -5 "$tmp/printed.out")"
 [ ! -e "$tmp/finding-1.lua" ] && ok || bad "a finding was written without --out"
 
+# --from: a finding is played first, the search starts beside it
+"$bin" hunt --client sdk-default --from "$tmp/naive-1/finding-1.lua" --out "$tmp/from" -q
+[ $? = 1 ] && [ "$(field "$tmp/from/hunt.json" "d['schedules']")" -ge 1 ] && ok || bad "--from did not hunt"
+"$bin" hunt --from scenarios/examples/chat_ok.lua > "$tmp/bad.out" 2>&1
+[ $? = 2 ] && grep -q "no '-- schedule:' line" "$tmp/bad.out" && ok || bad "--from a library file: $(cat "$tmp/bad.out")"
+
 # the guard: nothing within a small budget (issue 27: 1,000 runs in the note)
 "$bin" hunt --client guard --no-reference --budget 80 --call any -q --json "$tmp/g.json"
 rc=$?

@@ -123,6 +123,27 @@ static void test_lua_text(void) {
   free(lua);
 }
 
+/* The "-- schedule:" line reads back as the same schedule; bad ones are refused. */
+static void test_code_round_trip(void) {
+  xpl_space sp = {.calls = 0x1f, .max_ra_index = -1};
+  for (long i = 0; i < 300; i++) {
+    xpl_schedule s, back;
+    xpl_gen_random(&sp, 5, i, &s);
+    char code[512], err[XPL_ERRLEN];
+    xpl_schedule_code(&s, code, sizeof code);
+    CU_ASSERT_EQUAL(xpl_schedule_parse(code, &back, err), 0);
+    CU_ASSERT_EQUAL(memcmp(&s, &back, sizeof s), 0);
+  }
+  xpl_schedule s;
+  char err[XPL_ERRLEN];
+  const char *bad[] = {"", "chat", "chit 5xx.0.0", "chat 5xx.9.0", "chat 5xx", "chat stream_drop.0.0",
+                       "chat 5xx.0.0 5xx.0.0 5xx.0.0 5xx.0.0 5xx.0.0 5xx.0.0 5xx.0.0", "chat nope.0.0",
+                       NULL};
+  for (int i = 0; bad[i]; i++) CU_ASSERT_EQUAL(xpl_schedule_parse(bad[i], &s, err), -1);
+  CU_ASSERT_EQUAL(xpl_schedule_parse("chat 429.9.0", &s, err), -1);
+  CU_ASSERT_PTR_NOT_NULL(strstr(err, "'429.9.0'"));
+}
+
 static void test_shrink_candidates(void) {
   xpl_space sp = {.max_ra_index = -1};
   xpl_schedule s = {.call = XPL_CALL_STREAM, .n = 3};
@@ -154,5 +175,6 @@ int suite_schedule(void) {
   CU_add_test(s, "every step of every call loads in sim", test_every_step_loads);
   CU_add_test(s, "the scenario text", test_lua_text);
   CU_add_test(s, "shrink candidates are smaller, removals first", test_shrink_candidates);
+  CU_add_test(s, "the schedule line reads back", test_code_round_trip);
   return 0;
 }
