@@ -47,6 +47,18 @@ static void words(char *out, size_t n, int argc, char **argv) {
   for (int i = 0; i < argc && argv[i]; i++) add_word(out, n, argv[i]);
 }
 
+/* The client hunted: a built-in one's name, or the command. */
+static void client_label(const hunt_ctx *h, char *out, size_t n) {
+  out[0] = '\0';
+  if (!h->argv) {
+    snprintf(out, n, "%s", run_client_name(h->kind));
+    return;
+  }
+  int argc = 0;
+  while (h->argv[argc]) argc++;
+  words(out, n, argc, h->argv);
+}
+
 /* The command that replays the finding's scenario file. */
 static void repro(const hunt_ctx *h, const char *file, char *out, size_t n) {
   out[0] = '\0';
@@ -70,7 +82,8 @@ static void repro(const hunt_ctx *h, const char *file, char *out, size_t n) {
 
 /* The scenario text of finding k, its doc saying what breaks. */
 static char *finding_lua(const hunt_ctx *h, const xpl_hunt_opts *o, const xpl_finding *f, int k) {
-  char sched[1024], found[1024], name[1400], doc[4096];
+  char sched[1024], found[1024], name[1400], doc[4096], who[512];
+  client_label(h, who, sizeof who);
   xpl_schedule_text(&f->shrunk, sched, sizeof sched);
   xpl_schedule_text(&f->found, found, sizeof found);
   snprintf(name, sizeof name, "hunt finding %d: %s fails on %s", k, f->verdict, sched);
@@ -79,7 +92,7 @@ static char *finding_lua(const hunt_ctx *h, const xpl_hunt_opts *o, const xpl_fi
            "step(s) (%ld runs) to the schedule here: %s. The client fails %s (the evidence, "
            "with its measured times, is in the report).%s A bounded search is not a proof: "
            "other schedules may break it too.",
-           (unsigned long long)h->seed, h->argv ? h->argv[0] : run_client_name(h->kind),
+           (unsigned long long)h->seed, who,
            f->found_at, found, f->shrink_steps, f->shrink_runs, sched, f->verdict,
            f->reference ? " The built-in guarded client passes it, so a client can." : "");
   xpl_lua_opts lo = o->lua;
@@ -145,7 +158,8 @@ int hunt_write(const hunt_ctx *h, const xpl_hunt_opts *o, const cli_common *c,
     fprintf(stderr, "fusebox hunt: cannot create %s: %s\n", h->out_dir, strerror(errno));
     return -1;
   }
-  const char *who = h->argv ? h->argv[0] : run_client_name(h->kind);
+  char who[512];
+  client_label(h, who, sizeof who);
   long budget = o->budget > 0 ? o->budget : 200;
   if (!h->quiet)
     printf("fusebox hunt: %d finding%s in %ld runs (%ld schedules tried, seed %llu, client %s, "

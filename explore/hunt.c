@@ -221,9 +221,10 @@ static int shrink(hunt *h, xpl_finding *f, int id) {
   return rc;
 }
 
-/* The shape that makes two findings the same: verdict, call and kinds. */
+/* The shape that makes two findings the same: verdict and kinds (the same
+   fault breaking a chat and a stream the same way is one finding). */
 static int same_shape(const xpl_finding *a, const xpl_schedule *s, const char *verdict) {
-  if (strcmp(a->verdict, verdict) != 0 || a->shrunk.call != s->call || a->shrunk.n != s->n) return 0;
+  if (strcmp(a->verdict, verdict) != 0 || a->shrunk.n != s->n) return 0;
   for (int i = 0; i < s->n; i++)
     if (a->shrunk.s[i].kind != s->s[i].kind) return 0;
   return 1;
