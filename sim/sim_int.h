@@ -514,6 +514,38 @@ int sim__sse_push(sim_sse *out, char *frame);
 /* Appends a binary frame of len bytes (taken) to a binary stream's chunks. */
 int sim__sse_push_bin(sim_sse *out, char *frame, size_t len);
 
+/* frames.c: SSE frames (events) in a byte stream that arrives in pieces,
+   for the upstream{} step's faults on a real answer. */
+#define SIM_FRAME_KEEP ((size_t)64 << 10) /* bytes of one frame kept to read it */
+typedef struct sim_frames {
+  char *buf;        /* the frame under way (its first SIM_FRAME_KEEP bytes) */
+  size_t len, cap;
+  size_t line_len;  /* bytes of the line under way */
+  int cr;           /* the last byte was a CR (a CRLF's LF is not a line end) */
+  int has_field;    /* the frame has a line that is not a comment */
+  int ended;        /* the last feed ended a frame */
+  long count;       /* frames ended so far */
+} sim_frames;
+/*
+ * Feeds up to n bytes of the stream and stops just past the first frame
+ * that ends in them: returns the bytes taken, and *ended = 1 with the
+ * frame's text in f->buf (f->len bytes, valid until the next feed) when a
+ * frame ended, else every byte was taken. A zeroed sim_frames is ready.
+ */
+size_t sim__frames_feed(sim_frames *f, const char *p, size_t n, int *ended);
+/* Releases the splitter's buffer (zeroes it). */
+void sim__frames_clear(sim_frames *f);
+/* What a frame (n bytes) says: its API's end marker (data: [DONE],
+   message_stop, response.completed, Cohere's message-end) ... */
+int sim__frame_is_end(const char *f, size_t n);
+/* ... an in-stream error event (event: error, data: {"error": ...},
+   "type":"error", response.failed) ... */
+int sim__frame_is_error(const char *f, size_t n);
+/* ... a non-empty piece of a tool call's arguments (OpenAI's
+   "arguments":"...", Anthropic's partial_json, Responses'
+   function_call_arguments.delta). */
+int sim__frame_has_arguments(const char *f, size_t n);
+
 /* eventstream.c: AWS's binary event stream messages (see the file). Each
    returns the message (owned by the caller) and its length in *len, or
    NULL when out of memory or past its limits. */
