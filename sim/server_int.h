@@ -46,6 +46,8 @@ struct sim_server {
   int refs;                  /* views: connections + the table (under the table's lock) */
   long all_arrivals;         /* root: arrivals of every session (atomic) */
   long in_flight;            /* root: requests begun and not yet completed (atomic) */
+  char *upstream;            /* root: serve --upstream, as sim_upstream_base
+                                made it; NULL = none (upstream{} answers 502) */
   sim_control_fn control;    /* root: the control hook; NULL = no control API */
   void *control_arg;
 };
@@ -95,6 +97,8 @@ typedef struct sim_conn {
   int waiting;              /* suspended in the access handler */
   volatile int wake;        /* why the last wait ended (SIM_WAKE_*) */
   sim_player *player;       /* streams and early-close bodies */
+  struct sim_upplay *up;    /* upstream{}: the forwarded attempt (play_upstream.c) */
+  char *fwd_path;           /* upstream{}: the target forwarded (set at arrival) */
   sim_stamps stamps;        /* stages.h: bench builds only */
 
   /* What happened, for the `end` event. */

@@ -238,6 +238,10 @@ typedef struct sim_server_opts {
      the /__session/NAME/ path prefix. Not with state_url. */
   sim_control_fn control;
   void *control_arg;
+  /* The real provider upstream{} steps forward to (docs/upstream.md):
+     http:// or https:// URL, checked by sim_upstream_base; NULL = none
+     (an upstream{} attempt is then answered 502). */
+  const char *upstream;
 } sim_server_opts;
 
 /*

@@ -26,7 +26,8 @@ typedef enum sim_step_kind {
   SIM_STEP_TRUNCATE, /* play `next` with its body cut at `at` bytes */
   SIM_STEP_GARBAGE,  /* 200 whose body is not JSON */
   SIM_STEP_EFFECT,   /* a side effect at the effect endpoint */
-  SIM_STEP_H2        /* an HTTP/2 fault: RST_STREAM or GOAWAY (h2_fault) */
+  SIM_STEP_H2,       /* an HTTP/2 fault: RST_STREAM or GOAWAY (h2_fault) */
+  SIM_STEP_UPSTREAM  /* forward to the real provider (serve --upstream), faults on its answer */
 } sim_step_kind;
 
 /* h2_reset{} and h2_goaway{}: what an HTTP/2 attempt gets (sim/front.c,
@@ -152,6 +153,12 @@ typedef struct sim_step {
 
   /* effect */
   int apply;                 /* 1: the effect is applied (committed) */
+
+  /* upstream (docs/upstream.md); also seconds (delay = S, before
+     forwarding), drop_after, error_after, stall_after, stall (counted in
+     the answer's SSE frames) and status/code/type/message (the error event) */
+  long cut_at;               /* truncate = N: body bytes passed on, then close; -1 = all */
+  int cut_arguments;         /* 1: close inside a streamed tool call's arguments */
 } sim_step;
 
 /* A step of `kind` with every field at its default. Owned by the caller. */
