@@ -24,4 +24,5 @@
   X(alloc_fail)        \
   X(end_state)         \
   X(suggest)           \
-  X(frames)
+  X(frames)            \
+  X(upstream_step)
