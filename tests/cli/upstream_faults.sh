@@ -152,14 +152,17 @@ else
   bad "upstream{cut_arguments=true}: ends '$got', partial '$partial', whole '$whole'"; show args
 fi
 
-# 5. An upstream nobody listens on: fusebox's own 502, traced as such.
+# 5. An upstream nobody listens on: fusebox's own 502, traced as such; the
+#    run fails scenario_ran (the fault never met a real answer).
 scen down 'upstream {}' error
 port_free=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
 rm -rf "$tmp/tr-down"
-"$bin" exec --upstream "http://127.0.0.1:$port_free" --trace-dir "$tmp/tr-down" "$tmp/down.lua" \
-  -- node examples/clients/node/openai_chat.mjs > "$tmp/down.out" 2>&1
+"$bin" exec --upstream "http://127.0.0.1:$port_free" --json "$tmp/down.json" --trace-dir "$tmp/tr-down" \
+  "$tmp/down.lua" -- node examples/clients/node/openai_chat.mjs > "$tmp/down.out" 2>&1
+rc=$?
 got=$(ends "$tmp"/tr-down/*.jsonl | sort -u | tr '\n' ' ')
-[ "$got" = "upstream:502:error_status:complete:0 " ] \
+[ "$got" = "upstream:502:error_status:complete:0 " ] && [ $rc = 1 ] \
+  && [ "$(verdict "$tmp/down.json" scenario_ran)" = fail ] \
   && grep -q '"kind":"upstream","message":"fusebox: the upstream http://127.0.0.1:'"$port_free"' is unreachable"' \
      "$tmp"/tr-down/*.jsonl && ok \
   || { bad "an unreachable upstream must be a traced 502: ends '$got'"; show down; }
