@@ -884,7 +884,9 @@ int sim_server_stop(sim_server *srv, char err[SIM_ERRLEN]) {
   }
   sim__state_free(srv->state);
   if (srv->own_sc) sim__scenario_free(srv->sc);
-  if (srv->upstream != NULL) curl_global_cleanup();
+  /* released upstream{} workers end on their own once aborted; libcurl
+     must outlive them */
+  if (srv->upstream != NULL && sim_upx_drain(3000) == 0) curl_global_cleanup();
   free(srv->upstream);
   pthread_mutex_destroy(&srv->lock);
   free(srv);

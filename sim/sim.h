@@ -418,6 +418,10 @@ void sim_upx_abort(sim_upx *x);
    else the worker frees x itself when it ends (an event loop must not
    block). NULL is a no-op. */
 void sim_upx_free(sim_upx *x, int wait);
+/* Waits up to ms for every worker still running (a released exchange's
+   worker ends on its own once aborted: at most about a second) and returns
+   how many remain; before libcurl's global cleanup. */
+int sim_upx_drain(int ms);
 /* The log's word for a result ("closed", "reset", "truncated",
    "timeout"; NULL for SIM_UPX_OK and SIM_UPX_RUNNING). Static. */
 const char *sim_upx_result_name(int result);

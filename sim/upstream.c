@@ -133,6 +133,8 @@ struct sim_upx {
   double t_head, t_done;
 };
 
+static int live_workers; /* workers not yet ended (atomic): sim_upx_drain */
+
 typedef struct wctx {
   sim_upx *x;
   CURL *c;
@@ -329,6 +331,7 @@ static void *worker_main(void *arg) {
   } else {
     pthread_mutex_unlock(&x->mu);
   }
+  __atomic_sub_fetch(&live_workers, 1, __ATOMIC_RELEASE);
   return NULL;
 }
 
@@ -363,7 +366,9 @@ int sim_upx_start(const sim_upx_req *req, sim_upx **out) {
     else x->req_headers = l;
   }
   x->refs = 2;
+  __atomic_add_fetch(&live_workers, 1, __ATOMIC_ACQUIRE);
   if (!ok || pthread_create(&x->worker, NULL, worker_main, x) != 0) {
+    __atomic_sub_fetch(&live_workers, 1, __ATOMIC_RELEASE);
     upx_release(x);
     return SIM_ENOMEM;
   }
@@ -472,6 +477,16 @@ void sim_upx_free(sim_upx *x, int wait) {
   }
   x->detached = 1;
   upx_unref_locked(x);
+}
+
+/* Waits for the workers still running; see sim.h. */
+int sim_upx_drain(int ms) {
+  struct timespec step = {0, 5000000}; /* 5 ms */
+  for (int waited = 0; waited < ms; waited += 5) {
+    if (__atomic_load_n(&live_workers, __ATOMIC_ACQUIRE) <= 0) return 0;
+    nanosleep(&step, NULL);
+  }
+  return __atomic_load_n(&live_workers, __ATOMIC_ACQUIRE);
 }
 
 /* The log's word for a result; see sim.h. */
