@@ -28,6 +28,16 @@
 #define POLL_MS 5               /* how often a suspended attempt looks at its worker */
 #define READ_MAX ((size_t)16 << 10) /* bytes taken from the worker at a time */
 #define BODY_KEEP ((size_t)256 << 10) /* bytes of a whole body kept to find its text */
+#define MAX_TOOLS 16            /* tool calls of one answer traced */
+#define TOOL_ARGS_MAX ((size_t)64 << 10) /* argument bytes of one tool call kept */
+
+/* A tool call of the real answer, as the client received it. */
+typedef struct up_tool {
+  long index;             /* the stream's index of the call (OpenAI, Anthropic) */
+  char *id, *name;
+  char *args;             /* argument text received so far */
+  size_t args_len;
+} up_tool;
 
 struct sim_upplay {
   sim_upx *x;
@@ -48,6 +58,8 @@ struct sim_upplay {
   int err_sent;
   char *body;             /* a whole body's first BODY_KEEP bytes (its text) */
   size_t body_len;
+  up_tool tools[MAX_TOOLS];
+  int ntools;
 };
 
 /* Releases the attempt's state; the worker is let go, never waited for. */
@@ -57,7 +69,117 @@ void sim__upplay_free(struct sim_upplay *u) {
   sim__frames_clear(&u->fr);
   free(u->err);
   free(u->body);
+  for (int i = 0; i < u->ntools; i++) {
+    free(u->tools[i].id);
+    free(u->tools[i].name);
+    free(u->tools[i].args);
+  }
   free(u);
+}
+
+/* ------------------------------------------------------------ tool calls */
+
+/* The call at stream index i, made when new (NULL past MAX_TOOLS). */
+static up_tool *tool_at(struct sim_upplay *u, long i) {
+  for (int k = 0; k < u->ntools; k++)
+    if (u->tools[k].index == i) return &u->tools[k];
+  if (u->ntools == MAX_TOOLS) return NULL;
+  up_tool *t = &u->tools[u->ntools++];
+  t->index = i;
+  return t;
+}
+
+static void set_str(char **slot, const cJSON *v) {
+  if (*slot == NULL && cJSON_IsString(v)) *slot = strdup(v->valuestring);
+}
+
+static void add_args(up_tool *t, const char *p, size_t n) {
+  if (t == NULL || n == 0 || t->args_len + n > TOOL_ARGS_MAX) return;
+  char *a = realloc(t->args, t->args_len + n + 1);
+  if (a == NULL) return;
+  memcpy(a + t->args_len, p, n);
+  t->args = a;
+  t->args_len += n;
+  a[t->args_len] = '\0';
+}
+
+/* The tool calls a parsed stream event or answer body carries: OpenAI
+   chat (delta.tool_calls / message.tool_calls) and Anthropic (tool_use
+   blocks and their input_json_delta pieces). */
+static void note_tools(struct sim_upplay *u, const cJSON *j) {
+  const cJSON *ch = cJSON_GetObjectItemCaseSensitive(j, "choices");
+  if (cJSON_IsArray(ch) && cJSON_GetArraySize(ch) > 0) {
+    const cJSON *c0 = cJSON_GetArrayItem(ch, 0);
+    const cJSON *m = cJSON_GetObjectItemCaseSensitive(c0, "delta");
+    if (m == NULL) m = cJSON_GetObjectItemCaseSensitive(c0, "message");
+    const cJSON *tc, *calls = cJSON_GetObjectItemCaseSensitive(m, "tool_calls");
+    long pos = 0;
+    cJSON_ArrayForEach(tc, calls) {
+      const cJSON *ix = cJSON_GetObjectItemCaseSensitive(tc, "index");
+      up_tool *t = tool_at(u, cJSON_IsNumber(ix) ? (long)ix->valuedouble : pos);
+      pos++;
+      if (t == NULL) continue;
+      const cJSON *fn = cJSON_GetObjectItemCaseSensitive(tc, "function");
+      set_str(&t->id, cJSON_GetObjectItemCaseSensitive(tc, "id"));
+      set_str(&t->name, cJSON_GetObjectItemCaseSensitive(fn, "name"));
+      const cJSON *a = cJSON_GetObjectItemCaseSensitive(fn, "arguments");
+      if (cJSON_IsString(a)) add_args(t, a->valuestring, strlen(a->valuestring));
+    }
+    return;
+  }
+  const cJSON *type = cJSON_GetObjectItemCaseSensitive(j, "type");
+  const char *ty = cJSON_IsString(type) ? type->valuestring : "";
+  const cJSON *ix = cJSON_GetObjectItemCaseSensitive(j, "index");
+  long i = cJSON_IsNumber(ix) ? (long)ix->valuedouble : 0;
+  if (strcmp(ty, "content_block_start") == 0) {
+    const cJSON *b = cJSON_GetObjectItemCaseSensitive(j, "content_block");
+    const cJSON *bt = cJSON_GetObjectItemCaseSensitive(b, "type");
+    if (!cJSON_IsString(bt) || strcmp(bt->valuestring, "tool_use") != 0) return;
+    up_tool *t = tool_at(u, i);
+    if (t == NULL) return;
+    set_str(&t->id, cJSON_GetObjectItemCaseSensitive(b, "id"));
+    set_str(&t->name, cJSON_GetObjectItemCaseSensitive(b, "name"));
+  } else if (strcmp(ty, "content_block_delta") == 0) {
+    const cJSON *pj = cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(j, "delta"),
+                                                       "partial_json");
+    if (!cJSON_IsString(pj)) return;
+    for (int k = 0; k < u->ntools; k++)
+      if (u->tools[k].index == i) add_args(&u->tools[k], pj->valuestring, strlen(pj->valuestring));
+  } else if (strcmp(ty, "message") == 0) { /* a whole Anthropic answer */
+    const cJSON *b, *content = cJSON_GetObjectItemCaseSensitive(j, "content");
+    long k = 0;
+    cJSON_ArrayForEach(b, content) {
+      const cJSON *bt = cJSON_GetObjectItemCaseSensitive(b, "type");
+      long at = k++;
+      if (!cJSON_IsString(bt) || strcmp(bt->valuestring, "tool_use") != 0) continue;
+      up_tool *t = tool_at(u, at);
+      if (t == NULL) continue;
+      set_str(&t->id, cJSON_GetObjectItemCaseSensitive(b, "id"));
+      set_str(&t->name, cJSON_GetObjectItemCaseSensitive(b, "name"));
+      char *in = cJSON_PrintUnformatted(cJSON_GetObjectItemCaseSensitive(b, "input"));
+      if (in != NULL) add_args(t, in, strlen(in));
+      free(in);
+    }
+  }
+}
+
+/* The tool calls of the real answer for the trace; see server_int.h. A
+   streamed call whose arguments are not JSON in a stream that never
+   reached its end marker was cut inside them. */
+cJSON *sim__upplay_tools(const sim_conn *c) {
+  const struct sim_upplay *u = c->up;
+  if (u == NULL || u->ntools == 0) return NULL;
+  cJSON *arr = cJSON_CreateArray();
+  for (int i = 0; arr != NULL && i < u->ntools; i++) {
+    const up_tool *t = &u->tools[i];
+    const char *text = t->args ? t->args : "";
+    cJSON *j = cJSON_Parse(text);
+    const char *verdict = j != NULL ? "valid" : u->stream && !c->sent.end_marker ? "cut" : "invalid";
+    cJSON_Delete(j);
+    cJSON *o = sim__trace_tool_entry(c, t->id, t->name, verdict, text, t->args_len);
+    if (o != NULL) cJSON_AddItemToArray(arr, o);
+  }
+  return arr;
 }
 
 /* An `error` event of kind "upstream" in the trace (why the attempt got a
@@ -197,6 +319,7 @@ static void note_frame_text(sim_conn *c, const char *f, size_t n) {
     t = cJSON_GetObjectItemCaseSensitive(delta, "text");
   }
   if (cJSON_IsString(t) && t->valuestring[0]) sim__conn_add_text(c, t->valuestring);
+  note_tools(c->up, j);
   cJSON_Delete(j);
 }
 
@@ -218,6 +341,7 @@ static void note_body_text(sim_conn *c, const char *b, size_t n) {
       const cJSON *t = cJSON_GetObjectItemCaseSensitive(part, "text");
       if (cJSON_IsString(t)) sim__conn_add_text(c, t->valuestring);
     }
+  note_tools(c->up, j);
   cJSON_Delete(j);
 }
 

@@ -229,5 +229,13 @@ void sim__request_read(sim_conn *c, const char *method, const char *url);
 void sim__offered_tools(sim_conn *c, const cJSON *body);
 /* The end event's tool_calls array, or NULL; owned by the caller. */
 cJSON *sim__trace_tools(const sim_conn *c);
+/* One entry of that array: a tool call the client received, its arguments
+   judged "valid", "invalid" or "cut" (args), the argument text as answered
+   (arguments, redacted) and as received (sent bytes of it, fingerprinted),
+   and whether the request offered its tool. Owned by the caller. */
+cJSON *sim__trace_tool_entry(const sim_conn *c, const char *id, const char *name,
+                             const char *args, const char *arguments, size_t sent);
+/* play_upstream.c: the tool calls of a real answer (upstream{}), or NULL. */
+cJSON *sim__upplay_tools(const sim_conn *c);
 
 #endif

@@ -138,18 +138,27 @@ got=$(ends "$tmp"/tr-err/*.jsonl | tr '\n' ' ')
   || { bad "upstream{error_after=1}: exit $rc, ends '$got'"; show err; }
 
 # 4. Cut inside the streamed tool call's arguments: the client holds a
-#    piece of them that is not JSON; its retry gets them whole.
+#    piece of them that is not JSON, and the trace says `cut`; its retry
+#    gets them whole, `valid`.
 scen args 'upstream { cut_arguments = true }, upstream {}'
 run_exec args node "$tmp/retry.mjs" --tools
 got=$(ends "$tmp"/tr-args/*.jsonl | cut -d: -f1-4 | tr '\n' ' ')
 partial=$(sed -n 's/.*turn 1 broke.*partial arguments: \[\(.*\)\]$/\1/p' "$tmp"/tr-args/*.stderr)
 whole=$(sed -n 's/^arguments: //p' "$tmp"/tr-args/*.stderr)
+# the trace judges the real tool calls as tool_integrity reads them
+tools=$(python3 -c 'import json,sys
+for l in open(sys.argv[1]):
+    e=json.loads(l)
+    if e.get("ev")=="end":
+        print(",".join("%s:%s:%s"%(t["name"],t["args"],t["offered"]) for t in e.get("tool_calls",[])))' \
+  "$tmp"/tr-args/*.jsonl | tr '\n' ' ')
 if [ "$got" = "upstream:200:cut:cut_arguments upstream:200:complete:complete " ] && [ -n "$partial" ] \
+   && [ "$tools" = "send_email:cut:True send_email:valid:True " ] \
    && ! python3 -c 'import json,sys; json.loads(sys.argv[1])' "$partial" 2>/dev/null \
    && python3 -c 'import json,sys; assert json.loads(sys.argv[1])["to"]=="ops@example.com"' "$whole"; then
   ok
 else
-  bad "upstream{cut_arguments=true}: ends '$got', partial '$partial', whole '$whole'"; show args
+  bad "upstream{cut_arguments=true}: ends '$got', tools '$tools', partial '$partial', whole '$whole'"; show args
 fi
 
 # 5. An upstream nobody listens on: fusebox's own 502, traced as such; the
