@@ -411,8 +411,9 @@ static void keep_body(struct sim_upplay *u, const char *p, size_t n) {
   b[u->body_len] = '\0';
 }
 
-/* A frame fault due now, between frames: SIM_OK to pass on, else what
-   the reader returns (a cut, a stall, the error event under way = 1). */
+/* A frame fault due now, between frames of a stream: 0 none (pass the
+   next bytes on), 1 the reader returns *ret (a cut, a stall), 2 the error
+   event is to be sent now. */
 static int frame_fault(sim_conn *c, struct sim_upplay *u, const sim_step *s, ssize_t *ret) {
   if (u->in_frame || !u->stream) return 0;
   if (u->cut_now) {
