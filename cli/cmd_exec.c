@@ -48,7 +48,10 @@ static const char USAGE_REST[] =
     "                    package libfaketime\n"
     "  --profile FILE    also judge policy conformance against a client profile\n"
     "                    (profiles/*.lua): attempts, retried failures, backoff gaps,\n"
-    "                    Retry-After, as the profile promises (verdict `profile`)\n";
+    "                    Retry-After, as the profile promises (verdict `profile`)\n"
+    "  --upstream URL    the real provider an upstream{} step forwards its attempt to,\n"
+    "                    with that step's faults on the real answer (docs/upstream.md);\n"
+    "                    CMD's credentials go to this origin only, never to a file\n";
 #define EXEC_OPTS (CLI_OPT_REPORTS | CLI_OPT_MARKDOWN | CLI_OPT_SEED | CLI_OPT_TIMEOUT | CLI_OPT_TRACE_DIR | \
                    CLI_OPT_JOBS | CLI_OPT_SELECT | CLI_OPT_WITHOUT | CLI_OPT_DEADLINE)
 
@@ -323,6 +326,9 @@ int cmd_exec(int argc, char **argv) {
         goto out;
       }
       o.profile_json = profile_json;
+      i++;
+    } else if (v && strcmp(a, "--upstream") == 0) {
+      o.upstream = v;
       i++;
     } else if (strcmp(a, "--warp") == 0) {
       if (cli_parse_double(a, v, 1, EXEC_WARP_MAX, &o.warp) != 0) goto out;

@@ -28,6 +28,9 @@ static const char USAGE[] =
     "  --port N          port to listen on (default 0: pick a free one and print it)\n"
     "  --bind ADDR       address to bind (default 127.0.0.1; others print a warning)\n"
     "  --trace FILE      write the trace (JSON Lines) to FILE\n"
+    "  --upstream URL    the real provider an upstream{} step forwards its attempt to,\n"
+    "                    with that step's faults on the real answer (docs/upstream.md);\n"
+    "                    the request's credentials go to this origin only\n"
     "\n"
     "driving it from a test suite (docs/control.md):\n"
     "  --control         serve the control API under /__fusebox/ (health, PUT scenario,\n"
@@ -114,6 +117,9 @@ int cmd_serve(int argc, char **argv) {
       i++;
     } else if (strcmp(a, "--state") == 0 && v) {
       o.state_url = v;
+      i++;
+    } else if (strcmp(a, "--upstream") == 0 && v) {
+      o.upstream = v;
       i++;
     } else if (strcmp(a, "--session") == 0 && v) {
       if (!sim_session_name_ok(v)) { /* it names Redis keys: no ':' '*' or controls */

@@ -36,6 +36,7 @@ typedef struct exec_opts {
                                takes it (sets the entry NULL) instead of loading the file */
   int temp_traces;   /* the traces are deleted when the command ends: the
                         reports get them parsed and name no file */
+  const char *upstream; /* --upstream URL: where upstream{} steps forward; NULL = none */
 } exec_opts;
 
 /* What a scenario asks of an outside client: the FUSEBOX_* variables. */

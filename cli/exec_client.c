@@ -333,6 +333,7 @@ int exec_scenario(sim_scenario *sc, const exec_call *call, char **argv, const ex
   snprintf(res->stderr_path, sizeof res->stderr_path, "%s.stderr", base);
   sim_server_opts so = {.scenario = sc, .trace_path = res->trace_path,
                         .time_scale = o->warp > 1 ? 1.0 / o->warp : 1.0, .seed = o->seed};
+  so.upstream = o->upstream;
   warp_clock wclock = {.origin_s = 0, .factor = o->warp};
   if (o->warp > 1) so.env = (sim_env){.wall_s = warped_wall_s, .ud = &wclock};
   sim_server *srv = NULL;

@@ -61,7 +61,7 @@ SRC[request]="${SIM_LUA[*]} ${COMMON[*]}"
 SRC[sse]="${GUARD[*]}"
 SRC[wire]="${GUARD[*]}"
 SRC[trace]="${REPORTS[*]} ${COMMON[*]}"
-SRC[record]="$root/import/record_note.c $root/import/import_read.c $root/sim/redact.c $root/sim/term_safe.c $root/sim/keying.c $root/sim/errors.c"
+SRC[record]="$root/import/record_note.c $root/import/import_read.c $root/sim/upstream.c $root/sim/env.c $root/sim/redact.c $root/sim/term_safe.c $root/sim/keying.c $root/sim/errors.c"
 # Every sim/ source: the server itself (sim__request_read, the sessions and
 # the Redis state behind the control API), with libmicrohttpd and hiredis.
 SIM_ALL=("$root"/sim/*.c)

@@ -167,47 +167,8 @@ int imp__header_dropped(const char *name) {
   return sim_redact_name(name);
 }
 
-/* 1 if c may be part of an account identifier. */
-static int id_char(unsigned char c) { return isalnum(c) || c == '_' || c == '-'; }
-
-/*
- * Replaces the account identifiers whose headers imp__header_dropped drops
- * (openai-organization "org-...", openai-project "proj_...") where they
- * appear in text (an error message saying "in organization org-abc123"):
- * prefix + 6 or more identifier characters, starting a word, becomes
- * prefix + "[redacted]". Works in place on a string the caller owns and
- * returns it (or NULL when out of memory, after freeing it).
- */
-static char *scrub_account_ids(char *s) {
-  static const char *const prefixes[] = {"org-", "proj_", NULL};
-  static const char mark[] = "[redacted]";
-  for (int k = 0; s != NULL && prefixes[k] != NULL; k++) {
-    size_t pl = strlen(prefixes[k]);
-    for (char *p = s; (p = strstr(p, prefixes[k])) != NULL;) {
-      size_t n = 0;
-      while (id_char((unsigned char)p[pl + n])) n++;
-      if ((p > s && id_char((unsigned char)p[-1])) || n < 6) {
-        p += pl;
-        continue;
-      }
-      size_t off = (size_t)(p - s) + pl, tail = strlen(p + pl + n);
-      if (n < sizeof mark - 1) { /* grows: make room */
-        char *g = realloc(s, strlen(s) + sizeof mark);
-        if (g == NULL) {
-          free(s);
-          return NULL;
-        }
-        s = g;
-      }
-      memmove(s + off + sizeof mark - 1, s + off + n, tail + 1);
-      memcpy(s + off, mark, sizeof mark - 1);
-      p = s + off + sizeof mark - 1;
-    }
-  }
-  return s;
-}
-
-/* Replaces credentials in free text (sim_redact_text, the one rule), and
-   the account identifiers a header rule drops. */
-char *imp__scrub(const char *s, size_t n) { return scrub_account_ids(sim_redact_text(s, n)); }
+/* Replaces credentials and account ids (openai-organization "org-...",
+   openai-project "proj_...") in free text: sim_redact_text, the one rule
+   (it holds the account ids since issue 25). */
+char *imp__scrub(const char *s, size_t n) { return sim_redact_text(s, n); }
 

@@ -16,18 +16,7 @@
 
 /* Checks the target and joins base + target + query (see record_int.h). */
 int imp__record_target(const char *base, const char *target, const char *query, char **url) {
-  *url = NULL;
-  if (base == NULL || target == NULL || target[0] != '/') return SIM_EINVAL;
-  for (const unsigned char *p = (const unsigned char *)target; *p; p++)
-    if (*p <= 0x20 || *p >= 0x7f || *p == '\\') return SIM_EINVAL;
-  if (query != NULL)
-    for (const unsigned char *p = (const unsigned char *)query; *p; p++)
-      if (*p <= 0x20 || *p >= 0x7f) return SIM_EINVAL;
-  size_t n = strlen(base) + strlen(target) + (query ? strlen(query) : 0) + 1;
-  *url = malloc(n);
-  if (*url == NULL) return SIM_ENOMEM;
-  snprintf(*url, n, "%s%s%s", base, target, query ? query : "");
-  return SIM_OK;
+  return sim_upstream_target(base, target, query, url); /* the one rule, shared with upstream{} */
 }
 
 static double ms3(double v) { return (double)(long long)(v * 1000) / 1000; }

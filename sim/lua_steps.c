@@ -801,6 +801,58 @@ static int l_effect(lua_State *L) {
   return make_step(L, a.d, SIM_STEP_EFFECT, next);
 }
 
+static const char *const upstream_keys[] = {
+  "delay", "truncate", "drop_after", "error_after", "stall_after", "stall",
+  "cut_arguments", "error", NULL};
+
+/* upstream{delay=, truncate=, drop_after=, error_after=, stall_after=,
+   stall=, cut_arguments=, error=}: the attempt goes to the real provider
+   (serve --upstream URL) and the faults named are played on its answer.
+   Frame counts are SSE events; on an answer that is not a stream only
+   delay and truncate apply (docs/upstream.md). */
+static int l_upstream(lua_State *L) {
+  args a;
+  args_begin(&a, L, "upstream", upstream_keys, 0);
+  opt_number(&a, "delay", "seconds", 0, "a number of seconds >= 0");
+  opt_integer(&a, "truncate", "cut_at", 0, INT_MAX, NULL);
+  opt_integer(&a, "drop_after", "drop_after", 0, INT_MAX, NULL);
+  int has_stall_after = opt_integer(&a, "stall_after", "stall_after", 0, INT_MAX, NULL);
+  if (arg_get(&a, "stall") != LUA_TNIL) {
+    if (lua_type(L, -1) != LUA_TNUMBER)
+      arg_bad(&a, "stall", "a number of seconds (negative: until the client gives up)");
+    if (!has_stall_after)
+      luaL_error(L, "upstream: 'stall' needs 'stall_after' (the frame count "
+                    "after which the answer stalls)");
+    double s = lua_tonumber(L, -1);
+    if (isnan(s))
+      luaL_error(L, "upstream: field 'stall' must be a number of seconds, got nan");
+    lua_pushnumber(L, s < 0 ? -1 : s);
+    lua_setfield(L, a.d, "stall");
+  }
+  lua_pop(L, 1);
+  int has_error_after = opt_integer(&a, "error_after", "error_after", 0, INT_MAX, NULL);
+  if (arg_get(&a, "error") != LUA_TNIL && !has_error_after)
+    luaL_error(L, "upstream: 'error' needs 'error_after' (the frame count "
+                  "after which the error event is sent)");
+  lua_pop(L, 1);
+  if (has_error_after) {
+    /* the error event's fields, as stream{}'s */
+    static const char *const known[] = {"status", "code", "type", "message", NULL};
+    if (arg_get(&a, "error") != LUA_TNIL) {
+      if (lua_type(L, -1) != LUA_TTABLE) arg_bad(&a, "error", "a table");
+      check_keys(L, -1, "upstream: error", "field", known, 0);
+      args sub = {L, "upstream: error", lua_gettop(L), a.d};
+      opt_integer(&sub, "status", "status", 100, 599, NULL);
+      opt_string(&sub, "code", "code");
+      opt_string(&sub, "type", "type");
+      opt_string(&sub, "message", "message");
+    }
+    lua_pop(L, 1);
+  }
+  opt_bool(&a, "cut_arguments", "cut_arguments");
+  return make_step(L, a.d, SIM_STEP_UPSTREAM, 0);
+}
+
 /* --------------------------------------------------- the step metatable */
 
 /* step.kind reads the kind's name; other fields read their canonical
@@ -845,7 +897,8 @@ static const luaL_Reg step_ctors[] = {
   {"hang", l_hang},         {"delay", l_delay},     {"drop", l_drop},
   {"reset", l_reset},       {"truncate", l_truncate},
   {"h2_reset", l_h2_reset}, {"h2_goaway", l_h2_goaway},
-  {"garbage", l_garbage},   {"effect", l_effect},   {NULL, NULL},
+  {"garbage", l_garbage},   {"effect", l_effect},   {"upstream", l_upstream},
+  {NULL, NULL},
 };
 
 /* The step constructor nearest a misspelt global name; see lua_int.h. */
@@ -1206,6 +1259,10 @@ static void convert_field(lua_State *L, sim_step *s, const char *k, size_t len, 
   } else if (IS("early_close")) int_at(L, v, &s->early_close);
   else if (IS("body")) text_at(L, v, &s->body, &s->body_blob);
   else if (IS("apply")) int_at(L, v, &s->apply);
+  else if (IS("cut_at")) {
+    int at = 0;
+    if (int_at(L, v, &at)) s->cut_at = at;
+  } else if (IS("cut_arguments")) int_at(L, v, &s->cut_arguments);
   else if (IS("next") && lua_type(L, v) == LUA_TUSERDATA) convert(L, v, &s->next);
 #undef IS
 }

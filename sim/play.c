@@ -1065,6 +1065,8 @@ enum MHD_Result sim__play(sim_conn *c) {
       return MHD_NO;
     case SIM_STEP_H2:
       return play_h2(c, s);
+    case SIM_STEP_UPSTREAM:
+      return sim__play_upstream(c, s);
     case SIM_STEP_EFFECT:
       c->step_name = "effect";
       return play_effect(c, s);
@@ -1093,6 +1095,17 @@ enum MHD_Result sim__play(sim_conn *c) {
     return MHD_NO;
   }
 }
+
+/* For the upstream player (play_upstream.c): the header, body and end
+   rules of this file; see play_int.h. */
+void sim__play_header(struct MHD_Response *r, sim_conn *c, const char *name, const char *value) {
+  add_header(r, c, name, value, 1);
+}
+enum MHD_Result sim__play_body(sim_conn *c, int status, const char *body, size_t len) {
+  return queue_body(c, status, "application/json", body, len, NULL);
+}
+void sim__play_end(sim_conn *c, const char *how, sim_end_how e) { end_as(c, how, e); }
+void sim__play_reset(sim_conn *c) { reset_socket(c); }
 
 /* The shared state is out of reach; see server_int.h. */
 enum MHD_Result sim__state_fail(sim_conn *c, const char *why) {

@@ -14,7 +14,9 @@
  *  - a secret VALUE anywhere in text: "sk-" + 8 or more key characters
  *    (OpenAI sk-, sk-proj-, Anthropic sk-ant-), "AIza" + 20 or more (Google),
  *    a run of exactly 32 hex digits (Azure api-key), "Bearer " or "Basic " +
- *    8 or more token characters, and NAME=value, NAME: value, "NAME":"value"
+ *    8 or more token characters, an account id ("org-" or "proj_" + 6 or
+ *    more id characters, starting a word: openai-organization and
+ *    openai-project values quoted in an error message), and NAME=value, NAME: value, "NAME":"value"
  *    where NAME is a secret name. "NAME: value" runs to the end of the line
  *    only on a header line (NAME starts the line); inside a line it is one
  *    word (a scheme word and its token). An exception class name (KeyError,
@@ -148,6 +150,17 @@ static size_t value_at(const char *s, size_t n, size_t i, int after_repl, size_t
     for (j = i + 4; j < n && key_char(s[j]); j++) {}
     if (j - i - 4 >= 20) return *prefix = 4, j - i;
   }
+  /* Account ids start a word of id characters: "my-org-abcdef" is not one. */
+  static const struct {
+    const char *p;
+    size_t n;
+  } ACCOUNTS[] = {{"org-", 4}, {"proj_", 5}};
+  for (size_t k = 0; k < sizeof ACCOUNTS / sizeof ACCOUNTS[0]; k++) {
+    if (i + ACCOUNTS[k].n > n || strncmp(s + i, ACCOUNTS[k].p, ACCOUNTS[k].n) != 0) continue;
+    if (i > 0 && !after_repl && (s[i - 1] == '-' || s[i - 1] == '_')) continue;
+    for (j = i + ACCOUNTS[k].n; j < n && key_char(s[j]); j++) {}
+    if (j - i - ACCOUNTS[k].n >= 6) return *prefix = ACCOUNTS[k].n, j - i;
+  }
   static const char *const schemes[] = {"bearer", "basic", NULL};
   for (int k = 0; schemes[k]; k++) {
     size_t m = strlen(schemes[k]);
@@ -254,6 +267,8 @@ static int nothing_to_find(const char *s, size_t n) {
     if (c == ':' || c == '=' || c == ' ' || c == '\0') return 0;
     if (c == 's' && i + 3 <= n && strncmp(s + i, "sk-", 3) == 0) return 0;
     if (c == 'A' && i + 4 <= n && strncmp(s + i, "AIza", 4) == 0) return 0;
+    if (c == 'o' && i + 4 <= n && strncmp(s + i, "org-", 4) == 0) return 0;
+    if (c == 'p' && i + 5 <= n && strncmp(s + i, "proj_", 5) == 0) return 0;
   }
   return 1;
 }

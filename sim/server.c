@@ -14,6 +14,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include <curl/curl.h>
+
 #include "sim/json_write_int.h"
 #include "sim/play_int.h"
 #include "sim/server_int.h"
@@ -333,6 +335,20 @@ static void format_rid(char rid[40], unsigned salt, long id) {
   *o = '\0';
 }
 
+/* The target an upstream{} attempt forwards (sim/play_upstream.c): the
+   path as it arrived, a session's prefix already off, and a named
+   provider's /NAME prefix taken off too (the upstream serves /v1/...).
+   NULL when out of memory. */
+static char *forwarded_path(const sim_conn *c, const char *url) {
+  if (c->provider >= 0) {
+    const char *name = sim__scenario_provider_name(c->srv->sc, c->provider);
+    size_t n = name ? strlen(name) : 0;
+    if (n > 0 && url[0] == '/' && strncmp(url + 1, name, n) == 0 && url[n + 1] == '/')
+      url += n + 1;
+  }
+  return strdup(url);
+}
+
 /* The whole request is in: key it, trace it, ask the scenario, play. */
 static enum MHD_Result arrive(sim_conn *c, const char *method, const char *url) {
   sim_server *srv = c->srv;
@@ -410,6 +426,8 @@ static enum MHD_Result arrive(sim_conn *c, const char *method, const char *url) 
     } else {
       c->root = step;
       c->cur = step;
+      for (const sim_step *t = step; t != NULL; t = t->next)
+        if (t->kind == SIM_STEP_UPSTREAM) c->fwd_path = forwarded_path(c, url);
       r = sim__play(c);
     }
   }
@@ -579,6 +597,8 @@ static void on_completed(void *cls, struct MHD_Connection *mc, void **con_cls,
   if (c->srv != c->srv->root) sim__session_unref(c->srv);
   free(c->refuse_msg);
   sim__player_free(c->player);
+  sim__upplay_free(c->up);
+  free(c->fwd_path);
   sim__step_free(c->root);
   cJSON_Delete(c->resp_headers);
   free(c->body);
@@ -721,6 +741,17 @@ int sim_server_start(const sim_server_opts *o, sim_server **out, char err[SIM_ER
     rc = SIM_EINVAL;
     goto fail;
   }
+  if (o->upstream != NULL) {
+    rc = sim_upstream_base(o->upstream, &srv->upstream, err);
+    if (rc != SIM_OK) goto fail;
+    if (curl_global_init(CURL_GLOBAL_DEFAULT) != CURLE_OK) { /* paired in sim_server_stop */
+      free(srv->upstream);
+      srv->upstream = NULL;
+      snprintf(err, SIM_ERRLEN, "libcurl did not initialise");
+      rc = SIM_ENOMEM;
+      goto fail;
+    }
+  }
   srv->scale = o->time_scale > 0 ? o->time_scale : 1.0;
   srv->wire = o->scale_wire ? srv->scale : 1.0;
   srv->env = o->env;
@@ -853,6 +884,10 @@ int sim_server_stop(sim_server *srv, char err[SIM_ERRLEN]) {
   }
   sim__state_free(srv->state);
   if (srv->own_sc) sim__scenario_free(srv->sc);
+  /* released upstream{} workers end on their own once aborted; libcurl
+     must outlive them */
+  if (srv->upstream != NULL && sim_upx_drain(3000) == 0) curl_global_cleanup();
+  free(srv->upstream);
   pthread_mutex_destroy(&srv->lock);
   free(srv);
   return rc;

@@ -46,6 +46,8 @@ struct sim_server {
   int refs;                  /* views: connections + the table (under the table's lock) */
   long all_arrivals;         /* root: arrivals of every session (atomic) */
   long in_flight;            /* root: requests begun and not yet completed (atomic) */
+  char *upstream;            /* root: serve --upstream, as sim_upstream_base
+                                made it; NULL = none (upstream{} answers 502) */
   sim_control_fn control;    /* root: the control hook; NULL = no control API */
   void *control_arg;
 };
@@ -95,6 +97,8 @@ typedef struct sim_conn {
   int waiting;              /* suspended in the access handler */
   volatile int wake;        /* why the last wait ended (SIM_WAKE_*) */
   sim_player *player;       /* streams and early-close bodies */
+  struct sim_upplay *up;    /* upstream{}: the forwarded attempt (play_upstream.c) */
+  char *fwd_path;           /* upstream{}: the target forwarded (set at arrival) */
   sim_stamps stamps;        /* stages.h: bench builds only */
 
   /* What happened, for the `end` event. */
@@ -225,5 +229,13 @@ void sim__request_read(sim_conn *c, const char *method, const char *url);
 void sim__offered_tools(sim_conn *c, const cJSON *body);
 /* The end event's tool_calls array, or NULL; owned by the caller. */
 cJSON *sim__trace_tools(const sim_conn *c);
+/* One entry of that array: a tool call the client received, its arguments
+   judged "valid", "invalid" or "cut" (args), the argument text as answered
+   (arguments, redacted) and as received (sent bytes of it, fingerprinted),
+   and whether the request offered its tool. Owned by the caller. */
+cJSON *sim__trace_tool_entry(const sim_conn *c, const char *id, const char *name,
+                             const char *args, const char *arguments, size_t sent);
+/* play_upstream.c: the tool calls of a real answer (upstream{}), or NULL. */
+cJSON *sim__upplay_tools(const sim_conn *c);
 
 #endif

@@ -238,6 +238,10 @@ typedef struct sim_server_opts {
      the /__session/NAME/ path prefix. Not with state_url. */
   sim_control_fn control;
   void *control_arg;
+  /* The real provider upstream{} steps forward to (docs/upstream.md):
+     http:// or https:// URL, checked by sim_upstream_base; NULL = none
+     (an upstream{} attempt is then answered 502). */
+  const char *upstream;
 } sim_server_opts;
 
 /*
@@ -333,5 +337,93 @@ int sim_http_date_parse(const char *s, double *epoch_s);
 /* Makes the connected socket fd send a TCP reset now instead of a FIN (the
    `reset` step). fd stays open; its owner closes it. */
 void sim_tcp_reset(int fd);
+
+/* --------------------------------------------- forwarding to an upstream */
+/* sim/upstream.c: the forwarding rules of `fusebox record` and of the
+   upstream{} step (docs/upstream.md), and one forwarded exchange. */
+
+/*
+ * Reduces an upstream URL to scheme://host[:port][/prefix] without a
+ * trailing '/': http or https only, no user info, query or fragment.
+ * Returns SIM_OK with *out (the caller frees it), or SIM_EINVAL (SIM_ENOMEM)
+ * with the reason in err.
+ */
+int sim_upstream_base(const char *url, char **out, char err[SIM_ERRLEN]);
+/*
+ * Checks a request target and builds the URL forwarded to: base (from
+ * sim_upstream_base) + target + query ("?a=b" or NULL). Only origin-form
+ * targets are accepted: '/' followed by visible ASCII without '\\', so a
+ * request can never pick another host ("@evil/", "//evil", absolute-form).
+ * Returns SIM_OK with *url (the caller frees it), SIM_EINVAL, SIM_ENOMEM.
+ */
+int sim_upstream_target(const char *base, const char *target, const char *query, char **url);
+/* 1 for a header a proxy never forwards either way: hop-by-hop headers
+   (RFC 9110 7.6.1), Host, Content-Length, Expect, Accept-Encoding (bytes
+   pass as they are) and Proxy-Authorization (for this hop only). */
+int sim_upstream_hop_by_hop(const char *name);
+
+/* One request forwarded to the upstream by a libcurl worker thread of its
+   own; its answer is read as it arrives. Thread-safe. */
+typedef struct sim_upx sim_upx;
+typedef struct sim_upx_req {
+  const char *method;
+  const char *url;              /* from sim_upstream_target */
+  const char *const *headers;   /* "Name: value" lines, already filtered by
+                                   sim_upstream_hop_by_hop; copied */
+  int nheaders;
+  const char *body;             /* copied */
+  size_t body_len;
+  size_t keep;                  /* keep the first `keep` body bytes (a log) */
+} sim_upx_req;
+/* How a forwarded exchange ended, in the words of a log. */
+enum {
+  SIM_UPX_RUNNING = 0,
+  SIM_UPX_OK,          /* the whole answer came */
+  SIM_UPX_UNREACHABLE, /* no connection (refused, unresolved, TLS, connect timeout) */
+  SIM_UPX_CLOSED,      /* the upstream closed the connection early */
+  SIM_UPX_RESET,       /* ... with a reset, before any answer */
+  SIM_UPX_TRUNCATED,   /* a body shorter than its head said */
+  SIM_UPX_TIMEOUT      /* aborted (the client gave up, or a stop) */
+};
+/* What is known of an exchange, copied out under its lock. */
+typedef struct sim_upx_info {
+  int head;        /* the answer's head is in: status and headers below */
+  int done;        /* the transfer is over: result below */
+  int result;      /* SIM_UPX_* */
+  long status;
+  int stream;      /* the answer is text/event-stream */
+  long long content_length; /* the head's Content-Length; -1 none */
+  size_t received; /* body bytes received so far */
+  double t_head, t_done; /* sim_now_ms() when they came */
+} sim_upx_info;
+#define SIM_UPX_MAX_HEADERS 128
+/* Starts the worker. SIM_OK with *out, SIM_ENOMEM. The caller owns *out
+   and releases it with sim_upx_free. */
+int sim_upx_start(const sim_upx_req *req, sim_upx **out);
+void sim_upx_info_get(sim_upx *x, sim_upx_info *out);
+/* The answer's headers, once info.head: name/value pairs (copied into
+   names[] and values[], which the caller frees); returns how many. */
+int sim_upx_headers(sim_upx *x, char **names, char **values, int max);
+/* Moves up to max received body bytes into buf. Returns the count, 0 when
+   none is there yet, -1 at the end of the body (info.result says how). */
+long sim_upx_read(sim_upx *x, char *buf, size_t max);
+/* Waits up to ms for news (a head, bytes, the end) on x. */
+void sim_upx_wait(sim_upx *x, int ms);
+/* A copy of the kept body bytes (up to req.keep), NUL-terminated, and its
+   length; NULL when none or out of memory. The caller frees it. */
+char *sim_upx_kept(sim_upx *x, size_t *len);
+/* Stops the transfer: the worker ends soon with SIM_UPX_TIMEOUT. */
+void sim_upx_abort(sim_upx *x);
+/* Aborts and releases x; with wait, returns once the worker has ended,
+   else the worker frees x itself when it ends (an event loop must not
+   block). NULL is a no-op. */
+void sim_upx_free(sim_upx *x, int wait);
+/* Waits up to ms for every worker still running (a released exchange's
+   worker ends on its own once aborted: at most about a second) and returns
+   how many remain; before libcurl's global cleanup. */
+int sim_upx_drain(int ms);
+/* The log's word for a result ("closed", "reset", "truncated",
+   "timeout"; NULL for SIM_UPX_OK and SIM_UPX_RUNNING). Static. */
+const char *sim_upx_result_name(int result);
 
 #endif

@@ -26,7 +26,8 @@ typedef enum sim_step_kind {
   SIM_STEP_TRUNCATE, /* play `next` with its body cut at `at` bytes */
   SIM_STEP_GARBAGE,  /* 200 whose body is not JSON */
   SIM_STEP_EFFECT,   /* a side effect at the effect endpoint */
-  SIM_STEP_H2        /* an HTTP/2 fault: RST_STREAM or GOAWAY (h2_fault) */
+  SIM_STEP_H2,       /* an HTTP/2 fault: RST_STREAM or GOAWAY (h2_fault) */
+  SIM_STEP_UPSTREAM  /* forward to the real provider (serve --upstream), faults on its answer */
 } sim_step_kind;
 
 /* h2_reset{} and h2_goaway{}: what an HTTP/2 attempt gets (sim/front.c,
@@ -152,6 +153,12 @@ typedef struct sim_step {
 
   /* effect */
   int apply;                 /* 1: the effect is applied (committed) */
+
+  /* upstream (docs/upstream.md); also seconds (delay = S, before
+     forwarding), drop_after, error_after, stall_after, stall (counted in
+     the answer's SSE frames) and status/code/type/message (the error event) */
+  long cut_at;               /* truncate = N: body bytes passed on, then close; -1 = all */
+  int cut_arguments;         /* 1: close inside a streamed tool call's arguments */
 } sim_step;
 
 /* A step of `kind` with every field at its default. Owned by the caller. */
@@ -513,6 +520,38 @@ void sim__sse_clear(sim_sse *sse);
 int sim__sse_push(sim_sse *out, char *frame);
 /* Appends a binary frame of len bytes (taken) to a binary stream's chunks. */
 int sim__sse_push_bin(sim_sse *out, char *frame, size_t len);
+
+/* frames.c: SSE frames (events) in a byte stream that arrives in pieces,
+   for the upstream{} step's faults on a real answer. */
+#define SIM_FRAME_KEEP ((size_t)64 << 10) /* bytes of one frame kept to read it */
+typedef struct sim_frames {
+  char *buf;        /* the frame under way (its first SIM_FRAME_KEEP bytes) */
+  size_t len, cap;
+  size_t line_len;  /* bytes of the line under way */
+  int cr;           /* the last byte was a CR (a CRLF's LF is not a line end) */
+  int has_field;    /* the frame has a line that is not a comment */
+  int ended;        /* the last feed ended a frame */
+  long count;       /* frames ended so far */
+} sim_frames;
+/*
+ * Feeds up to n bytes of the stream and stops just past the first frame
+ * that ends in them: returns the bytes taken, and *ended = 1 with the
+ * frame's text in f->buf (f->len bytes, valid until the next feed) when a
+ * frame ended, else every byte was taken. A zeroed sim_frames is ready.
+ */
+size_t sim__frames_feed(sim_frames *f, const char *p, size_t n, int *ended);
+/* Releases the splitter's buffer (zeroes it). */
+void sim__frames_clear(sim_frames *f);
+/* What a frame (n bytes) says: its API's end marker (data: [DONE],
+   message_stop, response.completed, Cohere's message-end) ... */
+int sim__frame_is_end(const char *f, size_t n);
+/* ... an in-stream error event (event: error, data: {"error": ...},
+   "type":"error", response.failed) ... */
+int sim__frame_is_error(const char *f, size_t n);
+/* ... a non-empty piece of a tool call's arguments (OpenAI's
+   "arguments":"...", Anthropic's partial_json, Responses'
+   function_call_arguments.delta). */
+int sim__frame_has_arguments(const char *f, size_t n);
 
 /* eventstream.c: AWS's binary event stream messages (see the file). Each
    returns the message (owned by the caller) and its length in *len, or

@@ -14,12 +14,13 @@ static const char *const step_kind_names[] = {
   [SIM_STEP_DELAY] = "delay",       [SIM_STEP_DROP] = "drop",
   [SIM_STEP_RESET] = "reset",       [SIM_STEP_TRUNCATE] = "truncate",
   [SIM_STEP_GARBAGE] = "garbage",   [SIM_STEP_EFFECT] = "effect",
-  [SIM_STEP_H2] = "h2",
+  [SIM_STEP_H2] = "h2",             [SIM_STEP_UPSTREAM] = "upstream",
 };
 
 /*
  * A step of `kind` with every field at its default: usage -1 (estimate),
- * drop/stall/error_after -1 (never), stall -1 (forever), apply 1. Returns
+ * drop/stall/error_after -1 (never), stall -1 (forever), apply 1, cut_at
+ * -1 (upstream: the whole answer). Returns
  * NULL when out of memory. Owned by the caller (release with sim__step_free).
  */
 sim_step *sim__step_new(sim_step_kind kind) {
@@ -33,6 +34,7 @@ sim_step *sim__step_new(sim_step_kind kind) {
   s->stall = -1;
   s->error_after = -1;
   s->apply = 1;
+  s->cut_at = -1;
   return s;
 }
 

@@ -56,6 +56,25 @@ static int offered(const sim_conn *c, const char *name) {
   return 0;
 }
 
+/* One tool call entry; see server_int.h. */
+cJSON *sim__trace_tool_entry(const sim_conn *c, const char *id, const char *name,
+                             const char *args, const char *arguments, size_t sent) {
+  cJSON *o = cJSON_CreateObject();
+  if (o == NULL) return NULL;
+  if (id != NULL) cJSON_AddStringToObject(o, "id", id);
+  cJSON_AddStringToObject(o, "name", name ? name : "");
+  cJSON_AddStringToObject(o, "args", args);
+  size_t alen = strlen(arguments);
+  char *red = sim_redact_text(arguments, alen > TRACE_ARGS_MAX ? TRACE_ARGS_MAX : alen);
+  if (red != NULL) cJSON_AddStringToObject(o, "arguments", red);
+  free(red);
+  char fp[17];
+  sim__fingerprint(arguments, sent <= alen ? sent : alen, fp);
+  cJSON_AddStringToObject(o, "args_fingerprint", fp);
+  cJSON_AddBoolToObject(o, "offered", name != NULL && offered(c, name));
+  return o;
+}
+
 /* Stream chunks one tool call's arguments take (see the dialect files). */
 static int arg_chunks(sim_dialect d, const sim_tool_call *tc) {
   if (sim__dialect_tool_form(d) == 1) return 1;
@@ -67,6 +86,7 @@ static int arg_chunks(sim_dialect d, const sim_tool_call *tc) {
    args_fingerprint, arguments, offered}] when the step played answered with tool calls, else NULL.
    Owned by the caller. */
 cJSON *sim__trace_tools(const sim_conn *c) {
+  if (c->up != NULL) return sim__upplay_tools(c);
   const sim_step *s = c->cur;
   int truncated = 0;
   if (s != NULL && s->kind == SIM_STEP_TRUNCATE) {

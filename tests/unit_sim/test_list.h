@@ -23,4 +23,6 @@
   X(redact)            \
   X(alloc_fail)        \
   X(end_state)         \
-  X(suggest)
+  X(suggest)           \
+  X(frames)            \
+  X(upstream_step)

@@ -45,6 +45,14 @@ static const struct {
     {"sk-ant-api03-xyzXYZ123456-", "sk-[redacted]"},
     {"risk-abcdefghijk", "risk-abcdefghijk"}, /* not at a word start */
     {"sk-short", "sk-short"},
+    /* account ids in text (issue 25): an error message quoting the organisation */
+    {"invalid organization org-abc123 for key", "invalid organization org-[redacted] for key"},
+    {"org-AbC_12-xyz", "org-[redacted]"},
+    {"project proj_Zx9y8w7v.", "project proj_[redacted]."},
+    {"org-abc", "org-abc"},             /* too short to be an id */
+    {"my-org-abcdef", "my-org-abcdef"}, /* not at a word start */
+    {"sub_proj_abcdef12", "sub_proj_abcdef12"},
+    {"\"org-abcdef12\"", "\"org-[redacted]\""},
     {"AIzaSyA1234567890abcdefghijklmnopqrs", "AIza[redacted]"},
     {"api 0123456789abcdef0123456789ABCDEF!", "api [redacted]!"},
     {"id 0123456789abcdef0123456789abcdef0", "id 0123456789abcdef0123456789abcdef0"},
