@@ -129,5 +129,6 @@ int cmd_record(int argc, char **argv);
 int cmd_which(int argc, char **argv);
 int cmd_diff_policy(int argc, char **argv);
 int cmd_hunt(int argc, char **argv);
+int cmd_learn(int argc, char **argv);
 
 #endif

@@ -94,6 +94,16 @@ static void judge(const char *path, xpl_outcome *out) {
     return;
   }
   out->attempts = (int)rpt_trace_arrivals(tr);
+  double scale = rpt_trace_time_scale(tr) > 0 ? rpt_trace_time_scale(tr) : 1;
+  rpt_arrival_info ai;
+  for (long i = 0; out->narr < XPL_MAX_ARRIVALS && rpt_trace_arrival(tr, i, &ai) == RPT_OK; i++) {
+    xpl_arrival *x = &out->arr[out->narr++];
+    x->t_arrive = ai.t_arrive_ms / 1000.0 / scale;
+    x->t_end = ai.t_end_ms < 0 ? -1 : ai.t_end_ms / 1000.0 / scale;
+    x->status = ai.status;
+    x->idem = ai.key && strncmp(ai.key, "idem:", 5) == 0;
+    x->attempt = ai.attempt;
+  }
   int n = rpt_judgement_count(j);
   for (int i = 0; i < n && out->nv < XPL_MAX_VERDICTS; i++) {
     const rpt_verdict *v = rpt_judgement_verdict(j, i);
@@ -172,8 +182,8 @@ static void *batch_worker(void *arg) {
   return NULL;
 }
 
-/* xpl_play_fn: the batch, -j at a time. */
-static int play(void *arg, int reference, int n, char *const *lua, const long *index,
+/* xpl_play_fn: the batch, -j at a time; see hunt.h. */
+int hunt_play(void *arg, int reference, int n, char *const *lua, const long *index,
                 xpl_outcome *out, char err[XPL_ERRLEN]) {
   hunt_ctx *h = arg;
   batch b = {.h = h, .reference = reference, .n = n, .lua = lua, .index = index, .out = out};
@@ -309,7 +319,7 @@ static char *breaking_list(void) {
   return s;
 }
 
-static int make_tmp(hunt_ctx *h) {
+int hunt_make_tmp(hunt_ctx *h) {
   const char *t = getenv("TMPDIR");
   snprintf(h->tmp, sizeof h->tmp, "%s/fusebox-hunt-XXXXXX", t && *t ? t : "/tmp");
   return mkdtemp(h->tmp) ? 0 : -1;
@@ -370,7 +380,7 @@ int cmd_hunt(int argc, char **argv) {
   o.seed = c.seed;
   o.stop = stop_now;
   char *verdicts = breaking_list();
-  if (!verdicts || make_tmp(&h) != 0) {
+  if (!verdicts || hunt_make_tmp(&h) != 0) {
     fprintf(stderr, "fusebox hunt: cannot make a temporary folder: %s\n", strerror(errno));
     free(verdicts);
     return EXIT_USAGE;
@@ -378,7 +388,7 @@ int cmd_hunt(int argc, char **argv) {
   o.verdicts = verdicts;
   xpl_hunt_result res;
   char err[XPL_ERRLEN];
-  int rc = xpl_hunt(&o, play, &h, progress, &h, &res, err);
+  int rc = xpl_hunt(&o, hunt_play, &h, progress, &h, &res, err);
   if (!h.quiet && isatty(2)) fprintf(stderr, "\n");
   int status;
   if (rc != 0) {

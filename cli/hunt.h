@@ -29,6 +29,13 @@ typedef struct hunt_ctx {
 int hunt_play_one(const hunt_ctx *h, int reference, const char *lua, long index,
                   const char *keep, xpl_outcome *out);
 
+/* xpl_play_fn over a hunt_ctx (arg): plays the batch, ctx->jobs at a time.
+   `fusebox learn` plays its probes with it too. */
+int hunt_play(void *arg, int reference, int n, char *const *lua, const long *index,
+              xpl_outcome *out, char err[XPL_ERRLEN]);
+/* Makes ctx->tmp, the run's temporary folder (under $TMPDIR); 0 or -1. */
+int hunt_make_tmp(hunt_ctx *h);
+
 /* Writes the findings: terminal lines, --out DIR (scenario, trace,
    hunt.json) and the shared report files. 0, or -1 on an error (said). */
 int hunt_write(const hunt_ctx *h, const xpl_hunt_opts *o, const cli_common *c,

@@ -40,6 +40,8 @@ static const char USAGE[] =
     "  hunt [--client NAME | -- CMD...]\n"
     "                      search fault schedules for one that breaks the client and\n"
     "                      shrink it to the smallest that still does\n"
+    "  learn [--client NAME | -- CMD...] [-o PROFILE.lua]\n"
+    "                      probe a client and write its retry policy as a profile\n"
     "\n"
     "A SCENARIO is a path, or a library name: 'fusebox run ratelimit/retry_after_seconds'\n"
     "plays scenarios/ratelimit/retry_after_seconds.lua of the standard library, found\n"
@@ -68,6 +70,7 @@ static const command COMMANDS[] = {
     {"which", cmd_which},
     {"diff-policy", cmd_diff_policy},
     {"hunt", cmd_hunt},
+    {"learn", cmd_learn},
 };
 
 int main(int argc, char **argv) {

@@ -121,12 +121,24 @@ typedef struct xpl_verdict {
   char evidence[XPL_EVIDENCE];
 } xpl_verdict;
 
+/* One request as the server saw it, in scenario seconds from the start. */
+typedef struct xpl_arrival {
+  double t_arrive, t_end;     /* t_end < 0: never ended */
+  int status;                 /* 0: no status line */
+  int idem;                   /* it carried an Idempotency-Key */
+  int attempt;                /* nth arrival of its logical request (its key) */
+} xpl_arrival;
+
+#define XPL_MAX_ARRIVALS 16
+
 /* What one play of one scenario gave. */
 typedef struct xpl_outcome {
   int error;                  /* the scenario could not be played: message in evidence of v[0] */
   int attempts;               /* requests that reached the server */
   int nv;
   xpl_verdict v[XPL_MAX_VERDICTS];
+  int narr;                   /* the first XPL_MAX_ARRIVALS arrivals */
+  xpl_arrival arr[XPL_MAX_ARRIVALS];
 } xpl_outcome;
 
 /*
@@ -182,6 +194,44 @@ int xpl_hunt(const xpl_hunt_opts *o, xpl_play_fn play, void *play_arg,
              xpl_progress_fn progress, void *progress_arg, xpl_hunt_result *res,
              char err[XPL_ERRLEN]);
 void xpl_hunt_result_clear(xpl_hunt_result *res);
+
+/* ------------------------------------------------------------ learn */
+
+#define XPL_MAX_RETRIES 24
+
+typedef struct xpl_learn_opts {
+  const char *dialect;  /* client.dialect of every probe, NULL = openai */
+  int repeats;          /* plays of the backoff probe (jitter needs several); 0 = 5 */
+  double max_wait;      /* the longest Retry-After probed (s); 0 = 61 */
+} xpl_learn_opts;
+
+/* A client's policy as learned: the facts of a profile (profiles/README.md). */
+typedef struct xpl_policy {
+  int max_attempts;
+  double base, factor, fraction;      /* backoff; base 0 when never retried */
+  char jitter[12];                    /* none, subtract, full */
+  char retries[XPL_MAX_RETRIES][24];  /* "408", ">=500", "connection", ... */
+  int nretries;
+  int retries_429, quota_except;      /* 429 retried; but not an insufficient_quota one */
+  int ra_honoured;
+  char forms[3][16];
+  int nforms;
+  double ra_cap;                      /* 0 = none (up to ra_cap_probed) */
+  double ra_cap_probed;
+  char over_cap[12], invalid[12], past[12]; /* backoff, stop, immediate */
+  char idem[12];                      /* false, per_call, per_attempt */
+  long runs;                          /* probes played */
+} xpl_policy;
+
+/* Plays the probes (through play, reference 0) and infers the policy. */
+int xpl_learn(const xpl_learn_opts *o, xpl_play_fn play, void *arg, xpl_policy *p,
+              char err[XPL_ERRLEN]);
+/* The policy as a profile file (profiles/NAME.lua): name, version, doc as
+   given. A malloc'd text, NULL when out of memory. */
+char *xpl_policy_lua(const xpl_policy *p, const char *name, const char *version, const char *doc,
+                     const char *dialect);
+/* The policy card: one Markdown table of the facts. */
+char *xpl_policy_markdown(const xpl_policy *p, const char *name, const char *how);
 
 /* ----------------------------------------------- parts, for the tests */
 

@@ -19,6 +19,16 @@ extern const int xpl__5xx[4], xpl__4xx[4], xpl__ra_s[5], xpl__trunc_at[3], xpl__
 extern const char *const xpl__ra_form[4];
 extern const double xpl__delay_s[3];
 
+/* A growing text; oom set when memory ran out (the text is then freed). */
+typedef struct xpl__sbuf {
+  char *p;
+  size_t len, cap;
+  int oom;
+} xpl__sbuf;
+void xpl__add(xpl__sbuf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* s as a Lua string literal. */
+void xpl__add_quoted(xpl__sbuf *b, const char *s);
+
 void xpl__step_text(const xpl_step *st, char *out, size_t n);
 
 /* A number in [0, n) decided by (seed, index, salt) alone: splitmix64. */

@@ -76,6 +76,18 @@ const char *rpt_trace_client_json(const rpt_trace *tr); /* session.client */
 double rpt_trace_time_scale(const rpt_trace *tr); /* session.time_scale, 1 if absent */
 double rpt_trace_duration_ms(const rpt_trace *tr); /* t of the last event */
 long rpt_trace_arrivals(const rpt_trace *tr);
+/* One arrival of a trace, as `fusebox learn` reads a probe's. Times are
+   the trace's (ms from the session's start); strings are valid until
+   rpt_trace_free. */
+typedef struct rpt_arrival_info {
+  double t_arrive_ms, t_end_ms; /* t_end_ms < 0: the attempt never ended */
+  int status;                   /* 0: no status line was sent */
+  int attempt;                  /* nth arrival of its logical request */
+  const char *key;              /* the request key ("idem:..." when it carried an Idempotency-Key) */
+  const char *method;
+} rpt_arrival_info;
+/* Arrival i (0 <= i < rpt_trace_arrivals) in arrival order; RPT_EINVAL out of range. */
+int rpt_trace_arrival(const rpt_trace *tr, long i, rpt_arrival_info *out);
 /* 1 when the trace ends with `done` and no line was cut, else 0. */
 int rpt_trace_complete(const rpt_trace *tr);
 /* Why the trace is incomplete ("" when complete); valid until rpt_trace_free. */

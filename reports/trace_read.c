@@ -687,6 +687,18 @@ double rpt_trace_time_scale(const rpt_trace *tr) { return tr ? tr->time_scale : 
 double rpt_trace_duration_ms(const rpt_trace *tr) { return tr ? tr->t_last : 0; }
 /* Number of arrivals (attempts) in the trace. */
 long rpt_trace_arrivals(const rpt_trace *tr) { return tr ? tr->narr : 0; }
+
+int rpt_trace_arrival(const rpt_trace *tr, long i, rpt_arrival_info *out) {
+  if (!tr || i < 0 || i >= tr->narr || !out) return RPT_EINVAL;
+  const rpt__arrival *a = &tr->arr[i];
+  out->t_arrive_ms = a->t_arrive;
+  out->t_end_ms = a->has_end ? a->t_end : -1;
+  out->status = a->status;
+  out->attempt = a->attempt;
+  out->key = a->key;
+  out->method = a->method;
+  return RPT_OK;
+}
 /* 1 when the trace ends with `done` and no line was cut. */
 int rpt_trace_complete(const rpt_trace *tr) {
   return tr && tr->has_done && tr->cut_line == 0;

@@ -1,0 +1,317 @@
+/*
+ * learn.c - `fusebox learn`: probe scenarios played against a client, and
+ * its retry policy inferred from what it did on the wire (docs/learn.md).
+ * Probes adapt: what is learned first (does it retry a 429? its backoff)
+ * decides what is asked next (which Retry-After forms, how long a probe
+ * value must be to stand out from the backoff, where its cap lies).
+ */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "explore/explore_int.h"
+
+/* The statuses a profile's facts name (cli/policy_facts.c compares them). */
+static const int STATUSES[] = {400, 401, 403, 404, 408, 409, 410, 413, 422, 429, 451,
+                               500, 501, 502, 503, 504, 529};
+#define NSTATUSES ((int)(sizeof STATUSES / sizeof STATUSES[0]))
+
+/* Gaps that spread less than this are one wait measured with noise (the
+   client's own time per request, multiplied under --warp), not jitter. */
+#define JITTER_MIN 0.12
+
+typedef struct learner {
+  const xpl_learn_opts *o;
+  xpl_play_fn play;
+  void *arg;
+  xpl_policy *p;
+  long index;
+  char *err;
+} learner;
+
+/* A probe scenario: steps (Lua), then the answer. */
+static char *probe_lua(const learner *l, const char *steps) {
+  size_t n = strlen(steps) + 1024;
+  char *s = malloc(n);
+  if (!s) return NULL;
+  snprintf(s, n,
+           "-- a fusebox learn probe\nreturn scenario {\n  name = \"learn probe\",\n"
+           "  provider = {\n%s    chat { content = \"The answer is forty-two.\" },\n  },\n"
+           "  client = { call = \"chat\"%s%s%s, deadline = 120 },\n"
+           "  expect = { max_requests = 100 },\n}\n",
+           steps, l->o->dialect ? ", dialect = \"" : "", l->o->dialect ? l->o->dialect : "",
+           l->o->dialect ? "\"" : "");
+  return s;
+}
+
+/* Plays n probes (each its step text) at once into out. */
+static int play_n(learner *l, int n, char *const *steps, xpl_outcome *out) {
+  char *lua[XPL_BATCH];
+  long idx[XPL_BATCH];
+  for (int i = 0; i < n; i++) {
+    lua[i] = probe_lua(l, steps[i]);
+    idx[i] = l->index++;
+    if (!lua[i]) {
+      for (int j = 0; j < i; j++) free(lua[j]);
+      snprintf(l->err, XPL_ERRLEN, "out of memory");
+      return -1;
+    }
+  }
+  memset(out, 0, sizeof *out * (size_t)n);
+  int rc = l->play(l->arg, 0, n, lua, idx, out, l->err);
+  for (int i = 0; i < n; i++) free(lua[i]);
+  if (rc != 0) return -1;
+  l->p->runs += n;
+  for (int i = 0; i < n; i++)
+    if (out[i].error) {
+      snprintf(l->err, XPL_ERRLEN, "%s", out[i].nv ? out[i].v[0].evidence : "a probe failed");
+      return -1;
+    }
+  return 0;
+}
+
+/* Plays any number of probes, XPL_BATCH at a time. */
+static int play_all(learner *l, int n, char *const *steps, xpl_outcome *out) {
+  for (int at = 0; at < n; at += XPL_BATCH)
+    if (play_n(l, n - at < XPL_BATCH ? n - at : XPL_BATCH, steps + at, out + at) != 0) return -1;
+  return 0;
+}
+
+/* The gap before arrival k (k >= 1): from the end of the one before. */
+static double gap(const xpl_outcome *o, int k) {
+  const xpl_arrival *a = &o->arr[k - 1], *b = &o->arr[k];
+  double from = a->t_end >= 0 ? a->t_end : a->t_arrive;
+  return b->t_arrive - from;
+}
+
+static int retried(const xpl_outcome *o) { return o->narr >= 2; }
+
+static void add_retry(xpl_policy *p, const char *what) {
+  if (p->nretries < XPL_MAX_RETRIES) snprintf(p->retries[p->nretries++], 24, "%s", what);
+}
+
+/* What a retry after a response leads to, in the profile's words. */
+static const char *classify(const xpl_policy *p, const xpl_outcome *o) {
+  if (!retried(o)) return "stop";
+  /* the base as measured holds the client's own time per request too: a
+     retry "at once" takes that time, a backoff that and the base */
+  double quick = p->base > 0 ? p->base / 2 : 0.05;
+  return gap(o, 1) < quick ? "immediate" : "backoff";
+}
+
+static int cmp_d(const void *a, const void *b) {
+  double x = *(const double *)a, y = *(const double *)b;
+  return x < y ? -1 : x > y;
+}
+
+static double median(double *v, int n) {
+  if (n == 0) return 0;
+  qsort(v, (size_t)n, sizeof *v, cmp_d);
+  return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+}
+
+/* Rounds to two significant figures: a measured 0.4987 s is 0.5. */
+static double round2(double x) {
+  if (x <= 0) return 0;
+  double m = pow(10, floor(log10(x)) - 1);
+  return round(x / m) * m;
+}
+
+/* Which statuses and failures are retried; the quota 429 apart. */
+static int probe_retries(learner *l) {
+  enum { EXTRA = 3 };
+  char *steps[NSTATUSES + EXTRA + 1];
+  char buf[NSTATUSES + EXTRA + 1][200];
+  int n = 0;
+  for (int i = 0; i < NSTATUSES; i++) {
+    snprintf(buf[n], sizeof buf[n], "    fail { status = %d },\n", STATUSES[i]);
+    steps[n] = buf[n];
+    n++;
+  }
+  snprintf(buf[n], sizeof buf[n], "    fail { status = 429, code = \"insufficient_quota\", "
+                                  "type = \"insufficient_quota\", message = \"quota\" },\n");
+  steps[n] = buf[n];
+  n++;
+  snprintf(buf[n], sizeof buf[n], "    drop {},\n");
+  steps[n] = buf[n];
+  n++;
+  snprintf(buf[n], sizeof buf[n],
+           "    truncate { chat { content = \"The answer is forty-two.\" }, at = 12, "
+           "mode = \"early-close\" },\n");
+  steps[n] = buf[n];
+  n++;
+  snprintf(buf[n], sizeof buf[n], "    garbage {},\n");
+  steps[n] = buf[n];
+  n++;
+  xpl_outcome *out = calloc((size_t)n, sizeof *out);
+  if (!out) return -1;
+  if (play_all(l, n, steps, out) != 0) {
+    free(out);
+    return -1;
+  }
+  xpl_policy *p = l->p;
+  int r[NSTATUSES];
+  for (int i = 0; i < NSTATUSES; i++) r[i] = retried(&out[i]);
+  int quota = retried(&out[NSTATUSES]);
+  /* 500-504 and 529 all retried: ">=500" */
+  int all5 = 1;
+  for (int i = 0; i < NSTATUSES; i++)
+    if (STATUSES[i] >= 500 && !r[i]) all5 = 0;
+  for (int i = 0; i < NSTATUSES; i++) {
+    if (!r[i] || (all5 && STATUSES[i] >= 500)) continue;
+    char w[24];
+    snprintf(w, sizeof w, "%d", STATUSES[i]);
+    if (STATUSES[i] == 429 && !quota) p->quota_except = 1;
+    add_retry(p, w);
+  }
+  if (all5) add_retry(p, ">=500");
+  p->retries_429 = r[9];
+  if (retried(&out[NSTATUSES + 1])) add_retry(p, "connection");
+  if (retried(&out[NSTATUSES + 2])) add_retry(p, "body");
+  if (retried(&out[NSTATUSES + 3])) add_retry(p, "shape");
+  free(out);
+  return 0;
+}
+
+/* Attempts, backoff and jitter: a 503 on every attempt, played repeats times. */
+static int probe_backoff(learner *l) {
+  char steps[512] = "";
+  for (int i = 0; i < 10; i++) strcat(steps, "    fail { status = 503 },\n");
+  int reps = l->o->repeats > 0 ? l->o->repeats : 5;
+  if (reps > 16) reps = 16;
+  char *list[16];
+  for (int i = 0; i < reps; i++) list[i] = steps;
+  xpl_outcome *out = calloc((size_t)reps, sizeof *out);
+  if (!out) return -1;
+  if (play_all(l, reps, list, out) != 0) {
+    free(out);
+    return -1;
+  }
+  xpl_policy *p = l->p;
+  int att = 0;
+  double first[16], ratio[64];
+  int nf = 0, nr = 0;
+  for (int r = 0; r < reps; r++) {
+    if (out[r].narr > att) att = out[r].narr;
+    if (out[r].narr >= 2) first[nf++] = gap(&out[r], 1);
+    for (int k = 2; k < out[r].narr && nr < 64; k++) {
+      double g0 = gap(&out[r], k - 1), g1 = gap(&out[r], k);
+      if (g0 > 0.01) ratio[nr++] = g1 / g0;
+    }
+  }
+  p->max_attempts = att;
+  /* the Idempotency-Key: one reused by every attempt (they count as one
+     request: attempt 2, 3...) or a new one each time (each is attempt 1) */
+  snprintf(p->idem, sizeof p->idem, "false");
+  for (int r = 0; r < reps; r++)
+    if (out[r].narr >= 2 && out[r].arr[0].idem && out[r].arr[1].idem)
+      snprintf(p->idem, sizeof p->idem, "%s", out[r].arr[1].attempt >= 2 ? "per_call" : "per_attempt");
+  if (att >= 2) {
+    double mx = 0;
+    for (int i = 0; i < nf; i++) mx = first[i] > mx ? first[i] : mx;
+    p->factor = nr ? round2(median(ratio, nr)) : 2;
+    if (p->factor < 1) p->factor = 1;
+    /* Jitter from the spread of one retry's gap across the repeats, the
+       latest retry that every repeat reached (the longest gaps: the
+       client's own time per request counts least there) */
+    int k = 0;
+    for (int kk = 1; kk < att; kk++) {
+      int have = 0;
+      for (int r = 0; r < reps; r++) have += out[r].narr > kk;
+      if (have == reps) k = kk;
+    }
+    double lo = 1e18, hi = 0, lo1 = 1e18;
+    for (int r = 0; k > 0 && r < reps; r++) {
+      double g = gap(&out[r], k);
+      lo = g < lo ? g : lo;
+      hi = g > hi ? g : hi;
+    }
+    for (int i = 0; i < nf; i++) lo1 = first[i] < lo1 ? first[i] : lo1;
+    double spread = hi > 0 && reps >= 2 ? 1 - lo / hi : 0;
+    /* without jitter the median is the truer base (a slow start-up of one
+       attempt lengthens its gap); with it, the longest gap stands for it */
+    p->base = round2(spread < JITTER_MIN ? median(first, nf) : mx);
+    if (spread < JITTER_MIN) snprintf(p->jitter, sizeof p->jitter, "none");
+    else if (lo1 < 0.3 * mx) snprintf(p->jitter, sizeof p->jitter, "full");
+    else {
+      snprintf(p->jitter, sizeof p->jitter, "subtract");
+      /* n samples of a uniform span cover (n - 1) / (n + 1) of it */
+      double fr = spread * (reps + 1) / (reps - 1);
+      p->fraction = round((fr > 1 ? 1 : fr) * 20) / 20; /* to 0.05 */
+    }
+  }
+  free(out);
+  return 0;
+}
+
+/* One 429 probe with step text; 1 when the retry waited at least want s. */
+static int wait_probe(learner *l, const char *step, double want, xpl_outcome *out) {
+  char *s[1] = {(char *)step};
+  if (play_n(l, 1, s, out) != 0) return -1;
+  return retried(out) && gap(out, 1) >= want * 0.95 - 0.02;
+}
+
+/* Retry-After: each form, the cap (by bisection), bad and past values. */
+static int probe_retry_after(learner *l) {
+  xpl_policy *p = l->p;
+  if (!p->retries_429 || p->max_attempts < 2) return 0;
+  /* a value that stands out from the backoff */
+  double v = ceil(3 * p->base * (p->factor > 1 ? p->factor : 1) + 1);
+  if (v < 2) v = 2;
+  char step[256];
+  xpl_outcome out;
+  snprintf(step, sizeof step, "    fail { status = 429, retry_after_ms = %.0f },\n", v * 1000);
+  int ms = wait_probe(l, step, v, &out);
+  snprintf(step, sizeof step, "    fail { status = 429, retry_after = %.0f },\n", v);
+  int sec = wait_probe(l, step, v, &out);
+  snprintf(step, sizeof step, "    fail { status = 429, retry_after_date = %.0f },\n", v + 1);
+  int date = wait_probe(l, step, v, &out);
+  if (ms < 0 || sec < 0 || date < 0) return -1;
+  if (ms) snprintf(p->forms[p->nforms++], 16, "retry-after-ms");
+  if (sec) snprintf(p->forms[p->nforms++], 16, "seconds");
+  if (date) snprintf(p->forms[p->nforms++], 16, "date");
+  p->ra_honoured = p->nforms > 0;
+  if (!p->ra_honoured) return 0;
+  const char *form = sec ? "retry_after" : ms ? "retry_after_ms" : "retry_after_date";
+  double mult = ms && !sec ? 1000 : 1;
+  /* the cap: is 61 s waited out? else bisect between v and 61 */
+  double lo = v, hi = l->o->max_wait > 0 ? l->o->max_wait : 61;
+  snprintf(step, sizeof step, "    fail { status = 429, %s = %.0f },\n", form, hi * mult);
+  int r = wait_probe(l, step, hi, &out);
+  if (r < 0) return -1;
+  if (r) {
+    p->ra_cap = 0; /* none up to hi */
+    p->ra_cap_probed = hi;
+  } else {
+    snprintf(p->over_cap, sizeof p->over_cap, "%s", classify(p, &out));
+    for (int i = 0; i < 8 && hi - lo > 1; i++) {
+      double mid = floor((lo + hi) / 2);
+      snprintf(step, sizeof step, "    fail { status = 429, %s = %.0f },\n", form, mid * mult);
+      if ((r = wait_probe(l, step, mid, &out)) < 0) return -1;
+      if (r) lo = mid;
+      else hi = mid;
+    }
+    p->ra_cap = lo;
+  }
+  /* an unparsable value, and a date in the past */
+  snprintf(step, sizeof step, "    fail { status = 429, retry_after = \"soon\" },\n");
+  if (wait_probe(l, step, 0, &out) < 0) return -1;
+  snprintf(p->invalid, sizeof p->invalid, "%s", classify(p, &out));
+  snprintf(step, sizeof step, "    fail { status = 429, retry_after_date = -5 },\n");
+  if (wait_probe(l, step, 0, &out) < 0) return -1;
+  snprintf(p->past, sizeof p->past, "%s", classify(p, &out));
+  return 0;
+}
+
+int xpl_learn(const xpl_learn_opts *o, xpl_play_fn play, void *arg, xpl_policy *p,
+              char err[XPL_ERRLEN]) {
+  memset(p, 0, sizeof *p);
+  learner l = {.o = o, .play = play, .arg = arg, .p = p, .err = err};
+  snprintf(p->jitter, sizeof p->jitter, "none");
+  snprintf(p->over_cap, sizeof p->over_cap, "backoff");
+  snprintf(p->invalid, sizeof p->invalid, "backoff");
+  snprintf(p->past, sizeof p->past, "backoff");
+  if (probe_backoff(&l) != 0 || probe_retries(&l) != 0 || probe_retry_after(&l) != 0) return -1;
+  return 0;
+}

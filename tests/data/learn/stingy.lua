@@ -1,0 +1,8 @@
+return profile {
+  name = "stingy", version = "test", dialect = "openai",
+  max_attempts = 2,
+  backoff = { base = 1 },
+  retries = { 503, "connection" },
+  retry_after = { honoured = false },
+  idempotency_key = "per_call",
+}

@@ -1,0 +1,134 @@
+/*
+ * test_learn.c - the inference of fusebox learn against a fake client
+ * whose policy is known (no server): attempts, backoff, the statuses it
+ * retries, the quota exception, the Retry-After forms, the cap found by
+ * bisection and what a longer one leads to; and a client that retries
+ * nothing is learned as such.
+ */
+#include <CUnit/CUnit.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "explore/explore.h"
+
+typedef struct policy {
+  int attempts;
+  double base, factor;
+  int retry_5xx, retry_429, retry_quota, seconds_form;
+  double cap; /* over it: stop */
+} policy;
+
+/* The first fault of the probe, as the client sees it: status (0 for a
+   drop), and the Retry-After seconds asked (-1 none). */
+static void first_fault(const char *lua, int *status, double *ra, int *quota, int *faults) {
+  const char *p = strstr(lua, "provider = {\n");
+  *status = 200, *ra = -1, *quota = 0, *faults = 0;
+  if (!p) return;
+  *quota = strstr(p, "insufficient_quota") != NULL;
+  const char *f = strstr(p, "fail { status = ");
+  if (f) {
+    *status = atoi(f + 16);
+    const char *r = strstr(f, "retry_after = ");
+    if (r && r < strchr(f, '\n')) *ra = r[14] == '"' ? -2 : atof(r + 14);
+  } else if (strstr(p, "drop {}")) {
+    *status = 0;
+  }
+  for (const char *q = p; (q = strstr(q, "fail {")) != NULL; q++) (*faults)++;
+  if (!*faults && *status != 200) *faults = 1;
+}
+
+static int play(void *arg, int reference, int n, char *const *lua, const long *index,
+                xpl_outcome *out, char err[XPL_ERRLEN]) {
+  const policy *pol = arg;
+  (void)reference, (void)index, (void)err;
+  for (int i = 0; i < n; i++) {
+    int status, quota, faults;
+    double ra, t = 0;
+    first_fault(lua[i], &status, &ra, &quota, &faults);
+    memset(&out[i], 0, sizeof out[i]);
+    for (int k = 0; k < pol->attempts; k++) {
+      int failed = k < faults;
+      xpl_arrival *a = &out[i].arr[out[i].narr++];
+      a->t_arrive = t;
+      a->t_end = t + 0.01;
+      a->status = failed ? status : 200;
+      a->attempt = k + 1;
+      if (!failed) break;
+      int again = status >= 500 ? pol->retry_5xx
+                  : status == 429 ? (quota ? pol->retry_quota : pol->retry_429)
+                                  : status == 0;
+      if (!again || k + 1 == pol->attempts) break;
+      double wait = pol->base;
+      for (int j = 0; j < k; j++) wait *= pol->factor;
+      if (status == 429 && pol->seconds_form && ra > 0) {
+        if (ra > pol->cap) break; /* over the cap: gives up */
+        wait = ra;
+      }
+      t = a->t_end + wait;
+    }
+    out[i].attempts = out[i].narr;
+  }
+  return 0;
+}
+
+static int has(const xpl_policy *p, const char *r) {
+  for (int i = 0; i < p->nretries; i++)
+    if (strcmp(p->retries[i], r) == 0) return 1;
+  return 0;
+}
+
+static void test_known_policy(void) {
+  policy pol = {.attempts = 4, .base = 0.5, .factor = 2, .retry_5xx = 1, .retry_429 = 1,
+                .seconds_form = 1, .cap = 20};
+  xpl_learn_opts o = {0};
+  xpl_policy p;
+  char err[XPL_ERRLEN];
+  CU_ASSERT_EQUAL_FATAL(xpl_learn(&o, play, &pol, &p, err), 0);
+  CU_ASSERT_EQUAL(p.max_attempts, 4);
+  CU_ASSERT_DOUBLE_EQUAL(p.base, 0.5, 1e-9);
+  CU_ASSERT_DOUBLE_EQUAL(p.factor, 2, 1e-9);
+  CU_ASSERT_STRING_EQUAL(p.jitter, "none");
+  CU_ASSERT(has(&p, ">=500"));
+  CU_ASSERT(has(&p, "429"));
+  CU_ASSERT(has(&p, "connection"));
+  CU_ASSERT(!has(&p, "401"));
+  CU_ASSERT_EQUAL(p.quota_except, 1);
+  CU_ASSERT_EQUAL(p.ra_honoured, 1);
+  CU_ASSERT_EQUAL(p.nforms, 1);
+  CU_ASSERT_STRING_EQUAL(p.forms[0], "seconds");
+  CU_ASSERT_DOUBLE_EQUAL(p.ra_cap, 20, 1e-9);
+  CU_ASSERT_STRING_EQUAL(p.over_cap, "stop");
+  CU_ASSERT_STRING_EQUAL(p.idem, "false");
+  char *lua = xpl_policy_lua(&p, "fake", "1", NULL, NULL);
+  CU_ASSERT_PTR_NOT_NULL_FATAL(lua);
+  CU_ASSERT_PTR_NOT_NULL(strstr(lua, "{ status = 429, except = { \"insufficient_quota\" } }"));
+  CU_ASSERT_PTR_NOT_NULL(strstr(lua, "cap = 20,\n    over_cap = \"stop\","));
+  free(lua);
+  char *md = xpl_policy_markdown(&p, "fake", "how");
+  CU_ASSERT_PTR_NOT_NULL(strstr(md, "| attempts per call | 4 |"));
+  free(md);
+}
+
+static void test_retries_nothing(void) {
+  policy pol = {.attempts = 1};
+  xpl_learn_opts o = {0};
+  xpl_policy p;
+  char err[XPL_ERRLEN];
+  CU_ASSERT_EQUAL_FATAL(xpl_learn(&o, play, &pol, &p, err), 0);
+  CU_ASSERT_EQUAL(p.max_attempts, 1);
+  CU_ASSERT_EQUAL(p.nretries, 0);
+  CU_ASSERT_EQUAL(p.ra_honoured, 0);
+  char *lua = xpl_policy_lua(&p, NULL, NULL, NULL, NULL);
+  CU_ASSERT_PTR_NULL(strstr(lua, "backoff"));
+  CU_ASSERT_PTR_NOT_NULL(strstr(lua, "retry_after = { honoured = false }"));
+  free(lua);
+}
+
+int suite_learn(void) {
+  CU_pSuite s = CU_add_suite("learn", NULL, NULL);
+  if (s == NULL) return CU_get_error();
+  CU_add_test(s, "a known policy is learned back", test_known_policy);
+  CU_add_test(s, "a client that retries nothing", test_retries_nothing);
+  return 0;
+}
