@@ -394,7 +394,16 @@ int cmd_hunt(int argc, char **argv) {
   if (rc != 0) {
     fprintf(stderr, "fusebox hunt: %s\n", err);
     status = EXIT_USAGE;
+  } else if (res.client_runs > 0 && res.silent == res.client_runs) {
+    /* nothing found because nothing was asked: no evidence, no green */
+    fprintf(stderr, "fusebox hunt: the client sent no request in any of its %ld runs: nothing "
+            "was judged (is its base URL the one exec sets? run one finding with `fusebox exec` "
+            "to see its output)\n", res.client_runs);
+    status = EXIT_USAGE;
   } else {
+    if (res.silent > 0)
+      fprintf(stderr, "fusebox hunt: warning: in %ld of %ld runs the client sent no request\n",
+              res.silent, res.client_runs);
     status = hunt_write(&h, &o, &c, &res, argc, argv) != 0 ? EXIT_USAGE
              : res.nfindings > 0                           ? EXIT_VERDICT
                                                            : EXIT_PASS;

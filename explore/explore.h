@@ -186,6 +186,8 @@ typedef struct xpl_hunt_result {
   int nfindings;
   xpl_finding *findings; /* nfindings, malloc'd: xpl_hunt_result_clear */
   int rejected;          /* schedules that failed the guard too: not findings */
+  long client_runs;      /* runs of the client hunted (not the reference) */
+  long silent;           /* of those, runs in which it sent no request at all */
   int stopped;           /* 1: the budget or --time ran out */
 } xpl_hunt_result;
 

@@ -107,6 +107,10 @@ static int play_batch(hunt *h, int reference, const xpl_schedule *s, int n, seen
   for (int j = 0; j < np; j++) free(lua[j]);
   if (rc != 0) return -1;
   h->res->runs += np;
+  if (!reference) {
+    h->res->client_runs += np;
+    for (int j = 0; j < np; j++) h->res->silent += outs[j].attempts == 0 && !outs[j].error;
+  }
   if (grow((void **)&h->cache, &h->capcache, h->ncache + (size_t)np, sizeof *h->cache) != 0) {
     snprintf(h->err, XPL_ERRLEN, "out of memory");
     return -1;

@@ -189,7 +189,14 @@ static int probe_backoff(learner *l) {
     return -1;
   }
   xpl_policy *p = l->p;
-  int att = 0;
+  int att = 0, silent = 1;
+  for (int r = 0; r < reps; r++) silent &= out[r].narr == 0;
+  if (silent) {
+    snprintf(l->err, XPL_ERRLEN, "the client sent no request in %d probes: nothing to learn from "
+             "(is its base URL the one exec sets?)", reps);
+    free(out);
+    return -1;
+  }
   double first[16], ratio[64];
   int nf = 0, nr = 0;
   for (int r = 0; r < reps; r++) {

@@ -77,5 +77,9 @@ grep -q "<testcase" "$tmp/h.xml" && grep -q "<failure" "$tmp/h.xml" && ok || bad
 [ $? = 2 ] && ok || bad "--client gaurd accepted"
 "$bin" hunt --warp 10 > "$tmp/bad.out" 2>&1
 [ $? = 2 ] && grep -q "for a command" "$tmp/bad.out" && ok || bad "--warp with a built-in client: $(cat "$tmp/bad.out")"
+# a client that sends nothing is no pass: exit 2, said why
+"$bin" hunt --budget 8 -- true > "$tmp/silent.out" 2>&1
+[ $? = 2 ] && grep -q "sent no request in any of its 8 runs" "$tmp/silent.out" && ok \
+  || bad "a silent client: $(cat "$tmp/silent.out")"
 "$bin" hunt --help | grep -q "stream_drop" && ok || bad "--help does not list the steps"
 finish
