@@ -29,6 +29,11 @@ for c in sdk_like stingy capped wrapper jittered; do
   "$bin" diff-policy --tolerance 0.35 "$d/$c.lua" "$tmp/$c.lua" > "$tmp/$c.diff" 2>&1 && ok \
     || bad "$c: learned another policy: $(cat "$tmp/$c.diff"); learned: $(grep -v doc "$tmp/$c.lua")"
 done
+# two learned policies differ in exactly the facts their written ones do
+facts() { "$bin" diff-policy --tolerance 0.35 "$1" "$2" | grep ' → ' | sed 's/: .*//' | sort; }
+want=$(facts "$d/stingy.lua" "$d/capped.lua")
+got=$(facts "$tmp/stingy.lua" "$tmp/capped.lua")
+[ -n "$want" ] && [ "$want" = "$got" ] && ok || bad "learned stingy vs capped differ in: $got; written: $want"
 grep -q "probes in" "$tmp/capped.err" && ok || bad "no count of probes and time taken: $(cat "$tmp/capped.err")"
 # a learned profile judges like a written one: exec --profile loads it
 "$bin" check "$tmp/stingy.lua" > /dev/null 2>&1 || true
