@@ -94,9 +94,10 @@ static void add_retry(xpl_policy *p, const char *what) {
 /* What a retry after a response leads to, in the profile's words. */
 static const char *classify(const xpl_policy *p, const xpl_outcome *o) {
   if (!retried(o)) return "stop";
-  /* the base as measured holds the client's own time per request too: a
-     retry "at once" takes that time, a backoff that and the base */
-  double quick = p->base > 0 ? p->base / 2 : 0.05;
+  /* a gap holds the client's own time per request too: a retry "at once"
+     takes that time, a backoff that and its wait, at least the shortest
+     backoff gap seen */
+  double quick = p->min_gap > 0 ? p->min_gap / 2 : 0.05;
   return gap(o, 1) < quick ? "immediate" : "backoff";
 }
 
@@ -236,9 +237,11 @@ static int probe_backoff(learner *l) {
     }
     for (int i = 0; i < nf; i++) lo1 = first[i] < lo1 ? first[i] : lo1;
     double spread = hi > 0 && reps >= 2 ? 1 - lo / hi : 0;
-    /* without jitter the median is the truer base (a slow start-up of one
-       attempt lengthens its gap); with it, the longest gap stands for it */
-    p->base = round2(spread < JITTER_MIN ? median(first, nf) : mx);
+    /* without jitter the shortest gap is the truer base (the client's own
+       time per request only ever lengthens one); with it, the longest
+       gap stands for the undisturbed wait */
+    p->base = round2(spread < JITTER_MIN ? lo1 : mx);
+    p->min_gap = lo1;
     if (spread < JITTER_MIN) snprintf(p->jitter, sizeof p->jitter, "none");
     else if (lo1 < 0.3 * mx) snprintf(p->jitter, sizeof p->jitter, "full");
     else {
