@@ -212,6 +212,8 @@ typedef struct xpl_policy {
   int max_attempts;
   double base, factor, fraction;      /* backoff; base 0 when never retried */
   double min_gap;                     /* the shortest backoff gap seen (s) */
+  double overhead;                    /* the client's own time per retry, when a
+                                         Retry-After waited out showed it (s) */
   char jitter[12];                    /* none, subtract, full */
   char retries[XPL_MAX_RETRIES][24];  /* "408", ">=500", "connection", ... */
   int nretries;

@@ -95,9 +95,10 @@ static void add_retry(xpl_policy *p, const char *what) {
 static const char *classify(const xpl_policy *p, const xpl_outcome *o) {
   if (!retried(o)) return "stop";
   /* a gap holds the client's own time per request too: a retry "at once"
-     takes that time, a backoff that and its wait, at least the shortest
-     backoff gap seen */
-  double quick = p->min_gap > 0 ? p->min_gap / 2 : 0.05;
+     takes that time (overhead, when a Retry-After showed it), a backoff
+     that and its wait: at least the shortest backoff gap seen */
+  double own = p->overhead;
+  double quick = p->min_gap > 0 ? own + (p->min_gap - own) / 2 : 0.05;
   return gap(o, 1) < quick ? "immediate" : "backoff";
 }
 
@@ -271,13 +272,23 @@ static int probe_retry_after(learner *l) {
   if (v < 2) v = 2;
   char step[256];
   xpl_outcome out;
+  /* a Retry-After waited out shows the client's own time per request: the
+     gap beyond the wait asked (the shortest of the forms read) */
+  double over = -1;
   snprintf(step, sizeof step, "    fail { status = 429, retry_after_ms = %.0f },\n", v * 1000);
   int ms = wait_probe(l, step, v, &out);
+  if (ms > 0) over = gap(&out, 1) - v;
   snprintf(step, sizeof step, "    fail { status = 429, retry_after = %.0f },\n", v);
   int sec = wait_probe(l, step, v, &out);
+  if (sec > 0 && (over < 0 || gap(&out, 1) - v < over)) over = gap(&out, 1) - v;
   snprintf(step, sizeof step, "    fail { status = 429, retry_after_date = %.0f },\n", v + 1);
   int date = wait_probe(l, step, v, &out);
   if (ms < 0 || sec < 0 || date < 0) return -1;
+  if (over > 0 && over < p->min_gap) {
+    /* the backoff as the client waits it, without that time */
+    p->overhead = over;
+    p->base = round2(p->base - over > 0.01 ? p->base - over : p->base);
+  }
   if (ms) snprintf(p->forms[p->nforms++], 16, "retry-after-ms");
   if (sec) snprintf(p->forms[p->nforms++], 16, "seconds");
   if (date) snprintf(p->forms[p->nforms++], 16, "date");

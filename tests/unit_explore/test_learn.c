@@ -17,6 +17,7 @@ typedef struct policy {
   double base, factor;
   int retry_5xx, retry_429, retry_quota, seconds_form;
   double cap; /* over it: stop */
+  double own; /* the client's own time per retry, added to every gap */
 } policy;
 
 /* The first fault of the probe, as the client sees it: status (0 for a
@@ -65,7 +66,8 @@ static int play(void *arg, int reference, int n, char *const *lua, const long *i
         if (ra > pol->cap) break; /* over the cap: gives up */
         wait = ra;
       }
-      t = a->t_end + wait;
+      if (status == 429 && pol->seconds_form && ra == -2) wait = 0; /* unparsable: at once */
+      t = a->t_end + wait + pol->own;
     }
     out[i].attempts = out[i].narr;
   }
@@ -110,6 +112,22 @@ static void test_known_policy(void) {
   free(md);
 }
 
+/* The client's own time per retry (0.3 s here) lengthens every gap; a
+   Retry-After waited out shows it, and the backoff is learned without it,
+   and a retry at once is still told from a backoff. */
+static void test_own_time_taken_out(void) {
+  policy pol = {.attempts = 3, .base = 0.5, .factor = 2, .retry_5xx = 1, .retry_429 = 1,
+                .seconds_form = 1, .cap = 100, .own = 0.3};
+  xpl_learn_opts o = {0};
+  xpl_policy p;
+  char err[XPL_ERRLEN];
+  CU_ASSERT_EQUAL_FATAL(xpl_learn(&o, play, &pol, &p, err), 0);
+  CU_ASSERT_DOUBLE_EQUAL(p.overhead, 0.3, 1e-6);
+  CU_ASSERT_DOUBLE_EQUAL(p.base, 0.5, 1e-6);
+  CU_ASSERT_STRING_EQUAL(p.invalid, "immediate");
+  CU_ASSERT_STRING_EQUAL(p.past, "backoff");
+}
+
 static void test_retries_nothing(void) {
   policy pol = {.attempts = 1};
   xpl_learn_opts o = {0};
@@ -130,5 +148,6 @@ int suite_learn(void) {
   if (s == NULL) return CU_get_error();
   CU_add_test(s, "a known policy is learned back", test_known_policy);
   CU_add_test(s, "a client that retries nothing", test_retries_nothing);
+  CU_add_test(s, "the client's own time is taken out", test_own_time_taken_out);
   return 0;
 }
