@@ -56,15 +56,38 @@ int rpt__v_attempts(rpt__ctx *c, const char *name, const cJSON *val) {
   else
     snprintf(want, sizeof want, "%ld..%ld", lo, hi);
 
-  int nreq = 0, nbad = 0, first_bad = -1, mn = 0, mx = 0;
-  for (int g = 0; g < tr->ngroups; g++) {
+  int nreq = 0, nbad = 0, mn = 0, mx = 0, bad_n = 0;
+  const char *bad_key = NULL;
+  if (rpt__trace_folded(tr)) {
+    /* Requests by number of attempts; the first bad one by first arrival. */
+    const rpt__sum *s = tr->sum;
+    long bad_seq = -1;
+    for (int n = 1; n <= RPT__GROUP_MAX; n++) {
+      if (s->hist_n[n] == 0) continue;
+      if (nreq == 0) mn = n;
+      mx = n;
+      nreq += (int)s->hist_n[n];
+      if (n < lo || n > hi) {
+        nbad += (int)s->hist_n[n];
+        if (bad_seq < 0 || s->hist_seq[n] < bad_seq) {
+          bad_seq = s->hist_seq[n];
+          bad_key = s->hist_key[n];
+          bad_n = n;
+        }
+      }
+    }
+  }
+  for (int g = 0; !rpt__trace_folded(tr) && g < tr->ngroups; g++) {
     int n = tr->groups[g].n_post;
     if (n == 0) continue;
     if (nreq == 0 || n < mn) mn = n;
     if (nreq == 0 || n > mx) mx = n;
     nreq++;
     if (n < lo || n > hi) {
-      if (first_bad < 0) first_bad = g;
+      if (bad_key == NULL) {
+        bad_key = tr->groups[g].key;
+        bad_n = n;
+      }
       nbad++;
     }
   }
@@ -76,11 +99,10 @@ int rpt__v_attempts(rpt__ctx *c, const char *name, const cJSON *val) {
   }
   if (nbad > 0) {
     char key[64], more[64] = "";
-    const rpt__group *g = &tr->groups[first_bad];
     if (nbad > 1) snprintf(more, sizeof more, " (and %d more of %d requests)", nbad - 1, nreq);
     return rpt__verdict_add(c, name, RPT_FAIL, "%d attempt%s for request %s, expected %s%s",
-                            g->n_post, g->n_post == 1 ? "" : "s",
-                            rpt__short_key(g->key, key, sizeof key), want, more);
+                            bad_n, bad_n == 1 ? "" : "s",
+                            rpt__short_key(bad_key, key, sizeof key), want, more);
   }
   if (nreq == 1)
     return rpt__verdict_add(c, name, RPT_PASS, "1 request, %d attempt%s (expected %s)", mx,
@@ -100,18 +122,17 @@ int rpt__v_max_requests(rpt__ctx *c, const char *name, const cJSON *val) {
   if (max < 0) return rpt__bad_value(c, name, "expected a whole number >= 0");
   if (c->tr == NULL) return 0;
   const rpt_trace *tr = c->tr;
-  int nreq = 0, lookups = 0;
-  for (int g = 0; g < tr->ngroups; g++)
-    if (tr->groups[g].n_post) nreq++;
-  for (int i = 0; i < tr->narr; i++)
+  int nreq = rpt__trace_requests(tr), lookups = 0, narr = (int)rpt__trace_narr(tr);
+  if (rpt__trace_folded(tr)) lookups = (int)tr->sum->nlookups;
+  for (int i = 0; !rpt__trace_folded(tr) && i < tr->narr; i++)
     if (is_get(&tr->arr[i])) lookups++;
   char extra[64] = "";
   if (lookups) snprintf(extra, sizeof extra, ", %d of them lookups", lookups);
-  if (tr->narr == 0 && max > 0)
+  if (narr == 0 && max > 0)
     return rpt__verdict_add(c, name, RPT_NA, "no request arrived: no load to bound (max %ld)", max);
-  return rpt__verdict_add(c, name, tr->narr <= max ? RPT_PASS : RPT_FAIL,
-                          "%d arrival%s for %d logical request%s%s, max %ld", tr->narr,
-                          tr->narr == 1 ? "" : "s", nreq, nreq == 1 ? "" : "s", extra, max);
+  return rpt__verdict_add(c, name, narr <= max ? RPT_PASS : RPT_FAIL,
+                          "%d arrival%s for %d logical request%s%s, max %ld", narr,
+                          narr == 1 ? "" : "s", nreq, nreq == 1 ? "" : "s", extra, max);
 }
 
 /* ---------------------------------------------------- no_retry_after */

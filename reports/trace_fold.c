@@ -1,0 +1,396 @@
+/*
+ * trace_fold.c - the verdicts' facts gathered as a trace streams past, in
+ * bounded memory: each logical request is held open (its attempts' times,
+ * provider, method, status, Retry-After) until it is the least recently
+ * active of RPT__OPEN_MAX open requests, then folded into counts (requests
+ * by number of attempts, the worst Retry-After gap, arrivals served,
+ * streamed, unserved). A request folded and then seen again, an id that
+ * may repeat one folded, or a request over RPT__GROUP_MAX attempts cannot
+ * be folded exactly: the summary is marked broken and the report reads the
+ * trace whole (rpt_run_add), so a fold never changes a verdict.
+ */
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "reports/reports_int.h"
+
+#define BLOOM_BITS (1u << 21) /* 256 KB per filter */
+#define NAMES_MAX 256         /* distinct providers and methods */
+#define KEY_BUCKETS 8192
+#define ID_BUCKETS 16384
+#define VICTIM_TRIES 64       /* open requests passed over for one to fold */
+
+typedef struct fatt {
+  long id;
+  double ta, te, ra;
+  int has_end, attempt, status, get, stream;
+  const char *prov, *meth;
+} fatt;
+
+typedef struct fgroup {
+  char *key;
+  long seq;              /* order of first arrival */
+  fatt *a;
+  int n, cap;
+  int unended;           /* attempts without an end yet */
+  struct fgroup *prev, *next; /* least recently active first */
+  struct fgroup *hnext;
+} fgroup;
+
+typedef struct idnode {
+  long id;
+  fgroup *g;
+  int k;
+  struct idnode *next;
+} idnode;
+
+struct rpt__fold {
+  double scale;
+  rpt__sum *s;
+  fgroup *keys[KEY_BUCKETS];
+  idnode *ids[ID_BUCKETS];
+  fgroup *lru_head, *lru_tail;
+  int nopen;
+  long nseq;
+  char *names[NAMES_MAX];
+  int nnames;
+  unsigned char *bloom_keys, *bloom_ids;
+};
+
+static uint64_t hash_str(const char *s) {
+  uint64_t h = 1469598103934665603ull;
+  for (; *s; s++) h = (h ^ (unsigned char)*s) * 1099511628211ull;
+  return h;
+}
+static uint64_t hash_id(long id) {
+  uint64_t x = (uint64_t)id * 0x9E3779B97F4A7C15ull;
+  return x ^ (x >> 29);
+}
+static void bloom_put(unsigned char *b, uint64_t h) {
+  for (int i = 0; i < 3; i++) {
+    uint32_t bit = (uint32_t)((h >> (i * 21)) & (BLOOM_BITS - 1));
+    b[bit >> 3] |= (unsigned char)(1u << (bit & 7));
+  }
+}
+static int bloom_has(const unsigned char *b, uint64_t h) {
+  for (int i = 0; i < 3; i++) {
+    uint32_t bit = (uint32_t)((h >> (i * 21)) & (BLOOM_BITS - 1));
+    if (!(b[bit >> 3] & (1u << (bit & 7)))) return 0;
+  }
+  return 1;
+}
+
+/* A fold for a trace of this time scale; NULL when out of memory. */
+rpt__fold *rpt__fold_new(double scale) {
+  rpt__fold *f = calloc(1, sizeof *f);
+  if (f == NULL) return NULL;
+  f->scale = scale;
+  f->s = calloc(1, sizeof *f->s);
+  f->bloom_keys = calloc(BLOOM_BITS / 8, 1);
+  f->bloom_ids = calloc(BLOOM_BITS / 8, 1);
+  if (f->s == NULL || f->bloom_keys == NULL || f->bloom_ids == NULL) {
+    rpt__fold_free(f);
+    return NULL;
+  }
+  f->s->first_unserved_id = -1;
+  return f;
+}
+
+/* The fold's one copy of a provider or method name; NULL (broken) past NAMES_MAX. */
+static const char *name_of(rpt__fold *f, const char *s) {
+  for (int i = 0; i < f->nnames; i++)
+    if (strcmp(f->names[i], s) == 0) return f->names[i];
+  if (f->nnames == NAMES_MAX || (f->names[f->nnames] = strdup(s)) == NULL) {
+    f->s->broken = 1;
+    return NULL;
+  }
+  return f->names[f->nnames++];
+}
+
+static void lru_unlink(rpt__fold *f, fgroup *g) {
+  if (g->prev) g->prev->next = g->next;
+  else f->lru_head = g->next;
+  if (g->next) g->next->prev = g->prev;
+  else f->lru_tail = g->prev;
+  g->prev = g->next = NULL;
+}
+static void lru_push(rpt__fold *f, fgroup *g) {
+  g->prev = f->lru_tail;
+  g->next = NULL;
+  if (f->lru_tail) f->lru_tail->next = g;
+  else f->lru_head = g;
+  f->lru_tail = g;
+}
+
+static int cmp_att(const void *x, const void *y) {
+  const fatt *a = x, *b = y;
+  if (a->attempt != b->attempt) return a->attempt < b->attempt ? -1 : 1;
+  if (a->id != b->id) return a->id < b->id ? -1 : 1;
+  return 0;
+}
+
+/* Keeps a copy of key as the evidence of slot *dst (replacing the old one). */
+static void set_key(rpt__sum *s, char **dst, const char *key) {
+  char *k = strdup(key);
+  if (k == NULL) {
+    s->broken = 1;
+    return;
+  }
+  free(*dst);
+  *dst = k;
+}
+
+/* Folds one request into the summary, by the rules of rpt__v_attempts and
+   rpt__v_retry_after (verdict_*.c): attempts ordered by attempt then id. */
+static void fold_group(rpt__fold *f, fgroup *g) {
+  rpt__sum *s = f->s;
+  qsort(g->a, (size_t)g->n, sizeof *g->a, cmp_att);
+  int nposts = 0;
+  for (int k = 0; k < g->n; k++) nposts += !g->a[k].get;
+  if (nposts > 0) {
+    if (s->hist_n[nposts] == 0 || g->seq < s->hist_seq[nposts]) {
+      s->hist_seq[nposts] = g->seq;
+      set_key(s, &s->hist_key[nposts], g->key);
+    }
+    s->hist_n[nposts]++;
+  }
+  for (int k = 0; k < g->n; k++) {
+    const fatt *b = &g->a[k], *a = NULL;
+    for (int m = k - 1; m >= 0 && a == NULL; m--)
+      if (g->a[m].prov == b->prov && g->a[m].meth == b->meth) a = &g->a[m];
+    if (a == NULL || !a->has_end || b->ta < a->te || a->ra < 0) continue;
+    double ms = b->ta - a->te, margin = ms - a->ra * f->scale;
+    s->ra_n++;
+    if (s->ra_key == NULL || margin < s->ra_margin ||
+        (margin == s->ra_margin && (g->seq < s->ra_seq || (g->seq == s->ra_seq && k < s->ra_k)))) {
+      s->ra_margin = margin;
+      s->ra_seq = g->seq;
+      s->ra_k = k;
+      s->ra_ms = ms;
+      s->ra_attempt = b->attempt;
+      s->ra_status = a->status;
+      s->ra_asked_ms = a->ra;
+      set_key(s, &s->ra_key, g->key);
+    }
+  }
+}
+
+/* Folds and frees an open request. */
+static void close_group(rpt__fold *f, fgroup *g) {
+  fold_group(f, g);
+  bloom_put(f->bloom_keys, hash_str(g->key));
+  for (int k = 0; k < g->n; k++) {
+    bloom_put(f->bloom_ids, hash_id(g->a[k].id));
+    idnode **pp = &f->ids[hash_id(g->a[k].id) % ID_BUCKETS];
+    while (*pp && !((*pp)->id == g->a[k].id && (*pp)->g == g)) pp = &(*pp)->next;
+    if (*pp) {
+      idnode *d = *pp;
+      *pp = d->next;
+      free(d);
+    }
+  }
+  fgroup **pk = &f->keys[hash_str(g->key) % KEY_BUCKETS];
+  while (*pk && *pk != g) pk = &(*pk)->hnext;
+  if (*pk) *pk = g->hnext;
+  lru_unlink(f, g);
+  f->nopen--;
+  free(g->key);
+  free(g->a);
+  free(g);
+}
+
+static idnode *find_id(const rpt__fold *f, long id) {
+  for (idnode *n = f->ids[hash_id(id) % ID_BUCKETS]; n; n = n->next)
+    if (n->id == id) return n;
+  return NULL;
+}
+
+/* 1 when the fold holds an open attempt with this id. */
+int rpt__fold_has(const rpt__fold *f, long id) { return f && find_id(f, id) != NULL; }
+
+/* 1 when an id may have been folded and closed already. */
+int rpt__fold_seen_id(const rpt__fold *f, long id) {
+  return f && bloom_has(f->bloom_ids, hash_id(id));
+}
+
+/* Folds an arrival (its arrive event, as the reader parsed it). */
+void rpt__fold_arrive(rpt__fold *f, const rpt__arrival *a) {
+  rpt__sum *s = f->s;
+  if (s->broken) return;
+  s->narr++;
+  int get = strcmp(a->method, "GET") == 0;
+  if (get) s->nlookups++;
+  else s->nposts++;
+  if (a->stream) s->nstreams++;
+  if (a->unserved) {
+    if (s->nunserved++ == 0) {
+      s->first_unserved_id = a->id;
+      s->first_unserved_method = strdup(a->method);
+      s->first_unserved_path = a->path ? strdup(a->path) : NULL;
+      if (s->first_unserved_method == NULL) s->broken = 1;
+    }
+  } else {
+    s->nserved++;
+    if (a->stream) s->nserved_stream++;
+    if (a->dialect && strcmp(a->dialect, "effect") == 0) s->nserved_effect++;
+  }
+  uint64_t hk = hash_str(a->key);
+  fgroup *g = f->keys[hk % KEY_BUCKETS];
+  while (g && strcmp(g->key, a->key) != 0) g = g->hnext;
+  if (g == NULL) {
+    /* A request folded already cannot take one more attempt. */
+    if (bloom_has(f->bloom_keys, hk)) {
+      s->broken = 1;
+      return;
+    }
+    if (f->nopen == RPT__OPEN_MAX) {
+      /* Fold the least recently active request whose attempts all ended
+         (one still waiting for an end, a hung attempt, stays open). */
+      fgroup *old = f->lru_head;
+      for (int tries = 0; old && old->unended && tries < VICTIM_TRIES; tries++) old = old->next;
+      if (old == NULL || old->unended) {
+        s->broken = 1; /* too many requests at once to hold */
+        return;
+      }
+      close_group(f, old);
+    }
+    g = calloc(1, sizeof *g);
+    if (g == NULL || (g->key = strdup(a->key)) == NULL) {
+      free(g);
+      s->broken = 1;
+      return;
+    }
+    g->seq = f->nseq++;
+    g->hnext = f->keys[hk % KEY_BUCKETS];
+    f->keys[hk % KEY_BUCKETS] = g;
+    f->nopen++;
+  } else {
+    lru_unlink(f, g);
+  }
+  lru_push(f, g);
+  if (g->n == RPT__GROUP_MAX) {
+    s->broken = 1;
+    return;
+  }
+  if (g->n == g->cap) {
+    int nc = g->cap ? g->cap * 2 : 4;
+    fatt *p = realloc(g->a, (size_t)nc * sizeof *p);
+    if (p == NULL) {
+      s->broken = 1;
+      return;
+    }
+    g->a = p;
+    g->cap = nc;
+  }
+  idnode *n = malloc(sizeof *n);
+  const char *prov = name_of(f, a->provider), *meth = name_of(f, a->method);
+  if (n == NULL || prov == NULL || meth == NULL) {
+    free(n);
+    s->broken = 1;
+    return;
+  }
+  g->a[g->n] = (fatt){.id = a->id, .ta = a->t_arrive, .ra = -1, .attempt = a->attempt,
+                      .get = get, .stream = a->stream, .prov = prov, .meth = meth};
+  *n = (idnode){a->id, g, g->n, f->ids[hash_id(a->id) % ID_BUCKETS]};
+  f->ids[hash_id(a->id) % ID_BUCKETS] = n;
+  g->n++;
+  g->unended++;
+}
+
+/* Folds an attempt's end (a: the fields of the end event as parsed). */
+int rpt__fold_end(rpt__fold *f, long id, const rpt__arrival *a) {
+  rpt__sum *s = f->s;
+  if (s->broken) return 0;
+  idnode *n = find_id(f, id);
+  if (n == NULL) return 1;
+  fatt *x = &n->g->a[n->k];
+  if (x->has_end) return 2;
+  if (a->retry_after_ms >= 0) s->asked++;
+  if (id == s->first_unserved_id) s->first_unserved_status = a->status;
+  if (!x->stream && a->step && strcmp(a->step, "stream") == 0) s->nstreams++;
+  x->has_end = 1;
+  n->g->unended--;
+  x->te = a->t_end;
+  x->status = a->status;
+  x->ra = a->retry_after_ms;
+  return 0;
+}
+
+/* 1 once the fold cannot stand for the trace. */
+int rpt__fold_broken(const rpt__fold *f) { return f && f->s && f->s->broken; }
+
+/* Folds every request still open (in any order: the summary keeps the
+   earliest by first arrival) and returns the summary; frees the fold. */
+rpt__sum *rpt__fold_finish(rpt__fold *f) {
+  if (f == NULL) return NULL;
+  while (f->lru_head) close_group(f, f->lru_head);
+  rpt__sum *s = f->s;
+  f->s = NULL;
+  rpt__fold_free(f);
+  return s;
+}
+
+void rpt__fold_free(rpt__fold *f) {
+  if (f == NULL) return;
+  while (f->lru_head) {
+    fgroup *g = f->lru_head;
+    f->lru_head = g->next;
+    free(g->key);
+    free(g->a);
+    free(g);
+  }
+  for (int i = 0; i < ID_BUCKETS; i++)
+    for (idnode *n = f->ids[i], *nx; n; n = nx) {
+      nx = n->next;
+      free(n);
+    }
+  for (int i = 0; i < f->nnames; i++) free(f->names[i]);
+  rpt__sum_free(f->s);
+  free(f->bloom_keys);
+  free(f->bloom_ids);
+  free(f);
+}
+
+void rpt__sum_free(rpt__sum *s) {
+  if (s == NULL) return;
+  for (int i = 0; i <= RPT__GROUP_MAX; i++) free(s->hist_key[i]);
+  free(s->ra_key);
+  free(s->first_unserved_method);
+  free(s->first_unserved_path);
+  free(s);
+}
+
+/* 1 when tr's arrivals were not all kept. */
+int rpt__trace_folded(const rpt_trace *tr) {
+  return tr && tr->sum && (tr->sum->broken || tr->sum->narr > tr->narr);
+}
+
+/* Arrivals of the whole trace. */
+long rpt__trace_narr(const rpt_trace *tr) {
+  if (tr == NULL) return 0;
+  return tr->sum && tr->sum->narr > tr->narr ? tr->sum->narr : tr->narr;
+}
+
+/* Logical requests with an attempt that is not a lookup (GET). */
+int rpt__trace_requests(const rpt_trace *tr) {
+  int n = 0;
+  if (tr == NULL) return 0;
+  if (rpt__trace_folded(tr)) {
+    for (int k = 1; k <= RPT__GROUP_MAX; k++) n += (int)tr->sum->hist_n[k];
+    return n;
+  }
+  for (int g = 0; g < tr->ngroups; g++)
+    if (tr->groups[g].n_post) n++;
+  return n;
+}
+
+/* Attempts that are not lookups (GET), kept or folded. */
+long rpt__trace_posts(const rpt_trace *tr) {
+  long n = 0;
+  if (tr == NULL) return 0;
+  if (rpt__trace_folded(tr)) return tr->sum->nposts;
+  for (int i = 0; i < tr->narr; i++)
+    if (!tr->arr[i].method || strcmp(tr->arr[i].method, "GET") != 0) n++;
+  return n;
+}
