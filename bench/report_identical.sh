@@ -4,11 +4,11 @@
 # streams past must not change a byte). For every trace under tests/ (those
 # that are traces: a first line with "ev":"session"), a fresh `fusebox run`
 # trace dir (--trace-dir, default scenarios) and a generated bench trace
-# (bench/gen_trace.py, 60 MB: past the reader's kept prefix, so the folded
+# (bench/gen_trace.py, 30 MB: past the reader's kept prefix, so the folded
 # verdicts and the re-read JSON attempts are what is compared), runs
 # `fusebox report T` (terminal), --json, --junit and --html with each binary
 # and diffs them. The one difference allowed: the generated trace's HTML
-# timeline draws the arrivals kept (the first 20,000), so there it must say
+# timeline draws the arrivals kept (the first 5,000), so there it must say
 # "more attempts not drawn" instead of matching. NEW_BIN defaults to
 # build-bench/fusebox. Exit 1 on any other difference (the diff is shown).
 set -uo pipefail
@@ -25,7 +25,7 @@ done < <(find "$here/tests" -name '*.jsonl' | sort)
 "$new" run --trace-dir "$work/run" --client guard "$here/scenarios/transient" >/dev/null 2>&1
 "$new" run --trace-dir "$work/run2" --client naive "$here/scenarios/stream" >/dev/null 2>&1
 for t in "$work"/run/*.jsonl "$work"/run2/*.jsonl; do [ -f "$t" ] && traces+=("$t"); done
-python3 "$here/bench/gen_trace.py" "$work/big.jsonl" 60 >/dev/null && traces+=("$work/big.jsonl")
+python3 "$here/bench/gen_trace.py" "$work/big.jsonl" 30 >/dev/null && traces+=("$work/big.jsonl")
 n=0 bad=0
 one() { # bin out-prefix trace
   (cd "$work" && "$1" report "$3" >"$2.term" 2>&1; echo "rc $?" >>"$2.term")

@@ -145,7 +145,7 @@ typedef struct rpt_opts {
   double slack_ms;   /* wall-clock slack in ms, not scaled; 0 = 20, <0 = none */
   int keep_arrivals; /* rpt_run_add reading trace_path: arrivals kept whole for the
                         timelines (the rest folded as they stream past, memory
-                        bounded); 0 = 20,000. Tests set it low to judge folded. */
+                        bounded); 0 = 5,000. Tests set it low to judge folded. */
 } rpt_opts;
 
 typedef struct rpt_judgement rpt_judgement;

@@ -165,7 +165,7 @@ typedef struct rpt__error_ev {
  * The verdicts that read only the summary (rpt__fold_judgeable) are judged
  * from it; any other need re-reads the trace whole (rpt_run_add).
  */
-#define RPT__KEEP_ARRIVALS 20000 /* arrivals a report's trace keeps whole */
+#define RPT__KEEP_ARRIVALS 5000 /* arrivals a report's trace keeps whole */
 #define RPT__OPEN_MAX 4096       /* logical requests held open while folding */
 #define RPT__GROUP_MAX 1024      /* attempts of one logical request held while folding */
 #define RPT__NEED_WHOLE (-100)   /* rpt_judge: this folded trace must be read whole */

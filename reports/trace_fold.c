@@ -4,8 +4,10 @@
  * provider, method, status, Retry-After) until it is the least recently
  * active of RPT__OPEN_MAX open requests, then folded into counts (requests
  * by number of attempts, the worst Retry-After gap, arrivals served,
- * streamed, unserved). A request folded and then seen again, an id that
- * may repeat one folded, or a request over RPT__GROUP_MAX attempts cannot
+ * streamed, unserved). What stays per request folded is a 64-bit
+ * fingerprint of its key. A request folded and then seen again, an id
+ * that may repeat one folded (ids of a trace grow: one under the highest
+ * so far that is not open), or a request over RPT__GROUP_MAX attempts cannot
  * be folded exactly: the summary is marked broken and the report reads the
  * trace whole (rpt_run_add), so a fold never changes a verdict.
  */
@@ -15,7 +17,7 @@
 
 #include "reports/reports_int.h"
 
-#define BLOOM_BITS (1u << 21) /* 256 KB per filter */
+#define FOLDED_MAX (1u << 24) /* fingerprint slots: 128 MB at most, 12M keys */
 #define NAMES_MAX 256         /* distinct providers and methods */
 #define KEY_BUCKETS 8192
 #define ID_BUCKETS 16384
@@ -55,7 +57,10 @@ struct rpt__fold {
   long nseq;
   char *names[NAMES_MAX];
   int nnames;
-  unsigned char *bloom_keys, *bloom_ids;
+  uint64_t *fp;          /* the folded keys' fingerprints */
+  size_t fp_n, fp_cap;
+  long max_id;           /* the highest arrival id so far */
+  int any_id;
 };
 
 static uint64_t hash_str(const char *s) {
@@ -67,18 +72,39 @@ static uint64_t hash_id(long id) {
   uint64_t x = (uint64_t)id * 0x9E3779B97F4A7C15ull;
   return x ^ (x >> 29);
 }
-static void bloom_put(unsigned char *b, uint64_t h) {
-  for (int i = 0; i < 3; i++) {
-    uint32_t bit = (uint32_t)((h >> (i * 21)) & (BLOOM_BITS - 1));
-    b[bit >> 3] |= (unsigned char)(1u << (bit & 7));
-  }
+
+/* The fingerprints (64-bit hashes) of the keys folded: open addressing, 0 =
+   empty. A key folded and seen again is found (never a false no); a false
+   yes, two keys of one hash, only reads the trace whole. */
+static int fp_has(const rpt__fold *f, uint64_t h) {
+  if (f->fp_cap == 0) return 0;
+  h |= 1;
+  for (size_t i = h & (f->fp_cap - 1); f->fp[i]; i = (i + 1) & (f->fp_cap - 1))
+    if (f->fp[i] == h) return 1;
+  return 0;
 }
-static int bloom_has(const unsigned char *b, uint64_t h) {
-  for (int i = 0; i < 3; i++) {
-    uint32_t bit = (uint32_t)((h >> (i * 21)) & (BLOOM_BITS - 1));
-    if (!(b[bit >> 3] & (1u << (bit & 7)))) return 0;
+static int fp_put(rpt__fold *f, uint64_t h) {
+  h |= 1;
+  if ((f->fp_n + 1) * 4 > f->fp_cap * 3) {
+    size_t nc = f->fp_cap ? f->fp_cap * 2 : 4096;
+    if (nc > FOLDED_MAX) return -1;
+    uint64_t *nf = calloc(nc, sizeof *nf);
+    if (nf == NULL) return -1;
+    for (size_t i = 0; i < f->fp_cap; i++) {
+      if (!f->fp[i]) continue;
+      size_t j = f->fp[i] & (nc - 1);
+      while (nf[j]) j = (j + 1) & (nc - 1);
+      nf[j] = f->fp[i];
+    }
+    free(f->fp);
+    f->fp = nf;
+    f->fp_cap = nc;
   }
-  return 1;
+  size_t i = h & (f->fp_cap - 1);
+  while (f->fp[i] && f->fp[i] != h) i = (i + 1) & (f->fp_cap - 1);
+  if (!f->fp[i]) f->fp_n++;
+  f->fp[i] = h;
+  return 0;
 }
 
 /* A fold for a trace of this time scale; NULL when out of memory. */
@@ -87,9 +113,7 @@ rpt__fold *rpt__fold_new(double scale) {
   if (f == NULL) return NULL;
   f->scale = scale;
   f->s = calloc(1, sizeof *f->s);
-  f->bloom_keys = calloc(BLOOM_BITS / 8, 1);
-  f->bloom_ids = calloc(BLOOM_BITS / 8, 1);
-  if (f->s == NULL || f->bloom_keys == NULL || f->bloom_ids == NULL) {
+  if (f->s == NULL) {
     rpt__fold_free(f);
     return NULL;
   }
@@ -179,9 +203,8 @@ static void fold_group(rpt__fold *f, fgroup *g) {
 /* Folds and frees an open request. */
 static void close_group(rpt__fold *f, fgroup *g) {
   fold_group(f, g);
-  bloom_put(f->bloom_keys, hash_str(g->key));
+  if (fp_put(f, hash_str(g->key)) != 0) f->s->broken = 1;
   for (int k = 0; k < g->n; k++) {
-    bloom_put(f->bloom_ids, hash_id(g->a[k].id));
     idnode **pp = &f->ids[hash_id(g->a[k].id) % ID_BUCKETS];
     while (*pp && !((*pp)->id == g->a[k].id && (*pp)->g == g)) pp = &(*pp)->next;
     if (*pp) {
@@ -209,15 +232,16 @@ static idnode *find_id(const rpt__fold *f, long id) {
 /* 1 when the fold holds an open attempt with this id. */
 int rpt__fold_has(const rpt__fold *f, long id) { return f && find_id(f, id) != NULL; }
 
-/* 1 when an id may have been folded and closed already. */
-int rpt__fold_seen_id(const rpt__fold *f, long id) {
-  return f && bloom_has(f->bloom_ids, hash_id(id));
-}
+/* 1 when an id may have been folded and closed already: ids of a trace
+   grow, so one at or under the highest so far that is not open may be. */
+int rpt__fold_seen_id(const rpt__fold *f, long id) { return f && f->any_id && id <= f->max_id; }
 
 /* Folds an arrival (its arrive event, as the reader parsed it). */
 void rpt__fold_arrive(rpt__fold *f, const rpt__arrival *a) {
   rpt__sum *s = f->s;
   if (s->broken) return;
+  if (!f->any_id || a->id > f->max_id) f->max_id = a->id;
+  f->any_id = 1;
   s->narr++;
   int get = strcmp(a->method, "GET") == 0;
   if (get) s->nlookups++;
@@ -240,7 +264,7 @@ void rpt__fold_arrive(rpt__fold *f, const rpt__arrival *a) {
   while (g && strcmp(g->key, a->key) != 0) g = g->hnext;
   if (g == NULL) {
     /* A request folded already cannot take one more attempt. */
-    if (bloom_has(f->bloom_keys, hk)) {
+    if (fp_has(f, hk)) {
       s->broken = 1;
       return;
     }
@@ -347,8 +371,7 @@ void rpt__fold_free(rpt__fold *f) {
     }
   for (int i = 0; i < f->nnames; i++) free(f->names[i]);
   rpt__sum_free(f->s);
-  free(f->bloom_keys);
-  free(f->bloom_ids);
+  free(f->fp);
   free(f);
 }
 

@@ -764,53 +764,48 @@ const char *rpt_trace_warning(const rpt_trace *tr) { return tr ? tr->warning : "
 
 /* ------------------------------------------------ attempts read again */
 
-#define PENDING_MAX 4096 /* attempts read again that await their end */
+#define PENDING_MAX 1024 /* attempts read again that await their end */
 
 typedef struct pending {
   long id;
-  char *arrive, *end; /* the event lines; end NULL until it is read */
+  cJSON *arrive, *end; /* the parsed events; end NULL until it is read */
 } pending;
 
-/* The kind of an event line ('a' arrive, 'e' end, 0 other) and its id. */
-static int line_kind(const char *line, size_t len, long *id) {
+/* Parses an event line: its kind ('a' arrive, 'e' end, 0 other) and id;
+   *out is the parsed object for an arrive or end (the caller deletes it). */
+static int line_kind(const char *line, size_t len, long *id, cJSON **out) {
   int oom = 0, kind = 0;
   cJSON *o = rpt__json_parse(line, len, &oom);
   const cJSON *k = cJSON_GetObjectItemCaseSensitive(o, "ev");
   if (cJSON_IsString(k) && strcmp(k->valuestring, "arrive") == 0) kind = 'a';
   if (cJSON_IsString(k) && strcmp(k->valuestring, "end") == 0) kind = 'e';
   *id = kind ? get_long(o, "id", 0) : -1;
-  cJSON_Delete(o);
+  if (kind && out) *out = o;
+  else cJSON_Delete(o);
   return kind;
 }
 
-/* Joins an arrive line and its end line (or none) as the reader does, and
-   hands the attempt to fn. */
+/* Joins an arrive event and its end (or none) as the reader does, and hands
+   the attempt to fn. Its strings are those of the parsed events (the
+   reader's scratch mode): nothing is kept once fn returns. */
 static int emit(const pending *p, int (*fn)(void *ctx, const rpt__arrival *a), void *ctx) {
-  static const char head[] = "{\"ev\":\"session\",\"t\":0}\n";
-  size_t la = strlen(p->arrive), le = p->end ? strlen(p->end) : 0;
-  char *text = malloc(sizeof head + la + le + 2);
-  if (text == NULL) return RPT_ENOMEM;
-  memcpy(text, head, sizeof head - 1);
-  size_t n = sizeof head - 1;
-  memcpy(text + n, p->arrive, la);
-  n += la;
-  text[n++] = '\n';
-  if (p->end) {
-    memcpy(text + n, p->end, le);
-    n += le;
-    text[n++] = '\n';
-  }
-  rpt_trace *t = NULL;
+  rpt_trace scratch_tr = {.time_scale = 1};
   char err[RPT_ERRLEN];
-  int rc = rpt_trace_read_mem(text, n, "(attempt)", &t, err);
-  free(text);
-  if (rc == 0) rc = t->narr == 1 ? fn(ctx, &t->arr[0]) : RPT_ETRACE;
-  rpt_trace_free(t);
-  return rc;
+  reader r = {.tr = &scratch_tr, .name = "(attempt)", .err = err, .scratch = 1};
+  rpt__arrival a = {0};
+  int rc = 0;
+  fill_arrive(&r, p->arrive, get_num(p->arrive, "t", 0), p->id, &a);
+  if (p->end) {
+    rc = fill_end(&r, p->end, get_num(p->end, "t", 0), &a);
+  } else {
+    a.state = RPT__STATE_OPEN;
+    a.state_derived = 1;
+  }
+  return rc ? rc : fn(ctx, &a);
 }
 
-/* The end line of attempt id after offset at in path (malloc'd), or NULL. */
-static char *find_end(const char *path, long at, long id, char *buf) {
+/* The end event of attempt id after offset at in path (parsed), or NULL. */
+static cJSON *find_end(const char *path, long at, long id, char *buf) {
   FILE *f = fopen(path, "rb");
   if (f == NULL || fseek(f, at, SEEK_SET) != 0) {
     if (f) fclose(f);
@@ -821,11 +816,27 @@ static char *find_end(const char *path, long at, long id, char *buf) {
   size_t len;
   int nl;
   long got;
-  char *found = NULL;
-  while (found == NULL && next_line(&src, &line, &len, &nl) == 1)
-    if (line_kind(line, len, &got) == 'e' && got == id) found = strndup(line, len);
+  cJSON *found = NULL;
+  while (found == NULL && next_line(&src, &line, &len, &nl) == 1) {
+    cJSON *o = NULL;
+    if (line_kind(line, len, &got, &o) == 'e' && got == id) found = o;
+    else cJSON_Delete(o);
+  }
   fclose(f);
   return found;
+}
+
+/* Emits and releases the oldest waiting attempt. */
+static int pop(pending *q, size_t *head, size_t *n,
+               int (*fn)(void *ctx, const rpt__arrival *a), void *ctx) {
+  pending *p = &q[*head];
+  int rc = emit(p, fn, ctx);
+  cJSON_Delete(p->arrive);
+  cJSON_Delete(p->end);
+  p->arrive = p->end = NULL;
+  *head = (*head + 1) % PENDING_MAX;
+  (*n)--;
+  return rc;
 }
 
 /*
@@ -849,50 +860,34 @@ int rpt__trace_each_attempt(const rpt_trace *tr, int (*fn)(void *ctx, const rpt_
   int nl;
   while (rc == 0 && next_line(&src, &line, &len, &nl) == 1) {
     long id;
-    int kind = line_kind(line, len, &id);
+    cJSON *o = NULL;
+    int kind = line_kind(line, len, &id, &o);
     if (kind == 'a') {
       if (n == PENDING_MAX) { /* the oldest never ended nearby: find its end */
-        pending *p = &q[head];
-        p->end = find_end(tr->path, ftell(f), p->id, buf2);
-        rc = emit(p, fn, ctx);
-        free(p->arrive);
-        free(p->end);
-        p->arrive = p->end = NULL;
-        head = (head + 1) % PENDING_MAX;
-        n--;
-        if (rc) break;
-      }
-      pending *p = &q[(head + n) % PENDING_MAX];
-      p->id = id;
-      p->end = NULL;
-      if ((p->arrive = strndup(line, len)) == NULL) rc = RPT_ENOMEM;
-      n++;
-    } else if (kind == 'e') {
-      for (size_t k = 0; k < n; k++) {
-        pending *p = &q[(head + k) % PENDING_MAX];
-        if (p->id == id && p->end == NULL) {
-          if ((p->end = strndup(line, len)) == NULL) rc = RPT_ENOMEM;
+        q[head].end = find_end(tr->path, ftell(f), q[head].id, buf2);
+        if ((rc = pop(q, &head, &n, fn, ctx))) {
+          cJSON_Delete(o);
           break;
         }
       }
+      pending *p = &q[(head + n) % PENDING_MAX];
+      p->id = id;
+      p->arrive = o;
+      p->end = NULL;
+      n++;
+    } else if (kind == 'e') {
+      size_t k = 0;
+      while (k < n && !(q[(head + k) % PENDING_MAX].id == id && !q[(head + k) % PENDING_MAX].end))
+        k++;
+      if (k < n) q[(head + k) % PENDING_MAX].end = o;
+      else cJSON_Delete(o); /* its attempt was emitted already (found further down) */
     }
-    while (rc == 0 && n > 0 && q[head].end) {
-      rc = emit(&q[head], fn, ctx);
-      free(q[head].arrive);
-      free(q[head].end);
-      q[head].arrive = q[head].end = NULL;
-      head = (head + 1) % PENDING_MAX;
-      n--;
-    }
+    while (rc == 0 && n > 0 && q[head].end) rc = pop(q, &head, &n, fn, ctx);
   }
-  while (rc == 0 && n > 0) { /* still open at the end of the trace */
-    rc = emit(&q[head], fn, ctx);
-    head = (head + 1) % PENDING_MAX;
-    n--;
-  }
+  while (rc == 0 && n > 0) rc = pop(q, &head, &n, fn, ctx); /* still open at the end */
   for (size_t k = 0; q && k < PENDING_MAX; k++) {
-    free(q[k].arrive);
-    free(q[k].end);
+    cJSON_Delete(q[k].arrive);
+    cJSON_Delete(q[k].end);
   }
   free(q);
   free(buf);

@@ -99,7 +99,7 @@ static char *storm(int nreq, const char *expect, const char *extra) {
   char *t = malloc(cap);
   n += (size_t)snprintf(t + n, cap - n,
                         "{\"ev\":\"session\",\"t\":0,\"scenario\":\"s\",\"expect\":%s}\n", expect);
-  long id = 0;
+  long id = 1;
   for (int k = 0; k < nreq; k++) {
     double t0 = k * 10.0;
     n += (size_t)snprintf(t + n, cap - n,
@@ -157,6 +157,21 @@ static void test_request_back_after_fold(void) {
   free(p);
 }
 
+/* An arrival id repeating one folded: read whole, the same error. */
+static void test_id_again_after_fold(void) {
+  const char *extra = "{\"ev\":\"arrive\",\"t\":99999,\"id\":1,\"key\":\"new\",\"attempt\":1}\n";
+  char *p = storm(RPT__OPEN_MAX + 10, "{\"attempts\":1}", extra);
+  char err[RPT_ERRLEN];
+  rpt_run *run = rpt_run_new();
+  rpt_opts o = {.keep_arrivals = 1};
+  rpt_input in = {.trace_path = p, .opts = &o};
+  CU_ASSERT_EQUAL(rpt_run_add(run, &in, err), RPT_ETRACE);
+  CU_ASSERT(rt_has(err, "arrival id 1 appears twice"));
+  rpt_run_free(run);
+  unlink(p);
+  free(p);
+}
+
 /* More requests open (no end) at once than the fold holds: read whole. */
 static void test_too_many_open(void) {
   size_t cap = (RPT__OPEN_MAX + 10) * 120 + 256, n = 0;
@@ -183,7 +198,7 @@ static void test_too_many_open(void) {
 static void test_json_attempts_read_again(void) {
   char extra[512];
   snprintf(extra, sizeof extra,
-           "{\"ev\":\"arrive\",\"t\":5,\"id\":888888,\"key\":\"hung\",\"attempt\":1}\n");
+           "{\"ev\":\"arrive\",\"t\":5,\"id\":0,\"key\":\"hung\",\"attempt\":1}\n");
   /* The hung attempt arrives before the others: everything after it waits. */
   char *p = storm(5000, EXPECT, extra);
   char *body = rt_slurp(p, NULL);
@@ -191,7 +206,7 @@ static void test_json_attempts_read_again(void) {
   size_t len = strlen(body);
   char *moved = malloc(len + 1);
   /* session line, then the hung arrival, then the rest without it. */
-  char *hung = strstr(body, "{\"ev\":\"arrive\",\"t\":5,\"id\":888888");
+  char *hung = strstr(body, "{\"ev\":\"arrive\",\"t\":5,\"id\":0,");
   size_t hl = (size_t)(strchr(hung, '\n') - hung) + 1, sl = (size_t)(nl - body) + 1, m = 0;
   memcpy(moved + m, body, sl), m += sl;
   memcpy(moved + m, hung, hl), m += hl;
@@ -221,6 +236,7 @@ int suite_trace_fold(void) {
   ADD(s, "every data trace: the same reports folded", test_every_data_trace);
   ADD(s, "a bad client fails the same verdicts folded", test_folded_verdicts_fail);
   ADD(s, "a request back after it was folded: read whole", test_request_back_after_fold);
+  ADD(s, "an id repeating one folded: read whole, the same error", test_id_again_after_fold);
   ADD(s, "more requests open than the fold holds: read whole", test_too_many_open);
   ADD(s, "JSON attempts of a folded trace read again in order", test_json_attempts_read_again);
   return 0;
