@@ -167,12 +167,14 @@ static int scenario_errors(rpt__ctx *c) {
 }
 
 /* The families judged from a folded trace's summary (trace_fold.c). */
-static const char *const FOLDED[] = {"attempts", "max_requests", "retry_after_honoured",
-                                     "no_stream_splice", "exercised", "point", NULL};
+static const char *const FOLDED[] = {"attempts",         "max_requests", "no_retry_after",
+                                     "retry_after_honoured", "herd",   "no_stream_splice",
+                                     "exercised",        "point",        NULL};
 
 /*
  * 1 when every verdict of this judgement can be told from a folded trace's
- * summary: only FOLDED families, no client account, effect or scenario
+ * summary: only FOLDED families (herd and no_retry_after folded for the
+ * table's own values), no client account, effect or scenario
  * error (their verdicts read attempts' texts and ledgers), the trace's own
  * time scale (the worst Retry-After gap was folded at it), no concurrency
  * to measure, and a fold that did not break.
@@ -187,6 +189,17 @@ static int fold_judgeable(const rpt_trace *tr, const cJSON *expect, const cJSON 
     for (int i = 0; FOLDED[i]; i++) ok |= it->string && strcmp(it->string, FOLDED[i]) == 0;
     if (!ok) return 0;
   }
+  /* herd and no_retry_after were folded for the table's values: the same. */
+  const cJSON *herd = cJSON_GetObjectItemCaseSensitive(expect, "herd");
+  const cJSON *win = cJSON_GetObjectItemCaseSensitive(herd, "window");
+  if (herd && !(tr->sum->herd_on && cJSON_IsNumber(win) &&
+                win->valuedouble * 1000.0 * scale == tr->sum->herd_w))
+    return 0;
+  const cJSON *nra = cJSON_GetObjectItemCaseSensitive(expect, "no_retry_after");
+  rpt__stop_set stops;
+  if (nra && !(tr->sum->nra_on && rpt__stop_set_read(nra, &stops) == 0 &&
+               memcmp(&stops, &tr->sum->nra_stops, sizeof stops) == 0))
+    return 0;
   const cJSON *conc = cJSON_GetObjectItemCaseSensitive(client, "concurrency");
   if (cJSON_IsNumber(conc) && conc->valuedouble > 1) return 0;
   const cJSON *ex = cJSON_GetObjectItemCaseSensitive(expect, "exercised");

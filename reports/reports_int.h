@@ -172,6 +172,20 @@ typedef struct rpt__error_ev {
 
 typedef struct rpt__fold rpt__fold; /* the open requests (trace_fold.c) */
 
+/* The statuses and kinds after which no_retry_after forbids a retry. */
+#define RPT__MAX_STOPS 32
+typedef struct rpt__stop_set {
+  int status[RPT__MAX_STOPS];
+  int nstatus;
+  int permanent, quota;
+} rpt__stop_set;
+/* Reads an expect.no_retry_after value into *s (zeroed first): 0, or
+   RPT_EEXPECT when it is not one (verdict_attempts.c). */
+int rpt__stop_set_read(const cJSON *val, rpt__stop_set *s);
+/* 1 when attempt a ended so that no retry may follow it at its provider;
+   sets *uncoded_429 for a 429 without a code where a kind was asked. */
+int rpt__stops(const rpt__stop_set *s, const rpt__arrival *a, int *uncoded_429);
+
 /* What the folded verdicts read: bounded whatever the trace's size. */
 typedef struct rpt__sum {
   long narr, nposts, nlookups;  /* arrivals; not GET; GET (effect lookups) */
@@ -191,11 +205,25 @@ typedef struct rpt__sum {
   int ra_k, ra_attempt, ra_status;
   double ra_ms, ra_asked_ms;
   char *ra_key;
+  int herd_on;                  /* herd folded for a window of herd_w ms */
+  double herd_w, herd_at;       /* the window; where the peak starts */
+  long herd_peak;
+  int nra_on;                   /* no_retry_after folded for nra_stops */
+  rpt__stop_set nra_stops;
+  long nra_seen;                /* responses after which no retry may follow */
+  int nra_uncoded;
+  int nra_found;                /* a retry that followed one: the first, by first arrival */
+  long nra_seq;
+  int nra_attempt, nra_status;
+  double nra_gap;
+  char *nra_key, *nra_code, *nra_provider;
   int broken;                   /* the fold cannot stand for the trace: read it whole */
 } rpt__sum;
 
-/* A fold for a trace of this time scale; NULL when out of memory. */
-rpt__fold *rpt__fold_new(double scale);
+/* A fold for a trace of this time scale judged by this expect table (JSON;
+   NULL: none), which says what herd and no_retry_after fold; NULL when out
+   of memory. */
+rpt__fold *rpt__fold_new(double scale, const char *expect_json);
 /* Folds an arrival / its end (fields as the reader parsed them). */
 void rpt__fold_arrive(rpt__fold *f, const rpt__arrival *a);
 /* rpt__fold_end returns 0, 1 for an id the fold does not hold open, 2 for a
@@ -221,8 +249,10 @@ long rpt__trace_narr(const rpt_trace *tr);
 int rpt__trace_requests(const rpt_trace *tr);
 /* Attempts that are not lookups (GET), kept or folded. */
 long rpt__trace_posts(const rpt_trace *tr);
-/* Reads path keeping at most keep arrivals whole (0 = all); see above. */
-int rpt__trace_read_keep(const char *path, int keep, rpt_trace **out, char err[RPT_ERRLEN]);
+/* Reads path keeping at most keep arrivals whole (0 = all); see above.
+   expect_json: the table it will be judged by (NULL: the trace's own). */
+int rpt__trace_read_keep(const char *path, int keep, const char *expect_json, rpt_trace **out,
+                         char err[RPT_ERRLEN]);
 /* Calls fn on every attempt of a folded trace, in arrival order, reading
    its file again (bounded: the attempts awaiting their end). 0, or the
    first non-zero fn return, or an error code. */
@@ -254,6 +284,7 @@ struct rpt_trace {
   rpt__fold *fold;          /* while reading with keep */
   rpt__sum *sum;            /* after: the folded summary, NULL when keep = 0 */
   int fold_broke;           /* the reader found what the fold cannot stand for */
+  const char *fold_expect;  /* the table the fold is for (not owned; NULL: expect_json) */
 };
 
 /* The arrival with this id, or NULL. */

@@ -88,7 +88,7 @@ int rpt_run_add(rpt_run *run, const rpt_input *in, char err[RPT_ERRLEN]) {
        (trace_fold.c); a judgement the fold cannot give reads it whole. */
     int keep = in->opts && in->opts->keep_arrivals > 0 ? in->opts->keep_arrivals
                                                         : RPT__KEEP_ARRIVALS;
-    rc = rpt__trace_read_keep(in->trace_path, keep, &tr, err);
+    rc = rpt__trace_read_keep(in->trace_path, keep, in->expect_json, &tr, err);
     if (rc == 0 && tr->sum && tr->sum->broken) {
       rpt_trace_free(tr);
       tr = NULL;

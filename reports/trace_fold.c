@@ -15,19 +15,23 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <cjson/cJSON.h>
+
 #include "reports/reports_int.h"
 
-#define FOLDED_MAX (1u << 24) /* fingerprint slots: 128 MB at most, 12M keys */
+#define FOLDED_MAX (1u << 23) /* fingerprint slots: 64 MB at most, 6M requests */
 #define NAMES_MAX 256         /* distinct providers and methods */
 #define KEY_BUCKETS 8192
 #define ID_BUCKETS 16384
 #define VICTIM_TRIES 64       /* open requests passed over for one to fold */
+#define HERD_MAX (1u << 20)   /* arrival times one herd window holds: 8 MB */
+#define REORDER_MAX 4096      /* arrival times held back to sort them (32 KB) */
 
 typedef struct fatt {
   long id;
   double ta, te, ra;
   int has_end, attempt, status, get, stream;
-  const char *prov, *meth;
+  const char *prov, *meth, *code; /* code: only when no_retry_after is folded */
 } fatt;
 
 typedef struct fgroup {
@@ -61,6 +65,12 @@ struct rpt__fold {
   size_t fp_n, fp_cap;
   long max_id;           /* the highest arrival id so far */
   int any_id;
+  double *ring;          /* herd: the arrival times in the window, oldest first */
+  size_t ring_head, ring_n, ring_cap;
+  double heap[REORDER_MAX]; /* herd: the last arrival times, held back to be sorted */
+  size_t heap_n;
+  double last_t;         /* the last time passed to the window */
+  int any_t;
 };
 
 static uint64_t hash_str(const char *s) {
@@ -108,7 +118,7 @@ static int fp_put(rpt__fold *f, uint64_t h) {
 }
 
 /* A fold for a trace of this time scale; NULL when out of memory. */
-rpt__fold *rpt__fold_new(double scale) {
+rpt__fold *rpt__fold_new(double scale, const char *expect_json) {
   rpt__fold *f = calloc(1, sizeof *f);
   if (f == NULL) return NULL;
   f->scale = scale;
@@ -118,7 +128,91 @@ rpt__fold *rpt__fold_new(double scale) {
     return NULL;
   }
   f->s->first_unserved_id = -1;
+  /* What herd and no_retry_after judge by (a bad value is judged whole,
+     where its error is told). */
+  int oom = 0;
+  cJSON *ex = expect_json ? rpt__json_parse(expect_json, strlen(expect_json), &oom) : NULL;
+  const cJSON *herd = cJSON_GetObjectItemCaseSensitive(ex, "herd");
+  const cJSON *win = cJSON_GetObjectItemCaseSensitive(herd, "window");
+  if (cJSON_IsNumber(win) && win->valuedouble > 0) {
+    f->s->herd_on = 1;
+    f->s->herd_w = win->valuedouble * 1000.0 * scale; /* as rpt__v_herd computes it */
+  }
+  const cJSON *nra = cJSON_GetObjectItemCaseSensitive(ex, "no_retry_after");
+  if (nra && rpt__stop_set_read(nra, &f->s->nra_stops) == 0) f->s->nra_on = 1;
+  cJSON_Delete(ex);
+  if (oom) f->s->broken = 1;
   return f;
+}
+
+/* herd: slides the window over one more time, in sorted order, as
+   rpt__v_herd does over the sorted times. */
+static void herd_slide(rpt__fold *f, double t) {
+  rpt__sum *s = f->s;
+  if (f->ring_n == f->ring_cap) {
+    size_t nc = f->ring_cap ? f->ring_cap * 2 : 1024;
+    double *p = nc <= HERD_MAX ? malloc(nc * sizeof *p) : NULL;
+    if (p == NULL) {
+      s->broken = 1;
+      return;
+    }
+    for (size_t i = 0; i < f->ring_n; i++) p[i] = f->ring[(f->ring_head + i) % f->ring_cap];
+    free(f->ring);
+    f->ring = p;
+    f->ring_cap = nc;
+    f->ring_head = 0;
+  }
+  f->ring[(f->ring_head + f->ring_n++) % f->ring_cap] = t;
+  while (t - f->ring[f->ring_head] >= s->herd_w) {
+    f->ring_head = (f->ring_head + 1) % f->ring_cap;
+    f->ring_n--;
+  }
+  if ((long)f->ring_n > s->herd_peak) {
+    s->herd_peak = (long)f->ring_n;
+    s->herd_at = f->ring[f->ring_head];
+  }
+}
+
+/* The earliest time held back for sorting: a min-heap of REORDER_MAX. */
+static double heap_pop(rpt__fold *f) {
+  double top = f->heap[0], last = f->heap[--f->heap_n];
+  size_t i = 0;
+  for (;;) {
+    size_t c = 2 * i + 1;
+    if (c >= f->heap_n) break;
+    if (c + 1 < f->heap_n && f->heap[c + 1] < f->heap[c]) c++;
+    if (last <= f->heap[c]) break;
+    f->heap[i] = f->heap[c];
+    i = c;
+  }
+  if (f->heap_n) f->heap[i] = last;
+  return top;
+}
+
+/* Passes the earliest time held back to the window; one under a time
+   already passed (an arrival more than REORDER_MAX out of order) cannot be
+   slid over: the trace is read whole. */
+static void herd_pass(rpt__fold *f) {
+  double t = heap_pop(f);
+  if (f->any_t && t < f->last_t) {
+    f->s->broken = 1;
+    return;
+  }
+  f->any_t = 1;
+  f->last_t = t;
+  herd_slide(f, t);
+}
+
+/* herd: one more arrival time, in the order they came; held back among
+   the last REORDER_MAX so that times a little out of order are sorted. */
+static void herd_add(rpt__fold *f, double t) {
+  if (f->heap_n == REORDER_MAX) herd_pass(f);
+  size_t i = f->heap_n++;
+  while (i > 0 && f->heap[(i - 1) / 2] > t) {
+    f->heap[i] = f->heap[(i - 1) / 2];
+    i = (i - 1) / 2;
+  }
+  f->heap[i] = t;
 }
 
 /* The fold's one copy of a provider or method name; NULL (broken) past NAMES_MAX. */
@@ -165,6 +259,33 @@ static void set_key(rpt__sum *s, char **dst, const char *key) {
   *dst = k;
 }
 
+/* no_retry_after over one request, by rpt__v_no_retry_after's rule: the
+   first retry after a response that forbids one, the earliest request's. */
+static void fold_no_retry(rpt__sum *s, const fgroup *g) {
+  for (int k = 0; k < g->n; k++) {
+    const fatt *a = &g->a[k];
+    rpt__arrival x = {.has_end = a->has_end, .status = a->status, .code = a->code};
+    if (!rpt__stops(&s->nra_stops, &x, &s->nra_uncoded)) continue;
+    s->nra_seen++;
+    for (int m = k + 1; m < g->n; m++) {
+      const fatt *b = &g->a[m];
+      if (b->prov != a->prov || b->meth != a->meth || b->ta < a->te) continue;
+      if (s->nra_found && s->nra_seq < g->seq) return;
+      s->nra_found = 1;
+      s->nra_seq = g->seq;
+      s->nra_attempt = b->attempt;
+      s->nra_status = a->status;
+      s->nra_gap = b->ta - a->te;
+      set_key(s, &s->nra_key, g->key);
+      set_key(s, &s->nra_provider, a->prov);
+      free(s->nra_code);
+      s->nra_code = NULL;
+      if (a->code) set_key(s, &s->nra_code, a->code);
+      return;
+    }
+  }
+}
+
 /* Folds one request into the summary, by the rules of rpt__v_attempts and
    rpt__v_retry_after (verdict_*.c): attempts ordered by attempt then id. */
 static void fold_group(rpt__fold *f, fgroup *g) {
@@ -179,6 +300,7 @@ static void fold_group(rpt__fold *f, fgroup *g) {
     }
     s->hist_n[nposts]++;
   }
+  if (s->nra_on) fold_no_retry(s, g);
   for (int k = 0; k < g->n; k++) {
     const fatt *b = &g->a[k], *a = NULL;
     for (int m = k - 1; m >= 0 && a == NULL; m--)
@@ -243,6 +365,7 @@ void rpt__fold_arrive(rpt__fold *f, const rpt__arrival *a) {
   if (!f->any_id || a->id > f->max_id) f->max_id = a->id;
   f->any_id = 1;
   s->narr++;
+  if (s->herd_on) herd_add(f, a->t_arrive);
   int get = strcmp(a->method, "GET") == 0;
   if (get) s->nlookups++;
   else s->nposts++;
@@ -338,6 +461,7 @@ int rpt__fold_end(rpt__fold *f, long id, const rpt__arrival *a) {
   x->te = a->t_end;
   x->status = a->status;
   x->ra = a->retry_after_ms;
+  if (s->nra_on && a->code && (x->code = name_of(f, a->code)) == NULL) return 0; /* broken */
   return 0;
 }
 
@@ -349,6 +473,7 @@ int rpt__fold_broken(const rpt__fold *f) { return f && f->s && f->s->broken; }
 rpt__sum *rpt__fold_finish(rpt__fold *f) {
   if (f == NULL) return NULL;
   while (f->lru_head) close_group(f, f->lru_head);
+  while (f->heap_n && !f->s->broken) herd_pass(f);
   rpt__sum *s = f->s;
   f->s = NULL;
   rpt__fold_free(f);
@@ -370,6 +495,7 @@ void rpt__fold_free(rpt__fold *f) {
       free(n);
     }
   for (int i = 0; i < f->nnames; i++) free(f->names[i]);
+  free(f->ring);
   rpt__sum_free(f->s);
   free(f->fp);
   free(f);
@@ -379,6 +505,9 @@ void rpt__sum_free(rpt__sum *s) {
   if (s == NULL) return;
   for (int i = 0; i <= RPT__GROUP_MAX; i++) free(s->hist_key[i]);
   free(s->ra_key);
+  free(s->nra_key);
+  free(s->nra_code);
+  free(s->nra_provider);
   free(s->first_unserved_method);
   free(s->first_unserved_path);
   free(s);

@@ -279,6 +279,9 @@ static int ev_session(reader *r, const cJSON *o) {
   return 0;
 }
 
+/* The expect table a fold is for. */
+#define FOLD_EXPECT(tr) ((tr)->fold_expect ? (tr)->fold_expect : (tr)->expect_json)
+
 /* Fills a from an arrive event. */
 static void fill_arrive(reader *r, const cJSON *o, double t, long id, rpt__arrival *a) {
   a->id = id;
@@ -312,7 +315,7 @@ static int ev_arrive(reader *r, const cJSON *o, double t) {
   if (!cJSON_IsString(key)) return fail(r, RPT_ETRACE, "arrive without a key");
   if (rpt__trace_find(tr, id) || rpt__fold_has(tr->fold, id))
     return fail(r, RPT_ETRACE, "arrival id %ld appears twice", id);
-  if (tr->keep && tr->fold == NULL && (tr->fold = rpt__fold_new(tr->time_scale)) == NULL)
+  if (tr->keep && tr->fold == NULL && (tr->fold = rpt__fold_new(tr->time_scale, FOLD_EXPECT(tr))) == NULL)
     return RPT_ENOMEM;
   if (tr->keep && tr->narr >= tr->keep) {
     /* Past the kept prefix: folded only, its strings those of the event. */
@@ -566,11 +569,13 @@ out:
 
 /* -------------------------------------------------------- reading */
 
-static int read_all(line_src *src, const char *name, int keep, rpt_trace **out, char *err) {
+static int read_all(line_src *src, const char *name, int keep, const char *expect_json,
+                    rpt_trace **out, char *err) {
   *out = NULL;
   rpt_trace *tr = calloc(1, sizeof *tr);
   if (tr == NULL) return RPT_ENOMEM;
   tr->keep = keep;
+  tr->fold_expect = expect_json;
   reader r = {.tr = tr, .name = name, .err = err};
   int rc = 0;
   tr->time_scale = 1.0;
@@ -659,7 +664,7 @@ static int read_all(line_src *src, const char *name, int keep, rpt_trace **out, 
     snprintf(tr->warning, sizeof tr->warning,
              "trace incomplete: no `done` event (the run was stopped)");
   if (tr->keep) {
-    if (tr->fold == NULL) tr->fold = rpt__fold_new(tr->time_scale);
+    if (tr->fold == NULL) tr->fold = rpt__fold_new(tr->time_scale, FOLD_EXPECT(tr));
     tr->sum = rpt__fold_finish(tr->fold);
     tr->fold = NULL;
     if (tr->sum == NULL) {
@@ -690,11 +695,12 @@ fail:
  * with rpt_trace_free.
  */
 int rpt_trace_read_file(const char *path, rpt_trace **out, char err[RPT_ERRLEN]) {
-  return rpt__trace_read_keep(path, 0, out, err);
+  return rpt__trace_read_keep(path, 0, NULL, out, err);
 }
 
 /* Reads path keeping at most keep arrivals whole (0 = all); reports_int.h. */
-int rpt__trace_read_keep(const char *path, int keep, rpt_trace **out, char err[RPT_ERRLEN]) {
+int rpt__trace_read_keep(const char *path, int keep, const char *expect_json, rpt_trace **out,
+                         char err[RPT_ERRLEN]) {
   if (out) *out = NULL;
   if (path == NULL || out == NULL || err == NULL) return RPT_EINVAL;
   FILE *f = fopen(path, "rb");
@@ -709,7 +715,7 @@ int rpt__trace_read_keep(const char *path, int keep, rpt_trace **out, char err[R
     snprintf(err, RPT_ERRLEN, "%s: out of memory", path);
     return RPT_ENOMEM;
   }
-  int rc = read_all(&src, path, keep, out, err);
+  int rc = read_all(&src, path, keep, expect_json, out, err);
   free(src.buf);
   fclose(f);
   return rc;
@@ -724,7 +730,7 @@ int rpt_trace_read_mem(const char *text, size_t len, const char *name,
   if (out) *out = NULL;
   if ((text == NULL && len > 0) || out == NULL || err == NULL) return RPT_EINVAL;
   line_src src = {.mem = text ? text : "", .memlen = len};
-  return read_all(&src, name ? name : "(trace)", 0, out, err);
+  return read_all(&src, name ? name : "(trace)", 0, NULL, out, err);
 }
 
 /* Releases a trace. NULL is a no-op. */

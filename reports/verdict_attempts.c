@@ -137,13 +137,8 @@ int rpt__v_max_requests(rpt__ctx *c, const char *name, const cJSON *val) {
 
 /* ---------------------------------------------------- no_retry_after */
 
-#define MAX_STATUSES 32
-
-typedef struct stop_set {
-  int status[MAX_STATUSES];
-  int nstatus;
-  int permanent, quota;
-} stop_set;
+#define MAX_STATUSES RPT__MAX_STOPS
+typedef rpt__stop_set stop_set;
 
 static int add_stop(rpt__ctx *c, const char *name, const cJSON *v, stop_set *s) {
   if (cJSON_IsNumber(v)) {
@@ -167,7 +162,8 @@ static int add_stop(rpt__ctx *c, const char *name, const cJSON *v, stop_set *s) 
   return rpt__bad_value(c, name, "expected statuses (numbers) and kinds (\"permanent\", \"quota\")");
 }
 
-static int stops(const stop_set *s, const rpt__arrival *a, int *uncoded_429) {
+/* 1 when a ended so that no retry may follow it; see reports_int.h. */
+int rpt__stops(const stop_set *s, const rpt__arrival *a, int *uncoded_429) {
   if (!a->has_end || a->status == 0) return 0;
   for (int i = 0; i < s->nstatus; i++)
     if (s->status[i] == a->status) return 1;
@@ -179,6 +175,50 @@ static int stops(const stop_set *s, const rpt__arrival *a, int *uncoded_429) {
   return 0;
 }
 
+/* The verdict when no retry followed: seen such responses. */
+static int no_retry_after_say(rpt__ctx *c, const char *name, long seen, int uncoded) {
+  const char *note = uncoded ? " (a 429 without a recorded error code counted as a rate limit)" : "";
+  if (seen == 0)
+    return rpt__verdict_add(c, name, RPT_NA, "no such response in the trace%s", note);
+  return rpt__verdict_add(c, name, RPT_PASS, "no retry after %ld such response%s%s", seen,
+                          seen == 1 ? "" : "s", note);
+}
+
+/* Reads the value of no_retry_after into *s. */
+static int parse_stops(rpt__ctx *c, const char *name, const cJSON *val, stop_set *s) {
+  int rc = 0;
+  memset(s, 0, sizeof *s);
+  if (cJSON_IsArray(val)) {
+    const cJSON *it;
+    if (cJSON_GetArraySize(val) == 0) return rpt__bad_value(c, name, "empty list");
+    cJSON_ArrayForEach(it, val) if ((rc = add_stop(c, name, it, s))) return rc;
+    return 0;
+  }
+  return add_stop(c, name, val, s);
+}
+
+/* Reads an expect.no_retry_after value; see reports_int.h. */
+int rpt__stop_set_read(const cJSON *val, rpt__stop_set *s) {
+  char err[RPT_ERRLEN];
+  rpt__ctx c = {.err = err};
+  return parse_stops(&c, "no_retry_after", val, s);
+}
+
+/* no_retry_after from a folded trace: the first retry after such a
+   response, by the order of first arrival (trace_fold.c). */
+static int no_retry_after_folded(rpt__ctx *c, const char *name) {
+  const rpt__sum *s = c->tr->sum;
+  if (s->nra_found) {
+    char key[64], gap[32];
+    return rpt__verdict_add(
+        c, name, RPT_FAIL, "attempt %d of request %s arrived %s after a %d%s%s at %s",
+        s->nra_attempt, rpt__short_key(s->nra_key, key, sizeof key),
+        rpt__fmt_ms(s->nra_gap, gap, sizeof gap), s->nra_status, s->nra_code ? " " : "",
+        s->nra_code ? s->nra_code : "", s->nra_provider);
+  }
+  return no_retry_after_say(c, name, s->nra_seen, s->nra_uncoded);
+}
+
 /*
  * no_retry_after = {401, "permanent", ...}: after an attempt that ended with
  * one of these statuses or kinds, no later attempt of the same logical
@@ -186,23 +226,18 @@ static int stops(const stop_set *s, const rpt__arrival *a, int *uncoded_429) {
  * another provider is not a retry.
  */
 int rpt__v_no_retry_after(rpt__ctx *c, const char *name, const cJSON *val) {
-  stop_set s = {0};
-  int rc = 0;
-  if (cJSON_IsArray(val)) {
-    const cJSON *it;
-    if (cJSON_GetArraySize(val) == 0) return rpt__bad_value(c, name, "empty list");
-    cJSON_ArrayForEach(it, val) if ((rc = add_stop(c, name, it, &s))) return rc;
-  } else {
-    if ((rc = add_stop(c, name, val, &s))) return rc;
-  }
+  stop_set s;
+  int rc = parse_stops(c, name, val, &s);
+  if (rc) return rc;
   if (c->tr == NULL) return 0;
   const rpt_trace *tr = c->tr;
+  if (rpt__trace_folded(tr)) return no_retry_after_folded(c, name);
   int seen = 0, uncoded = 0;
   for (int g = 0; g < tr->ngroups; g++) {
     const rpt__group *gr = &tr->groups[g];
     for (int k = 0; k < gr->n; k++) {
       const rpt__arrival *a = &tr->arr[gr->idx[k]];
-      if (!stops(&s, a, &uncoded)) continue;
+      if (!rpt__stops(&s, a, &uncoded)) continue;
       seen++;
       for (int m = k + 1; m < gr->n; m++) {
         const rpt__arrival *b = &tr->arr[gr->idx[m]];
@@ -218,11 +253,7 @@ int rpt__v_no_retry_after(rpt__ctx *c, const char *name, const cJSON *val) {
       }
     }
   }
-  const char *note = uncoded ? " (a 429 without a recorded error code counted as a rate limit)" : "";
-  if (seen == 0)
-    return rpt__verdict_add(c, name, RPT_NA, "no such response in the trace%s", note);
-  return rpt__verdict_add(c, name, RPT_PASS, "no retry after %d such response%s%s", seen,
-                          seen == 1 ? "" : "s", note);
+  return no_retry_after_say(c, name, seen, uncoded);
 }
 
 /* -------------------------------------------------------------- herd */
@@ -230,6 +261,16 @@ int rpt__v_no_retry_after(rpt__ctx *c, const char *name, const cJSON *val) {
 static int cmp_double(const void *x, const void *y) {
   double a = *(const double *)x, b = *(const double *)y;
   return a < b ? -1 : a > b;
+}
+
+/* The herd verdict from the peak and where its window starts. */
+static int herd_say(rpt__ctx *c, const char *name, int peak, double at, double w, double window,
+                    long max) {
+  char wbuf[32], tbuf[32];
+  return rpt__verdict_add(c, name, peak <= max ? RPT_PASS : RPT_FAIL,
+                          "peak %d arrival%s within %s (%g s x %g) from t=%s; max %ld", peak,
+                          peak == 1 ? "" : "s", rpt__fmt_ms(w, wbuf, sizeof wbuf), window,
+                          c->scale, rpt__fmt_ms(at, tbuf, sizeof tbuf), max);
 }
 
 /*
@@ -250,10 +291,12 @@ int rpt__v_herd(rpt__ctx *c, const char *name, const cJSON *val) {
   if (c->tr == NULL) return 0;
   const rpt_trace *tr = c->tr;
   double w = window * 1000.0 * c->scale;
-  char wbuf[32], tbuf[32];
-  if (tr->narr == 0)
+  char wbuf[32];
+  if (rpt__trace_narr(tr) == 0)
     return rpt__verdict_add(c, name, RPT_NA, "no arrivals; max %ld per %s", max,
                             rpt__fmt_ms(w, wbuf, sizeof wbuf));
+  if (rpt__trace_folded(tr)) /* a sliding window over the arrivals as they came */
+    return herd_say(c, name, (int)tr->sum->herd_peak, tr->sum->herd_at, w, window, max);
   double *t = malloc((size_t)tr->narr * sizeof *t);
   if (t == NULL) return RPT_ENOMEM;
   for (int i = 0; i < tr->narr; i++) t[i] = tr->arr[i].t_arrive;
@@ -268,8 +311,5 @@ int rpt__v_herd(rpt__ctx *c, const char *name, const cJSON *val) {
     }
   }
   free(t);
-  return rpt__verdict_add(c, name, peak <= max ? RPT_PASS : RPT_FAIL,
-                          "peak %d arrival%s within %s (%g s x %g) from t=%s; max %ld", peak,
-                          peak == 1 ? "" : "s", rpt__fmt_ms(w, wbuf, sizeof wbuf), window,
-                          c->scale, rpt__fmt_ms(at, tbuf, sizeof tbuf), max);
+  return herd_say(c, name, peak, at, w, window, max);
 }

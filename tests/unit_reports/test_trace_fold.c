@@ -123,7 +123,8 @@ static char *storm(int nreq, const char *expect, const char *extra) {
 }
 
 static const char *const EXPECT =
-    "{\"attempts\":{\"max\":1},\"retry_after_honoured\":true,\"max_requests\":100000}";
+    "{\"attempts\":{\"max\":1},\"retry_after_honoured\":true,\"max_requests\":100000,"
+    "\"herd\":{\"window\":0.05,\"max\":4},\"no_retry_after\":[503]}";
 
 /* A bad client (retries too soon, too often) fails the same verdicts folded. */
 static void test_folded_verdicts_fail(void) {
@@ -133,6 +134,8 @@ static void test_folded_verdicts_fail(void) {
   CU_ASSERT(same("storm", &whole, &fold));
   CU_ASSERT(rt_has(fold.term, "2 attempts for request k3, expected 0..1 (and 1169 more of 8192"));
   CU_ASSERT(rt_has(fold.term, "attempt 2 of request k3 arrived 10 ms after a 503 asking for"));
+  CU_ASSERT(rt_has(fold.term, "herd: peak 6 arrivals within 50 ms"));
+  CU_ASSERT(rt_has(fold.term, "no_retry_after: attempt 2 of request k3 arrived 10 ms after a 503"));
   reports_free(&whole);
   reports_free(&fold);
   unlink(p);
