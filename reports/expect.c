@@ -239,6 +239,8 @@ int rpt_judge(const rpt_trace *tr, const char *expect_json, const char *client_j
   double scale = o.time_scale > 0 ? o.time_scale : tr->time_scale;
   if (rpt__trace_folded(tr) && !fold_judgeable(tr, expect, client, scale)) {
     rc = RPT__NEED_WHOLE; /* rpt_run_add reads it whole */
+    rpt_judgement_free(j);
+    j = NULL;
     goto out;
   }
   double tol_ms = o.tol_ms > 0 ? o.tol_ms : RPT__DEFAULT_TOL_MS;
