@@ -168,6 +168,7 @@ typedef struct rpt__error_ev {
 #define RPT__KEEP_ARRIVALS 5000 /* arrivals a report's trace keeps whole */
 #define RPT__OPEN_MAX 4096       /* logical requests held open while folding */
 #define RPT__GROUP_MAX 1024      /* attempts of one logical request held while folding */
+#define RPT__HELD_MAX 65536      /* attempts of all open requests held (about 6 MB) */
 #define RPT__NEED_WHOLE (-100)   /* rpt_judge: this folded trace must be read whole */
 
 typedef struct rpt__fold rpt__fold; /* the open requests (trace_fold.c) */

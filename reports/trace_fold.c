@@ -58,6 +58,7 @@ struct rpt__fold {
   idnode *ids[ID_BUCKETS];
   fgroup *lru_head, *lru_tail;
   int nopen;
+  long nheld;            /* attempts of the open requests */
   long nseq;
   char *names[NAMES_MAX];
   int nnames;
@@ -340,6 +341,7 @@ static void close_group(rpt__fold *f, fgroup *g) {
   if (*pk) *pk = g->hnext;
   lru_unlink(f, g);
   f->nopen--;
+  f->nheld -= g->n;
   free(g->key);
   free(g->a);
   free(g);
@@ -357,6 +359,20 @@ int rpt__fold_has(const rpt__fold *f, long id) { return f && find_id(f, id) != N
 /* 1 when an id may have been folded and closed already: ids of a trace
    grow, so one at or under the highest so far that is not open may be. */
 int rpt__fold_seen_id(const rpt__fold *f, long id) { return f && f->any_id && id <= f->max_id; }
+
+/* Folds the least recently active request whose attempts all ended (one
+   still waiting for an end, a hung attempt, stays open). -1 (broken) when
+   none of the VICTIM_TRIES oldest can be: too many requests at once. */
+static int fold_oldest(rpt__fold *f) {
+  fgroup *old = f->lru_head;
+  for (int tries = 0; old && old->unended && tries < VICTIM_TRIES; tries++) old = old->next;
+  if (old == NULL || old->unended) {
+    f->s->broken = 1;
+    return -1;
+  }
+  close_group(f, old);
+  return 0;
+}
 
 /* Folds an arrival (its arrive event, as the reader parsed it). */
 void rpt__fold_arrive(rpt__fold *f, const rpt__arrival *a) {
@@ -391,17 +407,7 @@ void rpt__fold_arrive(rpt__fold *f, const rpt__arrival *a) {
       s->broken = 1;
       return;
     }
-    if (f->nopen == RPT__OPEN_MAX) {
-      /* Fold the least recently active request whose attempts all ended
-         (one still waiting for an end, a hung attempt, stays open). */
-      fgroup *old = f->lru_head;
-      for (int tries = 0; old && old->unended && tries < VICTIM_TRIES; tries++) old = old->next;
-      if (old == NULL || old->unended) {
-        s->broken = 1; /* too many requests at once to hold */
-        return;
-      }
-      close_group(f, old);
-    }
+    if (f->nopen == RPT__OPEN_MAX && fold_oldest(f) != 0) return;
     g = calloc(1, sizeof *g);
     if (g == NULL || (g->key = strdup(a->key)) == NULL) {
       free(g);
@@ -443,6 +449,9 @@ void rpt__fold_arrive(rpt__fold *f, const rpt__arrival *a) {
   f->ids[hash_id(a->id) % ID_BUCKETS] = n;
   g->n++;
   g->unended++;
+  /* At most RPT__HELD_MAX attempts held in all: the oldest requests go. */
+  for (f->nheld++; f->nheld > RPT__HELD_MAX && f->lru_head != g;)
+    if (fold_oldest(f) != 0) return;
 }
 
 /* Folds an attempt's end (a: the fields of the end event as parsed). */

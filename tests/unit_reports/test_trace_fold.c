@@ -175,6 +175,34 @@ static void test_id_again_after_fold(void) {
   free(p);
 }
 
+/* Requests of 1,000 attempts, more attempts than the fold holds open in
+   all: the oldest requests are folded early, the verdicts the same. */
+static void test_many_attempts_held(void) {
+  int nreq = RPT__HELD_MAX / 1000 + 20;
+  size_t cap = (size_t)nreq * 1000 * 130 + 256, n = 0;
+  char *t = malloc(cap);
+  n += (size_t)snprintf(t + n, cap - n, "{\"ev\":\"session\",\"t\":0,\"expect\":"
+                        "{\"attempts\":{\"max\":999},\"no_retry_after\":[401]}}\n");
+  long id = 1;
+  for (int k = 0; k < nreq; k++)
+    for (int a = 1; a <= 1000; a++, id++)
+      n += (size_t)snprintf(t + n, cap - n,
+                            "{\"ev\":\"arrive\",\"t\":%ld,\"id\":%ld,\"key\":\"k%d\",\"attempt\":%d}\n"
+                            "{\"ev\":\"end\",\"t\":%ld,\"id\":%ld,\"status\":%d}\n",
+                            id * 2, id, k, a, id * 2 + 1, id, k == 70 && a == 3 ? 401 : 503);
+  char *p = rt_tmpfile(t, n);
+  free(t);
+  reports whole = judge(p, 0), fold = judge(p, 1);
+  CU_ASSERT(fold.folded);
+  CU_ASSERT(same("held", &whole, &fold));
+  CU_ASSERT(rt_has(fold.term, "1000 attempts for request k0, expected 0..999"));
+  CU_ASSERT(rt_has(fold.term, "attempt 4 of request k70 arrived 1.0 ms after a 401"));
+  reports_free(&whole);
+  reports_free(&fold);
+  unlink(p);
+  free(p);
+}
+
 /* More requests open (no end) at once than the fold holds: read whole. */
 static void test_too_many_open(void) {
   size_t cap = (RPT__OPEN_MAX + 10) * 120 + 256, n = 0;
@@ -240,6 +268,7 @@ int suite_trace_fold(void) {
   ADD(s, "a bad client fails the same verdicts folded", test_folded_verdicts_fail);
   ADD(s, "a request back after it was folded: read whole", test_request_back_after_fold);
   ADD(s, "an id repeating one folded: read whole, the same error", test_id_again_after_fold);
+  ADD(s, "more attempts than the fold holds open: the oldest folded", test_many_attempts_held);
   ADD(s, "more requests open than the fold holds: read whole", test_too_many_open);
   ADD(s, "JSON attempts of a folded trace read again in order", test_json_attempts_read_again);
   return 0;
