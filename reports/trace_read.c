@@ -315,7 +315,8 @@ static int ev_arrive(reader *r, const cJSON *o, double t) {
   if (!cJSON_IsString(key)) return fail(r, RPT_ETRACE, "arrive without a key");
   if (rpt__trace_find(tr, id) || rpt__fold_has(tr->fold, id))
     return fail(r, RPT_ETRACE, "arrival id %ld appears twice", id);
-  if (tr->keep && tr->fold == NULL && (tr->fold = rpt__fold_new(tr->time_scale, FOLD_EXPECT(tr))) == NULL)
+  if (tr->keep && tr->fold == NULL &&
+      (tr->fold = rpt__fold_new(tr->time_scale, FOLD_EXPECT(tr))) == NULL)
     return RPT_ENOMEM;
   if (tr->keep && tr->narr >= tr->keep) {
     /* Past the kept prefix: folded only, its strings those of the event. */
@@ -673,6 +674,10 @@ static int read_all(line_src *src, const char *name, int keep, const char *expec
       goto fail;
     }
     if (tr->fold_broke) tr->sum->broken = 1;
+    if (!tr->sum->broken && tr->sum->narr <= tr->narr) { /* all kept: judged whole */
+      rpt__sum_free(tr->sum);
+      tr->sum = NULL;
+    }
   }
   rc = build_groups(tr);
   if (rc) {
