@@ -166,6 +166,49 @@ static int scenario_errors(rpt__ctx *c) {
                           tr->nerr == 1 ? "" : "s", tr->errs[0].t, tr->errs[0].message);
 }
 
+/* The families judged from a folded trace's summary (trace_fold.c). */
+static const char *const FOLDED[] = {"attempts",         "max_requests", "no_retry_after",
+                                     "retry_after_honoured", "herd",   "no_stream_splice",
+                                     "exercised",        "point",        NULL};
+
+/*
+ * 1 when every verdict of this judgement can be told from a folded trace's
+ * summary: only FOLDED families (herd and no_retry_after folded for the
+ * table's own values), no client account, effect or scenario
+ * error (their verdicts read attempts' texts and ledgers), the trace's own
+ * time scale (the worst Retry-After gap was folded at it), no concurrency
+ * to measure, and a fold that did not break.
+ */
+static int fold_judgeable(const rpt_trace *tr, const cJSON *expect, const cJSON *client,
+                          double scale) {
+  if (tr->sum == NULL || tr->sum->broken || tr->ncli || tr->neff || tr->nerr) return 0;
+  if (scale != tr->time_scale) return 0;
+  const cJSON *it;
+  cJSON_ArrayForEach(it, expect) {
+    int ok = 0;
+    for (int i = 0; FOLDED[i]; i++) ok |= it->string && strcmp(it->string, FOLDED[i]) == 0;
+    if (!ok) return 0;
+  }
+  /* herd and no_retry_after were folded for the table's values: the same. */
+  const cJSON *herd = cJSON_GetObjectItemCaseSensitive(expect, "herd");
+  const cJSON *win = cJSON_GetObjectItemCaseSensitive(herd, "window");
+  if (herd && !(tr->sum->herd_on && cJSON_IsNumber(win) &&
+                win->valuedouble * 1000.0 * scale == tr->sum->herd_w))
+    return 0;
+  const cJSON *nra = cJSON_GetObjectItemCaseSensitive(expect, "no_retry_after");
+  rpt__stop_set stops;
+  if (nra && !(tr->sum->nra_on && rpt__stop_set_read(nra, &stops) == 0 &&
+               memcmp(&stops, &tr->sum->nra_stops, sizeof stops) == 0))
+    return 0;
+  const cJSON *conc = cJSON_GetObjectItemCaseSensitive(client, "concurrency");
+  if (cJSON_IsNumber(conc) && conc->valuedouble > 1) return 0;
+  const cJSON *ex = cJSON_GetObjectItemCaseSensitive(expect, "exercised");
+  cJSON_ArrayForEach(it, ex) {
+    if (cJSON_IsString(it) && strcmp(it->valuestring, "concurrency") == 0) return 0;
+  }
+  return 1;
+}
+
 /*
  * Checks every expectation against the trace; see reports.h. The caller
  * owns *out and releases it with rpt_judgement_free.
@@ -194,6 +237,12 @@ int rpt_judge(const rpt_trace *tr, const char *expect_json, const char *client_j
   }
   rpt_opts o = opts ? *opts : (rpt_opts){0};
   double scale = o.time_scale > 0 ? o.time_scale : tr->time_scale;
+  if (rpt__trace_folded(tr) && !fold_judgeable(tr, expect, client, scale)) {
+    rc = RPT__NEED_WHOLE; /* rpt_run_add reads it whole */
+    rpt_judgement_free(j);
+    j = NULL;
+    goto out;
+  }
   double tol_ms = o.tol_ms > 0 ? o.tol_ms : RPT__DEFAULT_TOL_MS;
   double slack = o.slack_ms > 0 ? o.slack_ms : (o.slack_ms < 0 ? 0 : RPT__DEFAULT_SLACK_MS);
   rpt__ctx c = {.tr = tr, .scale = scale, .tol = tol_ms * scale + slack, .slack = slack,

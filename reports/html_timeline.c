@@ -703,6 +703,11 @@ int rpt__html_timeline(FILE *f, const rpt__entry *e) {
                "not drawn.</p>\n", tr->neff - 2 * FX_ENDS, FX_ENDS);
   if (L.undrawn)
     fprintf(f, "<p class=\"meta\">%d more requests not drawn.</p>\n", L.undrawn);
+  /* A report keeps the first arrivals of a long trace whole (run.c): the
+     verdicts count every one, the timeline draws those kept. */
+  if (rpt__trace_narr(tr) > tr->narr)
+    fprintf(f, "<p class=\"meta\">%ld more attempts not drawn: the timeline shows the first "
+               "%d of %ld.</p>\n", rpt__trace_narr(tr) - tr->narr, tr->narr, rpt__trace_narr(tr));
   layout_free(&L);
   return rc ? RPT_ENOMEM : 0;
 }

@@ -125,11 +125,8 @@ static cJSON *scenario_json(const rpt__entry *e, int idx, int *bad) {
     add_bool(o, "complete", rpt_trace_complete(tr), bad);
     if (!rpt_trace_complete(tr)) add_str(o, "warning", tr->warning, bad);
     add_num(o, "trace_ms", tr->t_last, bad);
-    add_num(o, "arrivals", tr->narr, bad);
-    int nreq = 0;
-    for (int g = 0; g < tr->ngroups; g++)
-      if (tr->groups[g].n_post) nreq++;
-    add_num(o, "requests", nreq, bad);
+    add_num(o, "arrivals", (double)rpt__trace_narr(tr), bad);
+    add_num(o, "requests", rpt__trace_requests(tr), bad);
     add_num(o, "attempts_sent", rpt__entry_attempts(e), bad);
     int killed, code = rpt__entry_exit(e, &killed);
     if (code >= 0) add_num(o, "exit_code", code, bad);
@@ -228,10 +225,35 @@ static int put_item(FILE *f, cJSON *o, int depth) {
  * the array itself. */
 #define ITEM_DEPTH 4
 
+/* Where the attempts of a folded trace are printed as its file is read again. */
+typedef struct attempt_out {
+  FILE *f;
+  long n; /* printed so far */
+} attempt_out;
+
+static int put_attempt(void *ctx, const rpt__arrival *a) {
+  attempt_out *ao = ctx;
+  int bad = 0;
+  cJSON *o = attempt_json(a, &bad);
+  if (bad) {
+    cJSON_Delete(o);
+    return -1;
+  }
+  if (ao->n++ > 0) fputs(", ", ao->f);
+  return put_item(ao->f, o, ITEM_DEPTH);
+}
+
 /* Prints one per-trace array, element by element, as cJSON_Print would. */
 static int put_array(FILE *f, const rpt_run *run, char kind, int idx) {
   if (idx < 0 || idx >= run->n || run->e[idx].trace == NULL) return -1;
   const rpt_trace *tr = run->e[idx].trace;
+  if (kind == 'a' && rpt__trace_folded(tr)) { /* not all kept: read them again */
+    attempt_out ao = {f, 0};
+    fputc('[', f);
+    if (rpt__trace_each_attempt(tr, put_attempt, &ao) != 0) return -1;
+    fputc(']', f);
+    return 0;
+  }
   int n = kind == 'a' ? tr->narr : kind == 'e' ? tr->neff : tr->ncli;
   fputc('[', f);
   for (int i = 0; i < n; i++) {

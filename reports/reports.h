@@ -155,6 +155,9 @@ typedef struct rpt_opts {
   double time_scale; /* 0 = the trace's session.time_scale */
   double tol_ms;     /* scenario-time tolerance in ms, scaled; 0 = 50 */
   double slack_ms;   /* wall-clock slack in ms, not scaled; 0 = 20, <0 = none */
+  int keep_arrivals; /* rpt_run_add reading trace_path: arrivals kept whole for the
+                        timelines (the rest folded as they stream past, memory
+                        bounded); 0 = 5,000. Tests set it low to judge folded. */
 } rpt_opts;
 
 typedef struct rpt_judgement rpt_judgement;

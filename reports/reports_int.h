@@ -155,6 +155,111 @@ typedef struct rpt__error_ev {
   const char *message;
 } rpt__error_ev;
 
+/* ------------------------------------------------------------- fold */
+
+/*
+ * A trace read for a report keeps its first RPT__KEEP_ARRIVALS arrivals
+ * whole (the timelines, the evidence that names an attempt) and folds every
+ * arrival, kept or not, into a bounded summary as it streams past
+ * (trace_fold.c): per logical request while it is open, then into counts.
+ * The verdicts that read only the summary (rpt__fold_judgeable) are judged
+ * from it; any other need re-reads the trace whole (rpt_run_add).
+ */
+#define RPT__KEEP_ARRIVALS 5000 /* arrivals a report's trace keeps whole */
+#define RPT__OPEN_MAX 4096       /* logical requests held open while folding */
+#define RPT__GROUP_MAX 1024      /* attempts of one logical request held while folding */
+#define RPT__HELD_MAX 65536      /* attempts of all open requests held (about 6 MB) */
+#define RPT__NEED_WHOLE (-100)   /* rpt_judge: this folded trace must be read whole */
+
+typedef struct rpt__fold rpt__fold; /* the open requests (trace_fold.c) */
+
+/* The statuses and kinds after which no_retry_after forbids a retry. */
+#define RPT__MAX_STOPS 32
+typedef struct rpt__stop_set {
+  int status[RPT__MAX_STOPS];
+  int nstatus;
+  int permanent, quota;
+} rpt__stop_set;
+/* Reads an expect.no_retry_after value into *s (zeroed first): 0, or
+   RPT_EEXPECT when it is not one (verdict_attempts.c). */
+int rpt__stop_set_read(const cJSON *val, rpt__stop_set *s);
+/* 1 when attempt a ended so that no retry may follow it at its provider;
+   sets *uncoded_429 for a 429 without a code where a kind was asked. */
+int rpt__stops(const rpt__stop_set *s, const rpt__arrival *a, int *uncoded_429);
+
+/* What the folded verdicts read: bounded whatever the trace's size. */
+typedef struct rpt__sum {
+  long narr, nposts, nlookups;  /* arrivals; not GET; GET (effect lookups) */
+  long nserved, nserved_stream, nserved_effect;
+  long nstreams;                /* asked for a stream or sent one (step "stream") */
+  long asked;                   /* responses with retry_after_ms >= 0 */
+  long nunserved;
+  long first_unserved_id;       /* -1 none */
+  char *first_unserved_method, *first_unserved_path;
+  int first_unserved_status;
+  long hist_n[RPT__GROUP_MAX + 1];   /* requests by attempts (GET not counted) */
+  long hist_seq[RPT__GROUP_MAX + 1]; /* the first such request (order of first arrival) */
+  char *hist_key[RPT__GROUP_MAX + 1];
+  long ra_n;                    /* gaps after a response that asked for Retry-After */
+  double ra_margin;             /* the worst: gap - retry_after x scale */
+  long ra_seq;
+  int ra_k, ra_attempt, ra_status;
+  double ra_ms, ra_asked_ms;
+  char *ra_key;
+  int herd_on;                  /* herd folded for a window of herd_w ms */
+  double herd_w, herd_at;       /* the window; where the peak starts */
+  long herd_peak;
+  int nra_on;                   /* no_retry_after folded for nra_stops */
+  rpt__stop_set nra_stops;
+  long nra_seen;                /* responses after which no retry may follow */
+  int nra_uncoded;
+  int nra_found;                /* a retry that followed one: the first, by first arrival */
+  long nra_seq;
+  int nra_attempt, nra_status;
+  double nra_gap;
+  char *nra_key, *nra_code, *nra_provider;
+  int broken;                   /* the fold cannot stand for the trace: read it whole */
+} rpt__sum;
+
+/* A fold for a trace of this time scale judged by this expect table (JSON;
+   NULL: none), which says what herd and no_retry_after fold; NULL when out
+   of memory. */
+rpt__fold *rpt__fold_new(double scale, const char *expect_json);
+/* Folds an arrival / its end (fields as the reader parsed them). */
+void rpt__fold_arrive(rpt__fold *f, const rpt__arrival *a);
+/* rpt__fold_end returns 0, 1 for an id the fold does not hold open, 2 for a
+   second end. */
+int rpt__fold_end(rpt__fold *f, long id, const rpt__arrival *a);
+/* 1 once the fold cannot stand for the trace (it is read whole then). */
+int rpt__fold_broken(const rpt__fold *f);
+/* 1 when the fold holds an open attempt with this id. */
+int rpt__fold_has(const rpt__fold *f, long id);
+/* 1 when an id may have been folded and closed already (never a false 0). */
+int rpt__fold_seen_id(const rpt__fold *f, long id);
+/* Folds every request still open and returns the summary (the caller owns
+   it: rpt__sum_free); frees the fold. NULL when out of memory. */
+rpt__sum *rpt__fold_finish(rpt__fold *f);
+void rpt__fold_free(rpt__fold *f);
+void rpt__sum_free(rpt__sum *s);
+/* 1 when tr's arrivals were not all kept (verdicts read tr->sum), or the
+   fold broke (then only a whole read can judge it). */
+int rpt__trace_folded(const rpt_trace *tr);
+/* Arrivals of the whole trace, kept or folded. */
+long rpt__trace_narr(const rpt_trace *tr);
+/* Logical requests with an attempt that is not a lookup (GET), kept or folded. */
+int rpt__trace_requests(const rpt_trace *tr);
+/* Attempts that are not lookups (GET), kept or folded. */
+long rpt__trace_posts(const rpt_trace *tr);
+/* Reads path keeping at most keep arrivals whole (0 = all); see above.
+   expect_json: the table it will be judged by (NULL: the trace's own). */
+int rpt__trace_read_keep(const char *path, int keep, const char *expect_json, rpt_trace **out,
+                         char err[RPT_ERRLEN]);
+/* Calls fn on every attempt of a folded trace, in arrival order, reading
+   its file again (bounded: the attempts awaiting their end). 0, or the
+   first non-zero fn return, or an error code. */
+int rpt__trace_each_attempt(const rpt_trace *tr, int (*fn)(void *ctx, const rpt__arrival *a),
+                            void *ctx);
+
 struct rpt_trace {
   rpt__arena arena;
   const char *path, *scenario, *file, *start, *expect_json, *client_json;
@@ -176,6 +281,11 @@ struct rpt_trace {
   rpt__error_ev *errs;
   int nerr, cerr;
   char warning[RPT_ERRLEN];
+  int keep;                 /* arrivals kept whole at most; 0 = all */
+  rpt__fold *fold;          /* while reading with keep */
+  rpt__sum *sum;            /* after: the folded summary, NULL when keep = 0 */
+  int fold_broke;           /* the reader found what the fold cannot stand for */
+  const char *fold_expect;  /* the table the fold is for (not owned; NULL: expect_json) */
 };
 
 /* The arrival with this id, or NULL. */

@@ -84,13 +84,30 @@ int rpt_run_add(rpt_run *run, const rpt_input *in, char err[RPT_ERRLEN]) {
       snprintf(err, RPT_ERRLEN, "no trace given");
       return RPT_EINVAL;
     }
-    rc = rpt_trace_read_file(in->trace_path, &tr, err);
+    /* Read for a report: the first arrivals kept whole, every one folded
+       (trace_fold.c); a judgement the fold cannot give reads it whole. */
+    int keep = in->opts && in->opts->keep_arrivals > 0 ? in->opts->keep_arrivals
+                                                        : RPT__KEEP_ARRIVALS;
+    rc = rpt__trace_read_keep(in->trace_path, keep, in->expect_json, &tr, err);
+    if (rc == 0 && tr->sum && tr->sum->broken) {
+      rpt_trace_free(tr);
+      tr = NULL;
+      rc = rpt_trace_read_file(in->trace_path, &tr, err);
+    }
     if (rc) return rc;
   }
   const char *expect = in->expect_json ? in->expect_json : tr->expect_json;
   const char *client = in->client_json ? in->client_json : tr->client_json;
   rpt_judgement *j = NULL;
   rc = rpt_judge(tr, expect, client, in->opts, &j, err);
+  if (rc == RPT__NEED_WHOLE) {
+    rpt_trace_free(tr);
+    tr = NULL;
+    if ((rc = rpt_trace_read_file(in->trace_path, &tr, err))) return rc;
+    expect = in->expect_json ? in->expect_json : tr->expect_json;
+    client = in->client_json ? in->client_json : tr->client_json;
+    rc = rpt_judge(tr, expect, client, in->opts, &j, err);
+  }
   if (rc) {
     rpt_trace_free(tr);
     return rc;
@@ -254,12 +271,7 @@ int rpt__entry_exit(const rpt__entry *e, int *killed) {
 }
 
 /* Requests that reached the server as attempts (effect lookups excluded). */
-int rpt__entry_attempts(const rpt__entry *e) {
-  int n = 0;
-  for (int i = 0; e->trace && i < e->trace->narr; i++)
-    if (!e->trace->arr[i].method || strcmp(e->trace->arr[i].method, "GET") != 0) n++;
-  return n;
-}
+int rpt__entry_attempts(const rpt__entry *e) { return (int)rpt__trace_posts(e->trace); }
 
 /*
  * The one sentence every report opens with when no request of the whole
@@ -267,18 +279,31 @@ int rpt__entry_attempts(const rpt__entry *e) {
  */
 const char *rpt_run_headline(const rpt_run *run, char *buf, size_t n) {
   int judged = 0, served = 0, unserved = 0;
-  const rpt__arrival *first = NULL;
+  const char *first = NULL, *first_path = NULL; /* the first unserved request's method, path */
   for (int i = 0; run && i < run->n; i++) {
     const rpt__entry *e = &run->e[i];
     if (e->trace == NULL || e->j == NULL) continue;
     const rpt_verdict *ex = rpt_judgement_find(e->j, "exercised");
     if (ex && ex->status == RPT_NA) continue; /* expected no request */
     judged++;
-    for (int k = 0; k < e->trace->narr; k++) {
-      const rpt__arrival *a = &e->trace->arr[k];
+    const rpt_trace *tr = e->trace;
+    if (rpt__trace_folded(tr)) {
+      served += (int)tr->sum->nserved;
+      unserved += (int)tr->sum->nunserved;
+      if (!first && tr->sum->nunserved) {
+        first = tr->sum->first_unserved_method;
+        first_path = tr->sum->first_unserved_path;
+      }
+      continue;
+    }
+    for (int k = 0; k < tr->narr; k++) {
+      const rpt__arrival *a = &tr->arr[k];
       if (a->unserved) {
         unserved++;
-        if (!first) first = a;
+        if (!first) {
+          first = a->method;
+          first_path = a->path;
+        }
       } else {
         served++;
       }
@@ -288,7 +313,7 @@ const char *rpt_run_headline(const rpt_run *run, char *buf, size_t n) {
   if (first)
     snprintf(buf, n, "No request reached the scenario: all %d requests went to paths no provider "
              "serves (first %s %.120s); point the client's base URL at the fake provider.",
-             unserved, first->method, first->path ? first->path : "?");
+             unserved, first, first_path ? first_path : "?");
   else
     snprintf(buf, n, "No request reached the scenario: the client sent nothing to the fake "
              "provider.");

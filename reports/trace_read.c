@@ -95,6 +95,7 @@ typedef struct reader {
   char *err;
   int oom;
   intern_tab strs;
+  int scratch; /* strings point into the event being read (an arrival only folded) */
 } reader;
 
 static size_t str_hash(const char *s, size_t cap);
@@ -159,7 +160,7 @@ static int fail(reader *r, int code, const char *fmt, ...) {
 static const char *get_str(reader *r, const cJSON *o, const char *k) {
   const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, k);
   if (!cJSON_IsString(v) || v->valuestring == NULL) return NULL;
-  return intern(r, v->valuestring);
+  return r->scratch ? v->valuestring : intern(r, v->valuestring);
 }
 
 static int has_num(const cJSON *o, const char *k, double *out) {
@@ -278,17 +279,11 @@ static int ev_session(reader *r, const cJSON *o) {
   return 0;
 }
 
-static int ev_arrive(reader *r, const cJSON *o, double t) {
-  rpt_trace *tr = r->tr;
-  double idd;
-  if (!has_num(o, "id", &idd)) return fail(r, RPT_ETRACE, "arrive without a numeric id");
-  long id = get_long(o, "id", 0);
-  const cJSON *key = cJSON_GetObjectItemCaseSensitive(o, "key");
-  if (!cJSON_IsString(key)) return fail(r, RPT_ETRACE, "arrive without a key");
-  if (rpt__trace_find(tr, id))
-    return fail(r, RPT_ETRACE, "arrival id %ld appears twice", id);
-  rpt__arrival *a = grow((void **)&tr->arr, &tr->narr, &tr->carr, sizeof *a);
-  if (a == NULL) return RPT_ENOMEM;
+/* The expect table a fold is for. */
+#define FOLD_EXPECT(tr) ((tr)->fold_expect ? (tr)->fold_expect : (tr)->expect_json)
+
+/* Fills a from an arrive event. */
+static void fill_arrive(reader *r, const cJSON *o, double t, long id, rpt__arrival *a) {
   a->id = id;
   a->line = r->lineno;
   a->t_arrive = t;
@@ -309,16 +304,42 @@ static int ev_arrive(reader *r, const cJSON *o, double t) {
   a->unserved = cJSON_IsNull(pv) && (dv == NULL || cJSON_IsNull(dv));
   if (a->provider == NULL) a->provider = pv ? "(none)" : "primary";
   if (a->method == NULL) a->method = "POST";
+}
+
+static int ev_arrive(reader *r, const cJSON *o, double t) {
+  rpt_trace *tr = r->tr;
+  double idd;
+  if (!has_num(o, "id", &idd)) return fail(r, RPT_ETRACE, "arrive without a numeric id");
+  long id = get_long(o, "id", 0);
+  const cJSON *key = cJSON_GetObjectItemCaseSensitive(o, "key");
+  if (!cJSON_IsString(key)) return fail(r, RPT_ETRACE, "arrive without a key");
+  if (rpt__trace_find(tr, id) || rpt__fold_has(tr->fold, id))
+    return fail(r, RPT_ETRACE, "arrival id %ld appears twice", id);
+  if (tr->keep && tr->fold == NULL &&
+      (tr->fold = rpt__fold_new(tr->time_scale, FOLD_EXPECT(tr))) == NULL)
+    return RPT_ENOMEM;
+  if (tr->keep && tr->narr >= tr->keep) {
+    /* Past the kept prefix: folded only, its strings those of the event. */
+    rpt__arrival tmp = {0};
+    if (rpt__fold_seen_id(tr->fold, id)) {
+      tr->fold_broke = 1; /* maybe an id folded already: only a whole read can say */
+      return 0;
+    }
+    r->scratch = 1;
+    fill_arrive(r, o, t, id, &tmp);
+    r->scratch = 0;
+    rpt__fold_arrive(tr->fold, &tmp);
+    return 0;
+  }
+  rpt__arrival *a = grow((void **)&tr->arr, &tr->narr, &tr->carr, sizeof *a);
+  if (a == NULL) return RPT_ENOMEM;
+  fill_arrive(r, o, t, id, a);
+  if (tr->fold) rpt__fold_arrive(tr->fold, a);
   return id_map_put(tr, a->id, tr->narr - 1);
 }
 
-static int ev_end(reader *r, const cJSON *o, double t) {
-  double idd;
-  if (!has_num(o, "id", &idd)) return fail(r, RPT_ETRACE, "end without a numeric id");
-  long id = get_long(o, "id", 0);
-  rpt__arrival *a = rpt__trace_find(r->tr, id);
-  if (a == NULL) return fail(r, RPT_ETRACE, "end for unknown arrival id %ld", id);
-  if (a->has_end) return fail(r, RPT_ETRACE, "second end for arrival id %ld", id);
+/* Fills a's end from an end event. 0 or RPT_ENOMEM. */
+static int fill_end(reader *r, const cJSON *o, double t, rpt__arrival *a) {
   a->has_end = 1;
   a->t_end = t;
   a->step = get_str(r, o, "step");
@@ -343,7 +364,7 @@ static int ev_end(reader *r, const cJSON *o, double t) {
   if (cJSON_IsArray(tc)) {
     char *s = cJSON_PrintUnformatted(tc);
     if (s == NULL) return RPT_ENOMEM;
-    a->tool_calls_json = intern(r, s);
+    if (!r->scratch) a->tool_calls_json = intern(r, s);
     cJSON_free(s);
   }
   /* The error code, when the server records it (several spellings). */
@@ -362,6 +383,33 @@ static int ev_end(reader *r, const cJSON *o, double t) {
     a->state_derived = 1;
   }
   return 0;
+}
+
+static int ev_end(reader *r, const cJSON *o, double t) {
+  double idd;
+  if (!has_num(o, "id", &idd)) return fail(r, RPT_ETRACE, "end without a numeric id");
+  long id = get_long(o, "id", 0);
+  rpt_trace *tr = r->tr;
+  rpt__arrival *a = rpt__trace_find(tr, id);
+  if (a == NULL && tr->fold) {
+    rpt__arrival tmp = {0};
+    r->scratch = 1;
+    int rc = fill_end(r, o, t, &tmp);
+    r->scratch = 0;
+    if (rc) return rc;
+    int got = rpt__fold_end(tr->fold, id, &tmp);
+    if (got == 2) return fail(r, RPT_ETRACE, "second end for arrival id %ld", id);
+    if (got == 0) return 0;
+    if (rpt__fold_seen_id(tr->fold, id)) {
+      tr->fold_broke = 1; /* the end of an attempt folded already */
+      return 0;
+    }
+  }
+  if (a == NULL) return fail(r, RPT_ETRACE, "end for unknown arrival id %ld", id);
+  if (a->has_end) return fail(r, RPT_ETRACE, "second end for arrival id %ld", id);
+  int rc = fill_end(r, o, t, a);
+  if (rc == 0 && tr->fold && rpt__fold_end(tr->fold, id, a) != 0) tr->fold_broke = 1;
+  return rc;
 }
 
 static int ev_effect(reader *r, const cJSON *o, double t) {
@@ -522,10 +570,13 @@ out:
 
 /* -------------------------------------------------------- reading */
 
-static int read_all(line_src *src, const char *name, rpt_trace **out, char *err) {
+static int read_all(line_src *src, const char *name, int keep, const char *expect_json,
+                    rpt_trace **out, char *err) {
   *out = NULL;
   rpt_trace *tr = calloc(1, sizeof *tr);
   if (tr == NULL) return RPT_ENOMEM;
+  tr->keep = keep;
+  tr->fold_expect = expect_json;
   reader r = {.tr = tr, .name = name, .err = err};
   int rc = 0;
   tr->time_scale = 1.0;
@@ -575,7 +626,10 @@ static int read_all(line_src *src, const char *name, rpt_trace **out, char *err)
       bad_len = len;
       continue;
     }
-    if (++tr->nevents > RPT_MAX_EVENTS) {
+    /* Read whole, a trace is held in memory: at most RPT_MAX_EVENTS. Read
+       for a report (keep), what it holds is bounded by keep and the fold's
+       own bounds instead; past them the fold breaks and it is read whole. */
+    if (++tr->nevents > RPT_MAX_EVENTS && !tr->keep) {
       cJSON_Delete(o);
       rc = fail(&r, RPT_ETOOBIG, "more than %d events", RPT_MAX_EVENTS);
       goto fail;
@@ -588,6 +642,8 @@ static int read_all(line_src *src, const char *name, rpt_trace **out, char *err)
     }
     if (rc) goto fail;
     seen_event = 1;
+    if (tr->keep && tr->neff + tr->ncli + tr->nerr > tr->keep) tr->fold_broke = 1;
+    if (tr->fold_broke || rpt__fold_broken(tr->fold)) break; /* read whole instead */
   }
   (void)last_nl;
   if (!seen_event) {
@@ -608,6 +664,21 @@ static int read_all(line_src *src, const char *name, rpt_trace **out, char *err)
   else if (!tr->has_done)
     snprintf(tr->warning, sizeof tr->warning,
              "trace incomplete: no `done` event (the run was stopped)");
+  if (tr->keep) {
+    if (tr->fold == NULL) tr->fold = rpt__fold_new(tr->time_scale, FOLD_EXPECT(tr));
+    tr->sum = rpt__fold_finish(tr->fold);
+    tr->fold = NULL;
+    if (tr->sum == NULL) {
+      r.lineno = 0;
+      rc = fail(&r, RPT_ENOMEM, "out of memory");
+      goto fail;
+    }
+    if (tr->fold_broke) tr->sum->broken = 1;
+    if (!tr->sum->broken && tr->sum->narr <= tr->narr) { /* all kept: judged whole */
+      rpt__sum_free(tr->sum);
+      tr->sum = NULL;
+    }
+  }
   rc = build_groups(tr);
   if (rc) {
     r.lineno = 0;
@@ -629,6 +700,12 @@ fail:
  * with rpt_trace_free.
  */
 int rpt_trace_read_file(const char *path, rpt_trace **out, char err[RPT_ERRLEN]) {
+  return rpt__trace_read_keep(path, 0, NULL, out, err);
+}
+
+/* Reads path keeping at most keep arrivals whole (0 = all); reports_int.h. */
+int rpt__trace_read_keep(const char *path, int keep, const char *expect_json, rpt_trace **out,
+                         char err[RPT_ERRLEN]) {
   if (out) *out = NULL;
   if (path == NULL || out == NULL || err == NULL) return RPT_EINVAL;
   FILE *f = fopen(path, "rb");
@@ -643,7 +720,7 @@ int rpt_trace_read_file(const char *path, rpt_trace **out, char err[RPT_ERRLEN])
     snprintf(err, RPT_ERRLEN, "%s: out of memory", path);
     return RPT_ENOMEM;
   }
-  int rc = read_all(&src, path, out, err);
+  int rc = read_all(&src, path, keep, expect_json, out, err);
   free(src.buf);
   fclose(f);
   return rc;
@@ -658,7 +735,7 @@ int rpt_trace_read_mem(const char *text, size_t len, const char *name,
   if (out) *out = NULL;
   if ((text == NULL && len > 0) || out == NULL || err == NULL) return RPT_EINVAL;
   line_src src = {.mem = text ? text : "", .memlen = len};
-  return read_all(&src, name ? name : "(trace)", out, err);
+  return read_all(&src, name ? name : "(trace)", 0, NULL, out, err);
 }
 
 /* Releases a trace. NULL is a no-op. */
@@ -669,6 +746,8 @@ void rpt_trace_free(rpt_trace *tr) {
   free(tr->eff);
   free(tr->cli);
   free(tr->errs);
+  rpt__fold_free(tr->fold);
+  rpt__sum_free(tr->sum);
   rpt__arena_free(&tr->arena);
   free(tr);
 }
@@ -686,7 +765,7 @@ double rpt_trace_time_scale(const rpt_trace *tr) { return tr ? tr->time_scale : 
 /* The t of the last event, in ms. */
 double rpt_trace_duration_ms(const rpt_trace *tr) { return tr ? tr->t_last : 0; }
 /* Number of arrivals (attempts) in the trace. */
-long rpt_trace_arrivals(const rpt_trace *tr) { return tr ? tr->narr : 0; }
+long rpt_trace_arrivals(const rpt_trace *tr) { return rpt__trace_narr(tr); }
 
 int rpt_trace_arrival(const rpt_trace *tr, long i, rpt_arrival_info *out) {
   if (!tr || i < 0 || i >= tr->narr || !out) return RPT_EINVAL;
@@ -705,3 +784,137 @@ int rpt_trace_complete(const rpt_trace *tr) {
 }
 /* Why the trace is incomplete, or ""; valid until rpt_trace_free. */
 const char *rpt_trace_warning(const rpt_trace *tr) { return tr ? tr->warning : ""; }
+
+/* ------------------------------------------------ attempts read again */
+
+#define PENDING_MAX 1024 /* attempts read again that await their end */
+
+typedef struct pending {
+  long id;
+  cJSON *arrive, *end; /* the parsed events; end NULL until it is read */
+} pending;
+
+/* Parses an event line: its kind ('a' arrive, 'e' end, 0 other) and id;
+   *out is the parsed object for an arrive or end (the caller deletes it). */
+static int line_kind(const char *line, size_t len, long *id, cJSON **out) {
+  int oom = 0, kind = 0;
+  cJSON *o = rpt__json_parse(line, len, &oom);
+  const cJSON *k = cJSON_GetObjectItemCaseSensitive(o, "ev");
+  if (cJSON_IsString(k) && strcmp(k->valuestring, "arrive") == 0) kind = 'a';
+  if (cJSON_IsString(k) && strcmp(k->valuestring, "end") == 0) kind = 'e';
+  *id = kind ? get_long(o, "id", 0) : -1;
+  if (kind && out) *out = o;
+  else cJSON_Delete(o);
+  return kind;
+}
+
+/* Joins an arrive event and its end (or none) as the reader does, and hands
+   the attempt to fn. Its strings are those of the parsed events (the
+   reader's scratch mode): nothing is kept once fn returns. */
+static int emit(const pending *p, int (*fn)(void *ctx, const rpt__arrival *a), void *ctx) {
+  rpt_trace scratch_tr = {.time_scale = 1};
+  char err[RPT_ERRLEN];
+  reader r = {.tr = &scratch_tr, .name = "(attempt)", .err = err, .scratch = 1};
+  rpt__arrival a = {0};
+  int rc = 0;
+  fill_arrive(&r, p->arrive, get_num(p->arrive, "t", 0), p->id, &a);
+  if (p->end) {
+    rc = fill_end(&r, p->end, get_num(p->end, "t", 0), &a);
+  } else {
+    a.state = RPT__STATE_OPEN;
+    a.state_derived = 1;
+  }
+  return rc ? rc : fn(ctx, &a);
+}
+
+/* The end event of attempt id after offset at in path (parsed), or NULL. */
+static cJSON *find_end(const char *path, long at, long id, char *buf) {
+  FILE *f = fopen(path, "rb");
+  if (f == NULL || fseek(f, at, SEEK_SET) != 0) {
+    if (f) fclose(f);
+    return NULL;
+  }
+  line_src src = {.f = f, .buf = buf};
+  const char *line;
+  size_t len;
+  int nl;
+  long got;
+  cJSON *found = NULL;
+  while (found == NULL && next_line(&src, &line, &len, &nl) == 1) {
+    cJSON *o = NULL;
+    if (line_kind(line, len, &got, &o) == 'e' && got == id) found = o;
+    else cJSON_Delete(o);
+  }
+  fclose(f);
+  return found;
+}
+
+/* Emits and releases the oldest waiting attempt. */
+static int pop(pending *q, size_t *head, size_t *n,
+               int (*fn)(void *ctx, const rpt__arrival *a), void *ctx) {
+  pending *p = &q[*head];
+  int rc = emit(p, fn, ctx);
+  cJSON_Delete(p->arrive);
+  cJSON_Delete(p->end);
+  p->arrive = p->end = NULL;
+  *head = (*head + 1) % PENDING_MAX;
+  (*n)--;
+  return rc;
+}
+
+/*
+ * Calls fn on every attempt of tr's file in arrival order, each joined with
+ * its end as rpt_trace_read_file would. Holds the attempts that await their
+ * end, at most PENDING_MAX: past that the oldest one's end is looked for
+ * further down the file. 0, fn's first non-zero return, or an error code.
+ */
+int rpt__trace_each_attempt(const rpt_trace *tr, int (*fn)(void *ctx, const rpt__arrival *a),
+                            void *ctx) {
+  if (tr == NULL || tr->path == NULL || fn == NULL) return RPT_EINVAL;
+  FILE *f = fopen(tr->path, "rb");
+  if (f == NULL) return RPT_EIO;
+  pending *q = calloc(PENDING_MAX, sizeof *q);
+  char *buf = malloc(RPT_MAX_LINE + 1), *buf2 = malloc(RPT_MAX_LINE + 1);
+  int rc = (q && buf && buf2) ? 0 : RPT_ENOMEM;
+  size_t head = 0, n = 0; /* the queue: q[head], ... q[head + n - 1] (mod PENDING_MAX) */
+  line_src src = {.f = f, .buf = buf};
+  const char *line;
+  size_t len;
+  int nl;
+  while (rc == 0 && next_line(&src, &line, &len, &nl) == 1) {
+    long id;
+    cJSON *o = NULL;
+    int kind = line_kind(line, len, &id, &o);
+    if (kind == 'a') {
+      if (n == PENDING_MAX) { /* the oldest never ended nearby: find its end */
+        q[head].end = find_end(tr->path, ftell(f), q[head].id, buf2);
+        if ((rc = pop(q, &head, &n, fn, ctx))) {
+          cJSON_Delete(o);
+          break;
+        }
+      }
+      pending *p = &q[(head + n) % PENDING_MAX];
+      p->id = id;
+      p->arrive = o;
+      p->end = NULL;
+      n++;
+    } else if (kind == 'e') {
+      size_t k = 0;
+      while (k < n && !(q[(head + k) % PENDING_MAX].id == id && !q[(head + k) % PENDING_MAX].end))
+        k++;
+      if (k < n) q[(head + k) % PENDING_MAX].end = o;
+      else cJSON_Delete(o); /* its attempt was emitted already (found further down) */
+    }
+    while (rc == 0 && n > 0 && q[head].end) rc = pop(q, &head, &n, fn, ctx);
+  }
+  while (rc == 0 && n > 0) rc = pop(q, &head, &n, fn, ctx); /* still open at the end */
+  for (size_t k = 0; q && k < PENDING_MAX; k++) {
+    cJSON_Delete(q[k].arrive);
+    cJSON_Delete(q[k].end);
+  }
+  free(q);
+  free(buf);
+  free(buf2);
+  fclose(f);
+  return rc;
+}

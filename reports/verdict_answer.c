@@ -164,7 +164,7 @@ static int passes(rpt__ctx *c, const rpt__client_ev *ce, int naccepted, int ntex
 int rpt__answer_verdict(rpt__ctx *c, const cJSON *expect) {
   const rpt_trace *tr = c->tr;
   char want[96];
-  if (tr->narr == 0)
+  if (rpt__trace_narr(tr) == 0)
     return rpt__verdict_add(c, NAME, RPT_NA, "no request arrived: no answer to judge");
   if (tr->ncli == 0)
     return rpt__verdict_add(c, NAME, RPT_NA, "no client account in the trace: what the client "

@@ -280,8 +280,8 @@ int rpt__v_no_stream_splice(rpt__ctx *c, const char *name, const cJSON *val) {
   if ((rc = rpt__want_bool(c, name, val, &want))) return rc;
   if (!want || c->tr == NULL) return 0;
   const rpt_trace *tr = c->tr;
-  int streams = 0;
-  for (int i = 0; i < tr->narr; i++)
+  int streams = rpt__trace_folded(tr) ? (int)tr->sum->nstreams : 0;
+  for (int i = 0; !rpt__trace_folded(tr) && i < tr->narr; i++)
     if (tr->arr[i].stream || (tr->arr[i].step && strcmp(tr->arr[i].step, "stream") == 0)) streams++;
   if (streams == 0)
     return rpt__verdict_add(c, name, RPT_NA, "no stream was asked for or sent: nothing to splice");

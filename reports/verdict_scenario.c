@@ -121,30 +121,45 @@ static int peak_in_flight(const rpt_trace *tr) {
  */
 static int served(rpt__ctx *c) {
   const rpt_trace *tr = c->tr;
-  if (tr->narr == 0) return rpt__verdict_add(c, "served", RPT_NA, "no request arrived");
-  int bad = 0;
-  const rpt__arrival *first = NULL;
-  for (int i = 0; i < tr->narr; i++)
+  int narr = (int)rpt__trace_narr(tr);
+  if (narr == 0) return rpt__verdict_add(c, "served", RPT_NA, "no request arrived");
+  int bad = 0, status = 0;
+  const char *method = NULL, *path = NULL;
+  if (rpt__trace_folded(tr) && tr->sum->nunserved) {
+    bad = (int)tr->sum->nunserved;
+    method = tr->sum->first_unserved_method;
+    path = tr->sum->first_unserved_path;
+    status = tr->sum->first_unserved_status;
+  }
+  for (int i = 0; !rpt__trace_folded(tr) && i < tr->narr; i++)
     if (tr->arr[i].unserved) {
-      if (!first) first = &tr->arr[i];
+      if (!method) {
+        method = tr->arr[i].method;
+        path = tr->arr[i].path;
+        status = tr->arr[i].status;
+      }
       bad++;
     }
-  if (first)
+  if (method)
     return rpt__verdict_add(c, "served", RPT_FAIL,
                             "%d of %d request%s went to a path no provider serves, first %s %.160s "
                             "(answered %d): point the client's base URL at the fake provider",
-                            bad, tr->narr, tr->narr == 1 ? "" : "s", first->method,
-                            first->path ? first->path : "?", first->status);
-  return rpt__verdict_add(c, "served", RPT_PASS, "%d request%s, all to served paths", tr->narr,
-                          tr->narr == 1 ? "" : "s");
+                            bad, narr, narr == 1 ? "" : "s", method, path ? path : "?", status);
+  return rpt__verdict_add(c, "served", RPT_PASS, "%d request%s, all to served paths", narr,
+                          narr == 1 ? "" : "s");
 }
 
 static int exercised(rpt__ctx *c, const cJSON *expect) {
   const rpt_trace *tr = c->tr;
   about ab;
   derive(c, expect, &ab);
-  int nserved = 0, nstream = 0, neffect = 0;
-  for (int i = 0; i < tr->narr; i++) {
+  int nserved = 0, nstream = 0, neffect = 0, narr = (int)rpt__trace_narr(tr);
+  if (rpt__trace_folded(tr)) {
+    nserved = (int)tr->sum->nserved;
+    nstream = (int)tr->sum->nserved_stream;
+    neffect = (int)tr->sum->nserved_effect;
+  }
+  for (int i = 0; !rpt__trace_folded(tr) && i < tr->narr; i++) {
     const rpt__arrival *a = &tr->arr[i];
     if (a->unserved) continue;
     nserved++;
@@ -164,7 +179,7 @@ static int exercised(rpt__ctx *c, const cJSON *expect) {
   }
   if (nserved == 0)
     return rpt__verdict_add(c, n, RPT_FAIL, "no request reached the scenario (%d arrival%s, none "
-                            "at a served path)", tr->narr, tr->narr == 1 ? "" : "s");
+                            "at a served path)", narr, narr == 1 ? "" : "s");
   char what[160] = "";
   size_t off = 0;
 #define NOTE(...)                                                          \

@@ -2,6 +2,7 @@
 #define TEST_SUITES(X)       \
   X(trace_read)              \
   X(trace_merge)             \
+  X(trace_fold)              \
   X(verdict_attempts)        \
   X(verdict_max_requests)    \
   X(verdict_no_retry_after)  \
