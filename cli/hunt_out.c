@@ -133,6 +133,7 @@ static cJSON *finding_json(const xpl_finding *f, const char *file, const char *t
   cJSON_AddNumberToObject(j, "found_at_run", (double)f->found_at);
   cJSON_AddNumberToObject(j, "shrink_steps", f->shrink_steps);
   cJSON_AddNumberToObject(j, "shrink_runs", (double)f->shrink_runs);
+  cJSON_AddBoolToObject(j, "shrink_cut_short", f->cut_short);
   cJSON_AddStringToObject(j, "reference", f->reference ? "guard passes" : "not checked");
   cJSON_AddStringToObject(j, "replay", replay);
   if (file) cJSON_AddStringToObject(j, "file", file);
@@ -207,9 +208,11 @@ int hunt_write(const hunt_ctx *h, const xpl_hunt_opts *o, const cli_common *c,
     xpl_schedule_text(&f->shrunk, sched, sizeof sched);
     if (!h->quiet) {
       printf("\nfinding %d: %s fails\n  schedule: %s (%d step%s; found at run %ld, shrunk in %d "
-             "step%s, %ld runs)\n  evidence: %s\n  %s; the scenario %s\n  replay: %s\n", k + 1,
+             "step%s, %ld runs%s)\n  evidence: %s\n  %s; the scenario %s\n  replay: %s\n", k + 1,
              f->verdict, sched, f->shrunk.n, f->shrunk.n == 1 ? "" : "s", f->found_at,
-             f->shrink_steps, f->shrink_steps == 1 ? "" : "s", f->shrink_runs, f->evidence,
+             f->shrink_steps, f->shrink_steps == 1 ? "" : "s", f->shrink_runs,
+             f->cut_short ? "; the budget ended the shrinking: it may shrink further" : "",
+             f->evidence,
              f->reference ? "the guarded client passes it" : "not checked against the guard",
              replay, cmd);
       if (!h->out_dir && k == 0) printf("\n%s", lua);

@@ -178,6 +178,7 @@ typedef struct xpl_finding {
   long shrink_runs;      /* runs spent shrinking */
   int shrink_steps;      /* accepted shrink steps */
   int reference;         /* 1 the guard passed it, 0 not checked */
+  int cut_short;         /* 1: the budget or --time ended the shrinking */
 } xpl_finding;
 
 typedef struct xpl_hunt_result {

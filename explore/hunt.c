@@ -199,7 +199,10 @@ static int shrink(hunt *h, xpl_finding *f, int id) {
     progress = 0;
     int nc = xpl_shrink_candidates(&f->shrunk, &h->o->space, cand, MAX_CANDIDATES);
     for (int at = 0; at < nc && !progress && rc == 0; at += XPL_BATCH) {
-      if (h->res->runs >= h->budget || (h->o->stop && h->o->stop(h->play_arg))) break;
+      if (h->res->runs >= h->budget || (h->o->stop && h->o->stop(h->play_arg))) {
+        f->cut_short = 1;
+        break;
+      }
       int n = nc - at < XPL_BATCH ? nc - at : XPL_BATCH;
       seen *got[XPL_BATCH];
       if (play_batch(h, 0, cand + at, n, got, outs) != 0) { rc = -1; break; }
