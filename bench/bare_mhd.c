@@ -2,9 +2,13 @@
  * bare_mhd.c - the bare libmicrohttpd reference for bench/throughput.sh:
  * answers every request with the same bytes (a body file and its
  * Content-Type), read the request body and dropped it, no Lua, no trace.
- * Same daemon flags as sim/server.c start_daemon() (internal polling
- * thread, epoll, one loop per core up to 8, 32 KiB connection pool), so
- * the difference to `fusebox serve` is fusebox's own work per request.
+ * libmicrohttpd's own thread pool (internal polling, epoll, one loop per
+ * core up to 8) with fusebox's per-connection pool, 16 KiB
+ * (SIM_CONN_POOL in sim/server_int.h; BARE_POOL_KB=32 for the 32 KiB it
+ * had until issue 30: libmicrohttpd zeroes the whole pool after every
+ * request, so a bigger pool is a dearer reference). The difference to
+ * `fusebox serve` is fusebox's own work per request, and its own loops
+ * (sim/loops.c) against libmicrohttpd's pool.
  *
  *   bare_mhd BODY_FILE CONTENT_TYPE REQUEST_ID
  *
@@ -52,13 +56,15 @@ int main(int argc, char **argv) {
   g_reqid = argv[3];
   struct sockaddr_in a = {.sin_family = AF_INET, .sin_port = 0};
   a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  const char *kb = getenv("BARE_POOL_KB");
+  size_t pool = (size_t)(kb && atoi(kb) > 0 ? atoi(kb) : 16) * 1024;
   long cores = sysconf(_SC_NPROCESSORS_ONLN);
   unsigned threads = cores > 1 ? (unsigned)(cores > 8 ? 8 : cores) : 1;
   struct MHD_Daemon *d = MHD_start_daemon(
       MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_EPOLL | MHD_USE_ERROR_LOG, 0, NULL, NULL,
       on_request, NULL, MHD_OPTION_SOCK_ADDR, &a, MHD_OPTION_THREAD_POOL_SIZE, threads,
       MHD_OPTION_CONNECTION_LIMIT, (unsigned)20000, MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)300,
-      MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)(32 * 1024),
+      MHD_OPTION_CONNECTION_MEMORY_LIMIT, pool,
       MHD_OPTION_LISTEN_BACKLOG_SIZE, (unsigned)4096, MHD_OPTION_END);
   if (!d) { fprintf(stderr, "bare_mhd: cannot start\n"); return 1; }
   const union MHD_DaemonInfo *i = MHD_get_daemon_info(d, MHD_DAEMON_INFO_BIND_PORT);

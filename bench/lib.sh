@@ -266,3 +266,40 @@ wrk_stats() {
     / requests in / { n = $1 }
     END { printf "%s %.3f %.3f %d %d %d\n", rps + 0, p50, p99, bad, se, n }' <<<"$out"
 }
+
+# aimock (issue 30), the LLM mock fusebox's users would otherwise pick:
+# the npm package @copilotkit/aimock at the version pinned in
+# bench/aimock/package.json and package-lock.json, installed with `npm ci`
+# into bench/aimock/node_modules (not in git). Sets AIMOCK_BIN (its
+# `llmock` command) and AIMOCK_VERSION, or leaves AIMOCK_BIN empty with
+# AIMOCK_NOTE saying why (no node or npm, npm unreachable, NO_AIMOCK=1).
+aimock_bin() {
+  AIMOCK_BIN= AIMOCK_VERSION= AIMOCK_NOTE=
+  local dir="$BENCH_DIR/aimock" pkg
+  pkg="$dir/node_modules/@copilotkit/aimock/package.json"
+  [ "${NO_AIMOCK:-0}" = 1 ] && { AIMOCK_NOTE="NO_AIMOCK=1"; return 0; }
+  command -v node >/dev/null || { AIMOCK_NOTE="node is not installed"; return 0; }
+  if [ ! -f "$pkg" ]; then
+    command -v npm >/dev/null || { AIMOCK_NOTE="npm is not installed"; return 0; }
+    (cd "$dir" && timeout 300 npm ci --no-audit --no-fund >/dev/null 2>&1) ||
+      { AIMOCK_NOTE="npm ci failed (registry unreachable?)"; return 0; }
+  fi
+  AIMOCK_VERSION=$(node -p "require('$pkg').version" 2>/dev/null) || AIMOCK_VERSION=
+  [ -x "$dir/node_modules/.bin/llmock" ] && [ -n "$AIMOCK_VERSION" ] ||
+    { AIMOCK_NOTE="the package has no llmock command"; return 0; }
+  AIMOCK_BIN=$dir/node_modules/.bin/llmock
+}
+
+# start_aimock NAME FIXTURE_JSON: aimock on a free loopback port with one
+# fixture file, logging off. Sets AM_PID and AM_PORT.
+start_aimock() {
+  local d="$WORK/$1"
+  mkdir -p "$d"
+  printf '%s\n' "$2" >"$d/fixtures.json"
+  AM_PORT=$(free_port)
+  "${NICE[@]}" "$AIMOCK_BIN" --port "$AM_PORT" --host 127.0.0.1 --fixtures "$d/fixtures.json" \
+    --log-level silent >"$d/out" 2>&1 &
+  AM_PID=$!
+  SERVER_PIDS+=("$AM_PID")
+  wait_port "$AM_PORT" 30 || { cat "$d/out" >&2; die "aimock did not start"; }
+}

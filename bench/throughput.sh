@@ -3,7 +3,10 @@
 # answering a chat request through a Lua provider *function* (called for
 # every request), beside references serving the same bytes, all in the same
 # run, printed as ratios to nginx (issue 13 goals: >= 0.6x nginx with
-# --trace FILE or /dev/null, >= 0.75x without a trace).
+# --trace FILE or /dev/null, >= 0.75x without a trace), and the server's
+# own CPU per answered request as a ratio to the bare libmicrohttpd
+# responder's (issue 30 goals: <= 1.25x without a trace, <= 1.5x with
+# --trace FILE).
 #
 # Cases, each on a fresh server, in this order every run:
 #   nginx          Debian nginx-light, `return 200 '<body>'` with the same
@@ -15,13 +18,22 @@
 #   fusebox+null   --trace /dev/null (trace formatting without the disk)
 #   WireMock       standalone jar from the npm package `wiremock`, tuned
 #                  (no journal, no request logging, async), same bytes
+#   aimock         the npm package @copilotkit/aimock pinned in
+#                  bench/aimock/ (npm ci), one fixture answering the same
+#                  user message with the same content "hello" (its own id,
+#                  usage and chunked framing); skipped with a note when
+#                  node or npm is missing or the registry unreachable
 # Load: wrk (Debian) POSTing the same chat request, after a warm-up run.
 #
 #   bash bench/throughput.sh                      # RUNS=2, 50 conns, 2 threads, 10 s
-#   CONNS=50 THREADS=2 DURATION=10 WARMUP=3 RUNS=3 NO_WIREMOCK=1 bash bench/throughput.sh
+#   CONNS=50 THREADS=2 DURATION=10 WARMUP=3 RUNS=3 NO_WIREMOCK=1 NO_AIMOCK=1 bash bench/throughput.sh
 #
 # Exit 1 when a fusebox row is below its goal x nginx in a run (GOAL for
-# the traced rows, GOAL_NOTRACE without a trace), or saw errors.
+# the traced rows, GOAL_NOTRACE without a trace), or saw errors, or when
+# its CPU per request is over its goal x the bare responder's in the same
+# run (CPU_GOAL_NOTRACE without a trace, CPU_GOAL with --trace FILE). The
+# cases run in turn in every run (bare, fusebox, bare, fusebox ... across
+# RUNS): each ratio is of two measurements minutes apart at most.
 set -euo pipefail
 source "$(dirname "$0")/lib.sh"
 
@@ -33,12 +45,15 @@ WARMUP=${WARMUP:-3}
 WM_WARMUP=${WM_WARMUP:-10}   # the JVM needs longer to reach speed
 GOAL=${GOAL:-0.6}
 GOAL_NOTRACE=${GOAL_NOTRACE:-0.75}
+CPU_GOAL=${CPU_GOAL:-1.5}
+CPU_GOAL_NOTRACE=${CPU_GOAL_NOTRACE:-1.25}
 
 bench_build
 need wrk wrk
 need curl curl
 bench_nofile 4096
 wiremock_jar
+aimock_bin
 
 BODY='{"model":"gpt-4o-mini","messages":[{"role":"user","content":"hello"}],"max_tokens":16}'
 cat >"$WORK/post.lua" <<EOF
@@ -71,6 +86,8 @@ NGX_LOC="location = /v1/chat/completions {
 WM_MAP=$(awk -v ct="$CTYPE" -v id="$REQID" 'BEGIN { RS = "^$" } {
   b = $0; gsub(/\\/, "\\\\", b); gsub(/"/, "\\\"", b)
   printf "{\"request\":{\"method\":\"POST\",\"url\":\"/v1/chat/completions\"},\"response\":{\"status\":200,\"body\":\"%s\",\"headers\":{\"Content-Type\":\"%s\",\"x-request-id\":\"%s\"}}}", b, ct, id }' "$WORK/resp.body")
+# aimock builds its own chat.completion from a fixture: the same content.
+AM_FIX='{"fixtures":[{"match":{"userMessage":"hello"},"response":{"content":"hello"}}]}'
 
 # wrk_run PORT SECONDS: prints "rps p50_ms p99_ms non2xx sockerr requests".
 wrk_run() { wrk_stats "http://127.0.0.1:$1/v1/chat/completions" "$2"; }
@@ -91,8 +108,10 @@ echo "# throughput: wrk -t$THREADS -c$CONNS -d${DURATION}s --latency (POST, same
      "(WireMock ${WM_WARMUP}s); answer: $(wc -c <"$WORK/resp.body") bytes, $CTYPE; $RUNS runs"
 [ -n "$WIREMOCK_JAR" ] && echo "# WireMock: $WIREMOCK_JAR ($(java -version 2>&1 | head -1))" ||
   echo "# WireMock: not available (no java, npm or package) - skipped"
-printf '| %-3s | %-26s | %10s | %8s | %8s | %8s | %8s | %7s | %7s | %4s | %11s | %8s |\n' run server "req/s" "x nginx" "p50 ms" "p99 ms" "non-2xx" "sockerr" goal met "cpu us/req" "x nginx"
-printf '|-----|----------------------------|------------|----------|----------|----------|----------|---------|---------|------|-------------|----------|\n'
+[ -n "$AIMOCK_BIN" ] && echo "# aimock: @copilotkit/aimock $AIMOCK_VERSION (node $(node --version)), bench/aimock/" ||
+  echo "# aimock: skipped - $AIMOCK_NOTE"
+printf '| %-3s | %-26s | %10s | %8s | %8s | %8s | %8s | %7s | %7s | %4s | %11s | %8s | %8s | %8s | %4s |\n' run server "req/s" "x nginx" "p50 ms" "p99 ms" "non-2xx" "sockerr" goal met "cpu us/req" "x nginx" "x bare" "cpu goal" met
+printf '|-----|----------------------------|------------|----------|----------|----------|----------|---------|---------|------|-------------|----------|----------|----------|------|\n'
 status=0
 for run in $(seq "$RUNS"); do
   declare -A R=()
@@ -119,27 +138,38 @@ for run in $(seq "$RUNS"); do
     measure wiremock "$WM_PORT" "$WM_WARMUP" "$WM_PID"; R[wm]=$RES
     stop_pid "$WM_PID"
   fi
+  if [ -n "$AIMOCK_BIN" ]; then
+    start_aimock "am-$run" "$AM_FIX"
+    measure aimock "$AM_PORT" "$WARMUP" "$AM_PID"; R[am]=$RES
+    stop_pid "$AM_PID"
+  fi
 
   ngx=$(cut -d' ' -f1 <<<"${R[nginx]}")
   read -r _ _ _ _ _ ngx_n ngx_t <<<"${R[nginx]}"
-  for k in nginx bare fb_none fb_file fb_null wm; do
+  read -r _ _ _ _ _ bare_n bare_t <<<"${R[bare]}"
+  for k in nginx bare fb_none fb_file fb_null wm am; do
     [ -n "${R[$k]:-}" ] || continue
     case $k in
       nginx) lab="nginx (return 200)" ;; bare) lab="bare libmicrohttpd" ;;
       fb_none) lab="fusebox, no --trace" ;; fb_file) lab="fusebox, --trace FILE" ;;
       fb_null) lab="fusebox, --trace /dev/null" ;; wm) lab="WireMock $WIREMOCK_VERSION" ;;
+      am) lab="aimock $AIMOCK_VERSION" ;;
     esac
     read -r rps p50 p99 bad se n ticks <<<"${R[$k]}"
     case $k in fb_none) g=$GOAL_NOTRACE ;; fb_*) g=$GOAL ;; *) g="" ;; esac
+    case $k in fb_none) cg=$CPU_GOAL_NOTRACE ;; fb_file) cg=$CPU_GOAL ;; *) cg="" ;; esac
     awk -v run="$run" -v lab="$lab" -v rps="$rps" -v ngx="$ngx" -v p50="$p50" -v p99="$p99" -v bad="$bad" -v se="$se" -v g="$g" \
-        -v n="$n" -v ticks="$ticks" -v nn="$ngx_n" -v nt="$ngx_t" -v tick="$TICK_US" 'BEGIN {
+        -v n="$n" -v ticks="$ticks" -v nn="$ngx_n" -v nt="$ngx_t" -v tick="$TICK_US" \
+        -v bn="$bare_n" -v bt="$bare_t" -v cg="$cg" 'BEGIN {
       x = ngx > 0 ? rps / ngx : 0
       met = g == "" ? "" : (x >= g + 0 && bad == 0 && se == 0 ? "yes" : "NO")
       cpu = n > 0 ? ticks * tick / n : 0; ncpu = nn > 0 ? nt * tick / nn : 0
       cx = ncpu > 0 ? cpu / ncpu : 0
-      printf "| %-3s | %-26s | %10.0f | %7.2fx | %8.2f | %8.2f | %8d | %7d | %7s | %4s | %11.2f | %7.2fx |\n", run, lab, rps, x, p50, p99, bad, se,
-        g == "" ? "" : sprintf(">=%.2gx", g), met, cpu, cx
-      exit met == "NO" }' || status=1
+      bcpu = bn > 0 ? bt * tick / bn : 0; bx = bcpu > 0 ? cpu / bcpu : 0
+      cmet = cg == "" ? "" : (bx > 0 && bx <= cg + 0 ? "yes" : "NO")
+      printf "| %-3s | %-26s | %10.0f | %7.2fx | %8.2f | %8.2f | %8d | %7d | %7s | %4s | %11.2f | %7.2fx | %7.2fx | %8s | %4s |\n", run, lab, rps, x, p50, p99, bad, se,
+        g == "" ? "" : sprintf(">=%.2gx", g), met, cpu, cx, bx, cg == "" ? "" : sprintf("<=%.3gx", cg), cmet
+      exit met == "NO" || cmet == "NO" }' || status=1
   done
   echo "#   run $run: trace file written: $(( ${R[fb_file_bytes]:-0} / 1000000 )) MB"
   unset R
@@ -148,6 +178,7 @@ echo "# x nginx = req/s / nginx's req/s in the same run; goals (issue 13): no tr
 echo "# --trace FILE and /dev/null >= ${GOAL}x, no non-2xx and no socket error. Wall clock: meaningless on a loaded machine."
 [ "$status" = 0 ] || echo "# throughput: a goal was missed (exit 1)" >&2
 echo "# p50/p99 from wrk --latency (its coordinated-omission-corrected percentiles)."
-echo "# cpu us/req: the server's own CPU (user + system, its processes; /proc ticks) per answered request in the"
-echo "# measured run, and that as a multiple of nginx's: no goal, but what a shared machine's noise moves least."
+echo "# cpu us/req: the server's own CPU (user + system, its processes; /proc/PID/stat ticks before and after) per"
+echo "# answered request in the measured run, and that as a multiple of nginx's and of the bare responder's (same run);"
+echo "# goals (issue 30): no trace <= ${CPU_GOAL_NOTRACE}x bare, --trace FILE <= ${CPU_GOAL}x bare."
 exit $status

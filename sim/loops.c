@@ -170,12 +170,14 @@ static void *loop_main(void *arg) {
       ms = 0;
     }
     l->resumed = 0;
-    if (MHD_run_wait(l->d, ms) != MHD_YES &&
-        !__atomic_load_n(&all->stop, __ATOMIC_ACQUIRE)) {
+    enum MHD_Result r = MHD_run_wait(l->d, ms);
+    sim__conn_turn_done();
+    if (r != MHD_YES && !__atomic_load_n(&all->stop, __ATOMIC_ACQUIRE)) {
       struct timespec pause = {0, 1000000}; /* an error turn: do not spin */
       nanosleep(&pause, NULL);
     }
   }
+  sim__conn_loop_done();
   return NULL;
 }
 

@@ -465,7 +465,7 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *mc, const ch
   sim_server *srv = cls;
   sim_conn *c = *con_cls;
   if (c == NULL) {
-    c = calloc(1, sizeof *c);
+    c = sim__conn_new();
     if (c == NULL) return MHD_NO;
     c->srv = srv;
     c->mc = mc;
@@ -607,7 +607,7 @@ static void on_completed(void *cls, struct MHD_Connection *mc, void **con_cls,
   free(c->offered);
   free(c->idem_key);
   free(c->text);
-  free(c);
+  sim__conn_release(c);
   *con_cls = NULL;
 }
 

@@ -184,8 +184,24 @@ double sim__srv_now(const sim_server *srv);
 void sim__conn_wait(sim_conn *c, double due_ms);
 /* conn.c: 1 when c's peer has closed its side (nothing more to read): the
    socket is then shut for reading, so libmicrohttpd ends the request as a
-   client abort at its next turn. For requests whose body is not all in. */
+   client abort at its next turn. For requests whose body is not all in.
+   On a loop's thread the look is put off to the end of the loop's turn
+   (sim__conn_turn_done), and made only if c's body is still not all in
+   then; it returns 0. */
 int sim__conn_peer_gone(sim_conn *c);
+/* A zeroed sim_conn, from the calling loop's free list or calloc; NULL
+   when out of memory. The caller owns it, and gives it back with
+   sim__conn_release. */
+sim_conn *sim__conn_new(void);
+/* Gives back c's own block (what it points to is the caller's to free
+   first): to the calling loop's free list, or free(). NULL is a no-op. */
+void sim__conn_release(sim_conn *c);
+/* loops.c, after each turn of a loop: the looks sim__conn_peer_gone put
+   off. */
+void sim__conn_turn_done(void);
+/* loops.c, as a loop's thread ends: its free list is freed and its
+   put-off looks dropped. */
+void sim__conn_loop_done(void);
 
 /* MHD_OPTION_NOTIFY_CONNECTION (cls: the server): a socket MHD closes
    stops being watched for hang-up by the waiter. */
