@@ -8,7 +8,7 @@
 # (--call any), and tests/data/hunt/ra_after_503.py (a Python client whose
 # only bug needs "503 then 429 with Retry-After") over the chat steps, as a
 # command under --warp (SLOW=0 skips it). Loopback only, bounded by BUDGET.
-#   bash bench/hunt_search.sh            SEEDS="1 2 ... 10" BUDGET=400
+#   bash bench/hunt_search.sh            SEEDS="1 2 ... 10" BUDGET=400 SLOW=1 BUILTIN=1
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 [ -x "$FUSEBOX_BIN" ] || FUSEBOX_BIN="$ROOT/build/fusebox"
@@ -16,6 +16,7 @@ set -euo pipefail
 SEEDS=${SEEDS:-"1 2 3 4 5 6 7 8 9 10"}
 BUDGET=${BUDGET:-400}
 SLOW=${SLOW:-1}
+BUILTIN=${BUILTIN:-1}
 
 # one TARGET MODE ARGS...: prints "found_at runs" per seed, "- runs" when none
 one() {
@@ -53,6 +54,7 @@ print("| %s | %s | %s | %s–%s | %d of %d | %s |" % (sys.argv[1], sys.argv[2], 
 echo "| target | search | runs to first finding (median) | range | seeds with a finding | runs in all (median) |"
 echo "|---|---|---|---|---|---|"
 for c in naive sdk-default; do
+  [ "$BUILTIN" = 1 ] || break
   for m in guided random; do
     one "$c" "$m" --client "$c" --call any | summary "$c, --call any" "$m"
   done
