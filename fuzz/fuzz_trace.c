@@ -44,7 +44,7 @@ static void check_judgement(const rpt_judgement *j) {
 }
 
 static void judge(const rpt_trace *tr, const char *expect, const char *client) {
-  static const rpt_opts opts[2] = {{0, 0, 0}, {2.5, 10, -1}};
+  static const rpt_opts opts[2] = {{.time_scale = 0}, {.time_scale = 2.5, .tol_ms = 10, .slack_ms = -1}};
   for (int o = 0; o < 2; o++) {
     rpt_judgement *j = NULL;
     char err[RPT_ERRLEN];
