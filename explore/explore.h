@@ -226,6 +226,7 @@ typedef struct xpl_policy {
   double ra_cap_probed;
   char over_cap[12], invalid[12], past[12]; /* backoff, stop, immediate */
   char idem[12];                      /* false, per_call, per_attempt */
+  int timeout_seen;                   /* the client ended an attempt by its own timeout */
   long runs;                          /* probes played */
 } xpl_policy;
 

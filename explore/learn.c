@@ -28,6 +28,7 @@ typedef struct learner {
   xpl_policy *p;
   long index;
   char *err;
+  const char *client_extra; /* more of the probes' client table (", attempt_timeout = 1") */
 } learner;
 
 /* A probe scenario: steps (Lua), then the answer. */
@@ -38,10 +39,10 @@ static char *probe_lua(const learner *l, const char *steps) {
   snprintf(s, n,
            "-- a fusebox learn probe\nreturn scenario {\n  name = \"learn probe\",\n"
            "  provider = {\n%s    chat { content = \"The answer is forty-two.\" },\n  },\n"
-           "  client = { call = \"chat\"%s%s%s, deadline = 120 },\n"
+           "  client = { call = \"chat\"%s%s%s%s, deadline = 120 },\n"
            "  expect = { max_requests = 100 },\n}\n",
            steps, l->o->dialect ? ", dialect = \"" : "", l->o->dialect ? l->o->dialect : "",
-           l->o->dialect ? "\"" : "");
+           l->o->dialect ? "\"" : "", l->client_extra ? l->client_extra : "");
   return s;
 }
 
@@ -173,6 +174,28 @@ static int probe_retries(learner *l) {
   if (retried(&out[NSTATUSES + 2])) add_retry(p, "body");
   if (retried(&out[NSTATUSES + 3])) add_retry(p, "shape");
   free(out);
+  return 0;
+}
+
+/* The attempt timeout: the client is asked for a 1 s one (FUSEBOX_ATTEMPT_TIMEOUT
+   under exec; the guard's attempt_timeout) and the first answer comes after
+   5 s. A second attempt: "timeout" is retried; one attempt the client gave up
+   before the answer: not retried; one answered attempt: the client has no
+   such timeout to tell (unknown, left out). */
+static int probe_timeout(learner *l) {
+  char *steps[1] = {"    delay { 5, chat { content = \"The answer is forty-two.\" } },\n"};
+  xpl_outcome out;
+  l->client_extra = ", attempt_timeout = 1";
+  int rc = play_n(l, 1, steps, &out);
+  l->client_extra = NULL;
+  if (rc != 0) return -1;
+  xpl_policy *p = l->p;
+  if (out.narr >= 2) {
+    add_retry(p, "timeout");
+    p->timeout_seen = 1;
+  } else if (out.narr == 1 && out.arr[0].t_end >= 0 && out.arr[0].status == 0) {
+    p->timeout_seen = 1; /* abandoned before any status line, not retried */
+  }
   return 0;
 }
 
@@ -333,6 +356,8 @@ int xpl_learn(const xpl_learn_opts *o, xpl_play_fn play, void *arg, xpl_policy *
   snprintf(p->over_cap, sizeof p->over_cap, "backoff");
   snprintf(p->invalid, sizeof p->invalid, "backoff");
   snprintf(p->past, sizeof p->past, "backoff");
-  if (probe_backoff(&l) != 0 || probe_retries(&l) != 0 || probe_retry_after(&l) != 0) return -1;
+  if (probe_backoff(&l) != 0 || probe_retries(&l) != 0 || probe_timeout(&l) != 0 ||
+      probe_retry_after(&l) != 0)
+    return -1;
   return 0;
 }
