@@ -166,7 +166,8 @@ static void evidence_of(const xpl_outcome *oc, const char *name, char *out) {
 }
 
 /* 1 when the guarded client does not fail verdict id on s (or no check is
-   asked); 0 when it does; -1 on error. */
+   asked); 0 when it does; 2 when the budget left no run to check it;
+   -1 on error. */
 static int reference_ok(hunt *h, const xpl_schedule *s, int id) {
   if (!h->o->reference) return 1;
   seen *got[1];
@@ -175,7 +176,7 @@ static int reference_ok(hunt *h, const xpl_schedule *s, int id) {
   int rc = play_batch(h, 1, s, 1, got, oc);
   free(oc);
   if (rc != 0) return -1;
-  if (!got[0]) return 0; /* the budget ran out: unchecked is no finding */
+  if (!got[0]) return 2; /* the budget ran out: unchecked is no finding */
   return ((got[0]->fail >> id) & 1u) ? 0 : 1;
 }
 
@@ -212,7 +213,7 @@ static int shrink(hunt *h, xpl_finding *f, int id) {
         if (!((fails[i] >> id) & 1u)) continue;
         int ok = reference_ok(h, &cand[at + i], id);
         if (ok < 0) { rc = -1; break; }
-        if (!ok) continue;
+        if (ok != 1) continue;
         f->shrunk = cand[at + i];
         f->shrink_steps++;
         evidence_of(&outs[i], h->names[id], f->evidence);
@@ -283,8 +284,8 @@ static int add_finding(hunt *h, const xpl_finding *f) {
 static int consider(hunt *h, const seen *e, const xpl_outcome *oc, int id) {
   int ok = reference_ok(h, &e->s, id); /* e is the caller's copy: the cache may move */
   if (ok < 0) return -1;
-  if (!ok) {
-    h->res->rejected++;
+  if (ok != 1) { /* failed by the guard too, or not checked for want of budget */
+    h->res->rejected += ok == 0;
     return 0;
   }
   xpl_finding f;
