@@ -147,8 +147,10 @@ int hunt_play_one(const hunt_ctx *h, int reference, const char *lua, long index,
     exec_call call;
     char eerr[EXEC_ERRLEN];
     exec_result res;
-    if (exec_describe(sim_scenario_client_json(sc), &call, eerr) != 0 ||
-        exec_scenario(sc, &call, h->argv, &h->exec, "hunt", base, &res, eerr) != 0) {
+    int bad = exec_describe(sim_scenario_client_json(sc), &call, eerr) != 0 ||
+              exec_scenario(sc, &call, h->argv, &h->exec, "hunt", base, &res, eerr) != 0;
+    sim_scenario_free(sc); /* exec_scenario serves it but leaves it to its caller */
+    if (bad) {
       set_error(out, eerr);
       return -1; /* the command cannot run: no schedule will do better */
     }
