@@ -160,7 +160,10 @@ static void *loop_main(void *arg) {
       if (read(l->evfd, &v, sizeof v) < 0) { /* drained already */ }
       drain_added(l);
     }
-    int32_t ms = -1; /* no timer: libmicrohttpd waits for events */
+    /* no timer: libmicrohttpd waits for events, but never more than 100 ms,
+       so a loop notices `stop` even if its kick was lost (a run hung in
+       sim_server_stop once: one loop in epoll_wait(-1) after the kick) */
+    int32_t ms = 100;
     double next = sim__waiter_fire_due(all->wt, l->owner);
     if (next >= 0) {
       /* a resumed connection is answered first; else wait here, and fire
