@@ -219,6 +219,7 @@ typedef struct xpl_policy {
   char retries[XPL_MAX_RETRIES][24];  /* "408", ">=500", "connection", ... */
   int nretries;
   int retries_429, quota_except;      /* 429 retried; but not an insufficient_quota one */
+  int ra_required;                    /* a 429 is retried only with a Retry-After */
   int ra_honoured;
   char forms[3][16];
   int nforms;

@@ -121,9 +121,11 @@ static double round2(double x) {
   return round(x / m) * m;
 }
 
-/* Which statuses and failures are retried; the quota 429 apart. */
+/* Which statuses and failures are retried; the quota 429 apart, and a 429
+   with a Retry-After apart (some clients retry a 429 only when it says
+   when: LangChain). */
 static int probe_retries(learner *l) {
-  enum { EXTRA = 3 };
+  enum { EXTRA = 6 };
   char *steps[NSTATUSES + EXTRA + 1];
   char buf[NSTATUSES + EXTRA + 1][200];
   int n = 0;
@@ -147,6 +149,14 @@ static int probe_retries(learner *l) {
   snprintf(buf[n], sizeof buf[n], "    garbage {},\n");
   steps[n] = buf[n];
   n++;
+  snprintf(buf[n], sizeof buf[n], "    fail { status = 429, retry_after = 1 },\n");
+  steps[n] = buf[n];
+  n++;
+  snprintf(buf[n], sizeof buf[n], "    fail { status = 429, code = \"insufficient_quota\", "
+                                  "type = \"insufficient_quota\", message = \"quota\", "
+                                  "retry_after = 1 },\n");
+  steps[n] = buf[n];
+  n++;
   xpl_outcome *out = calloc((size_t)n, sizeof *out);
   if (!out) return -1;
   if (play_all(l, n, steps, out) != 0) {
@@ -157,6 +167,13 @@ static int probe_retries(learner *l) {
   int r[NSTATUSES];
   for (int i = 0; i < NSTATUSES; i++) r[i] = retried(&out[i]);
   int quota = retried(&out[NSTATUSES]);
+  /* a 429 retried only when it carries a Retry-After: then whether a quota
+     429 is retried is asked with one too */
+  if (!r[9] && retried(&out[NSTATUSES + 4])) {
+    r[9] = 1;
+    p->ra_required = 1;
+    quota = retried(&out[NSTATUSES + 5]);
+  }
   /* 500-504 and 529 all retried: ">=500" */
   int all5 = 1;
   for (int i = 0; i < NSTATUSES; i++)

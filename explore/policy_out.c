@@ -14,8 +14,12 @@ static void add_retries(xpl__sbuf *b, const xpl_policy *p) {
   for (int i = 0; i < p->nretries; i++) {
     const char *r = p->retries[i];
     int num = r[0] >= '0' && r[0] <= '9';
-    if (strcmp(r, "429") == 0 && p->quota_except)
-      xpl__add(b, " { status = 429, except = { \"insufficient_quota\" } },");
+    if (strcmp(r, "429") == 0 && (p->quota_except || p->ra_required)) {
+      xpl__add(b, " { status = 429");
+      if (p->quota_except) xpl__add(b, ", except = { \"insufficient_quota\" }");
+      if (p->ra_required) xpl__add(b, ", retry_after = \"required\"");
+      xpl__add(b, " },");
+    }
     else if (num) xpl__add(b, " %s,", r);
     else xpl__add(b, " \"%s\",", r);
   }
@@ -76,8 +80,9 @@ char *xpl_policy_markdown(const xpl_policy *p, const char *name, const char *how
   }
   xpl__add(&b, "| retried |");
   for (int i = 0; i < p->nretries; i++)
-    xpl__add(&b, "%s %s%s", i ? "," : "", p->retries[i],
-             strcmp(p->retries[i], "429") == 0 && p->quota_except ? " (not insufficient_quota)" : "");
+    xpl__add(&b, "%s %s%s%s", i ? "," : "", p->retries[i],
+             strcmp(p->retries[i], "429") == 0 && p->quota_except ? " (not insufficient_quota)" : "",
+             strcmp(p->retries[i], "429") == 0 && p->ra_required ? " (only with a Retry-After)" : "");
   xpl__add(&b, "%s |\n", p->nretries ? "" : " nothing");
   if (p->ra_honoured) {
     xpl__add(&b, "| Retry-After read as |");

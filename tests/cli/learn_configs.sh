@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # fusebox learn infers a client's retry policy from the wire (issue 28):
-# tests/data/learn/policy_client.py is told a policy (five of them: an
+# tests/data/learn/policy_client.py is told a policy (six of them: an
 # SDK-like one, a stingy one, a capped one with a new key per attempt, a
-# retry-everything wrapper, a jittered one), `learn` probes it, and
+# retry-everything wrapper, a jittered one, one that retries a 429 only
+# with a Retry-After), `learn` probes it, and
 # `diff-policy` finds no fact that differs from the profile written for
 # that policy by hand. The built-in clients' facts are read back too; bad
 # input is exit 2.
@@ -12,16 +13,16 @@ need_python json urllib.request
 cd "$src"
 d=tests/data/learn
 
-# the five run side by side, in real time: they mostly sleep (under --warp
+# the six run side by side, in real time: they mostly sleep (under --warp
 # the client's own time per request would be multiplied into every gap)
 pids=()
-for c in sdk_like stingy capped wrapper jittered; do
+for c in sdk_like stingy capped wrapper jittered ra_only; do
   POLICY="$(cat "$d/$c.json")" "$bin" learn -j 2 --max-wait 12 --name "$c" -o "$tmp/$c.lua" \
     -- python3 "$d/policy_client.py" 2> "$tmp/$c.err" &
   pids+=($!)
 done
 i=0
-for c in sdk_like stingy capped wrapper jittered; do
+for c in sdk_like stingy capped wrapper jittered ra_only; do
   wait "${pids[$i]}"
   rc=$?
   i=$((i + 1))

@@ -16,6 +16,7 @@ typedef struct policy {
   int attempts;
   double base, factor;
   int retry_5xx, retry_429, retry_quota, seconds_form;
+  int ra_required; /* a 429 without a Retry-After is not retried */
   double cap; /* over it: stop */
   double own; /* the client's own time per retry, added to every gap */
 } policy;
@@ -59,6 +60,7 @@ static int play(void *arg, int reference, int n, char *const *lua, const long *i
       int again = status >= 500 ? pol->retry_5xx
                   : status == 429 ? (quota ? pol->retry_quota : pol->retry_429)
                                   : status == 0;
+      if (status == 429 && pol->ra_required && ra == -1) again = 0;
       if (!again || k + 1 == pol->attempts) break;
       double wait = pol->base;
       for (int j = 0; j < k; j++) wait *= pol->factor;
@@ -128,6 +130,38 @@ static void test_own_time_taken_out(void) {
   CU_ASSERT_STRING_EQUAL(p.past, "backoff");
 }
 
+/* A 429 retried only when it carries a Retry-After (LangChain): learned
+   as such, the quota exception asked with one too, and its Retry-After
+   facts probed (before, "429 not retried" and no Retry-After fact). */
+static void test_429_only_with_retry_after(void) {
+  policy pol = {.attempts = 4, .base = 0.5, .factor = 2, .retry_5xx = 1, .retry_429 = 1,
+                .seconds_form = 1, .cap = 20, .ra_required = 1};
+  xpl_learn_opts o = {0};
+  xpl_policy p;
+  char err[XPL_ERRLEN];
+  CU_ASSERT_EQUAL_FATAL(xpl_learn(&o, play, &pol, &p, err), 0);
+  CU_ASSERT(has(&p, "429"));
+  CU_ASSERT_EQUAL(p.ra_required, 1);
+  CU_ASSERT_EQUAL(p.quota_except, 1);
+  CU_ASSERT_EQUAL(p.ra_honoured, 1);
+  CU_ASSERT_DOUBLE_EQUAL(p.ra_cap, 20, 1e-9);
+  char *lua = xpl_policy_lua(&p, "fake", "1", NULL, NULL);
+  CU_ASSERT_PTR_NOT_NULL_FATAL(lua);
+  CU_ASSERT_PTR_NOT_NULL(strstr(lua, "{ status = 429, except = { \"insufficient_quota\" }, "
+                                     "retry_after = \"required\" }"));
+  free(lua);
+  /* one that retries a 429 with or without: not "required" */
+  pol.ra_required = 0;
+  CU_ASSERT_EQUAL_FATAL(xpl_learn(&o, play, &pol, &p, err), 0);
+  CU_ASSERT_EQUAL(p.ra_required, 0);
+  /* one that retries no 429 at all, with a Retry-After or not */
+  pol.retry_429 = 0;
+  CU_ASSERT_EQUAL_FATAL(xpl_learn(&o, play, &pol, &p, err), 0);
+  CU_ASSERT(!has(&p, "429"));
+  CU_ASSERT_EQUAL(p.ra_required, 0);
+  CU_ASSERT_EQUAL(p.ra_honoured, 0);
+}
+
 static void test_retries_nothing(void) {
   policy pol = {.attempts = 1};
   xpl_learn_opts o = {0};
@@ -149,5 +183,6 @@ int suite_learn(void) {
   CU_add_test(s, "a known policy is learned back", test_known_policy);
   CU_add_test(s, "a client that retries nothing", test_retries_nothing);
   CU_add_test(s, "the client's own time is taken out", test_own_time_taken_out);
+  CU_add_test(s, "a 429 retried only with a Retry-After", test_429_only_with_retry_after);
   return 0;
 }

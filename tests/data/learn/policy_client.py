@@ -6,7 +6,8 @@ retries (statuses and "connection", "body", "shape"), quota (retry an
 insufficient_quota 429), forms (Retry-After forms read: "ms", "seconds",
 "date", in that order), cap (longest Retry-After honoured, null = none),
 over_cap / invalid / past ("backoff", "stop", "immediate"), idem ("none",
-"per_call", "per_attempt")."""
+"per_call", "per_attempt"), ra_required (a 429 without a Retry-After in a
+form it reads is not retried)."""
 import email.utils, json, os, random, sys, time, urllib.error, urllib.request, uuid
 
 P = json.loads(os.environ["POLICY"])
@@ -76,6 +77,8 @@ for n in range(P["attempts"]):
     wait = backoff(n)
     if kind == 429 and P.get("forms"):
         s, why = retry_after(hd)
+        if s is None and P.get("ra_required"):
+            sys.exit(1)
         if why or (s is not None and P.get("cap") is not None and s > P["cap"]):
             rule = P.get(why or "over_cap", "backoff")
             if rule == "stop":
