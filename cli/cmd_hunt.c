@@ -103,6 +103,7 @@ static void judge(const char *path, xpl_outcome *out) {
     x->status = ai.status;
     x->idem = ai.key && strncmp(ai.key, "idem:", 5) == 0;
     x->attempt = ai.attempt;
+    x->stream = ai.stream;
   }
   int n = rpt_judgement_count(j);
   for (int i = 0; i < n && out->nv < XPL_MAX_VERDICTS; i++) {

@@ -127,6 +127,7 @@ typedef struct xpl_arrival {
   int status;                 /* 0: no status line */
   int idem;                   /* it carried an Idempotency-Key */
   int attempt;                /* nth arrival of its logical request (its key) */
+  int stream;                 /* the request asked for a stream */
 } xpl_arrival;
 
 #define XPL_MAX_ARRIVALS 16
@@ -228,6 +229,8 @@ typedef struct xpl_policy {
   char over_cap[12], invalid[12], past[12]; /* backoff, stop, immediate */
   char idem[12];                      /* false, per_call, per_attempt */
   int timeout_seen;                   /* the client ended an attempt by its own timeout */
+  int streams_probed;                 /* the client streamed when asked: the next two hold */
+  int streams_retried;                /* a stream cut after content is retried */
   long runs;                          /* probes played */
 } xpl_policy;
 

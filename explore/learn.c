@@ -29,7 +29,11 @@ typedef struct learner {
   long index;
   char *err;
   const char *client_extra; /* more of the probes' client table (", attempt_timeout = 1") */
+  int stream;               /* the probes ask for a stream (call = "stream") */
 } learner;
+
+/* The answer a probe ends with, and the text its stream faults cut. */
+#define CHUNKS "chunks = { \"The answer \", \"is \", \"forty-two.\" }, interval = 0.01"
 
 /* A probe scenario: steps (Lua), then the answer. */
 static char *probe_lua(const learner *l, const char *steps) {
@@ -38,10 +42,11 @@ static char *probe_lua(const learner *l, const char *steps) {
   if (!s) return NULL;
   snprintf(s, n,
            "-- a fusebox learn probe\nreturn scenario {\n  name = \"learn probe\",\n"
-           "  provider = {\n%s    chat { content = \"The answer is forty-two.\" },\n  },\n"
-           "  client = { call = \"chat\"%s%s%s%s, deadline = 120 },\n"
+           "  provider = {\n%s    %s,\n  },\n"
+           "  client = { call = \"%s\"%s%s%s%s, deadline = 120 },\n"
            "  expect = { max_requests = 100 },\n}\n",
-           steps, l->o->dialect ? ", dialect = \"" : "", l->o->dialect ? l->o->dialect : "",
+           steps, l->stream ? "stream { " CHUNKS " }" : "chat { content = \"The answer is forty-two.\" }",
+           l->stream ? "stream" : "chat", l->o->dialect ? ", dialect = \"" : "", l->o->dialect ? l->o->dialect : "",
            l->o->dialect ? "\"" : "", l->client_extra ? l->client_extra : "");
   return s;
 }
@@ -216,6 +221,30 @@ static int probe_timeout(learner *l) {
   return 0;
 }
 
+/* Broken streams, asked with the client told to stream: one cut after two
+   chunks ("stream_error"; retried, streams_retried) and one that ends
+   without its end marker ("no_end_marker"). A client that does not ask
+   for a stream when told to (its first request has no stream: true)
+   tells nothing of streams: left out, and said so. */
+static int probe_streams(learner *l) {
+  char *steps[2] = {"    stream { " CHUNKS ", drop_after = 2 },\n",
+                    "    stream { " CHUNKS ", no_end = true },\n"};
+  xpl_outcome out[2];
+  l->stream = 1;
+  int rc = play_n(l, 2, steps, out);
+  l->stream = 0;
+  if (rc != 0) return -1;
+  xpl_policy *p = l->p;
+  if (out[0].narr == 0 || !out[0].arr[0].stream) return 0;
+  p->streams_probed = 1;
+  if (retried(&out[0])) {
+    p->streams_retried = 1;
+    add_retry(p, "stream_error");
+  }
+  if (out[1].narr > 0 && out[1].arr[0].stream && retried(&out[1])) add_retry(p, "no_end_marker");
+  return 0;
+}
+
 /* Attempts, backoff and jitter: a 503 on every attempt, played repeats times. */
 static int probe_backoff(learner *l) {
   char steps[512] = "";
@@ -374,7 +403,7 @@ int xpl_learn(const xpl_learn_opts *o, xpl_play_fn play, void *arg, xpl_policy *
   snprintf(p->invalid, sizeof p->invalid, "backoff");
   snprintf(p->past, sizeof p->past, "backoff");
   if (probe_backoff(&l) != 0 || probe_retries(&l) != 0 || probe_timeout(&l) != 0 ||
-      probe_retry_after(&l) != 0)
+      probe_streams(&l) != 0 || probe_retry_after(&l) != 0)
     return -1;
   return 0;
 }

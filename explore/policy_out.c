@@ -58,6 +58,7 @@ char *xpl_policy_lua(const xpl_policy *p, const char *name, const char *version,
   }
   add_retries(&b, p);
   add_retry_after(&b, p);
+  if (p->streams_probed) xpl__add(&b, "  streams_retried = %s,\n", p->streams_retried ? "true" : "false");
   if (strcmp(p->idem, "false") == 0 || !p->idem[0]) xpl__add(&b, "  idempotency_key = false,\n");
   else xpl__add(&b, "  idempotency_key = \"%s\",\n", p->idem);
   xpl__add(&b, "}\n");
@@ -95,6 +96,9 @@ char *xpl_policy_markdown(const xpl_policy *p, const char *name, const char *how
   } else {
     xpl__add(&b, "| Retry-After | %s |\n", p->retries_429 ? "not honoured" : "429 not retried");
   }
+  xpl__add(&b, "| stream cut after content | %s |\n",
+           !p->streams_probed ? "not probed (the client did not stream when asked)"
+           : p->streams_retried ? "retried" : "not retried");
   xpl__add(&b, "| Idempotency-Key | %s |\n", strcmp(p->idem, "false") == 0 ? "none" : p->idem);
   if (b.oom) {
     free(b.p);

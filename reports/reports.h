@@ -85,6 +85,7 @@ typedef struct rpt_arrival_info {
   int attempt;                  /* nth arrival of its logical request */
   const char *key;              /* the request key ("idem:..." when it carried an Idempotency-Key) */
   const char *method;
+  int stream;                   /* the request asked for a stream */
 } rpt_arrival_info;
 /* Arrival i (0 <= i < rpt_trace_arrivals) in arrival order; RPT_EINVAL out of range. */
 int rpt_trace_arrival(const rpt_trace *tr, long i, rpt_arrival_info *out);

@@ -776,6 +776,7 @@ int rpt_trace_arrival(const rpt_trace *tr, long i, rpt_arrival_info *out) {
   out->attempt = a->attempt;
   out->key = a->key;
   out->method = a->method;
+  out->stream = a->stream;
   return RPT_OK;
 }
 /* 1 when the trace ends with `done` and no line was cut. */

@@ -7,6 +7,7 @@
 # NAME.lua, NAME.diff, NAME.exec.json; one summary line per client.
 #
 #   sh examples/interop/learn_all.sh            WARP=2 JOBS=2 OUT=DIR
+#   ONLY=langchain-js sh examples/interop/learn_all.sh   (one client)
 set -u
 here=$(cd "$(dirname "$0")" && pwd)
 root=$(cd "$here/../.." && pwd)
@@ -19,6 +20,7 @@ mkdir -p "$OUT"
 one() {
   name=$1 api=$2 profile=$3
   shift 3
+  [ -z "${ONLY:-}" ] || [ "$ONLY" = "$name" ] || return 0
   t0=$(date +%s.%N)
   "$bin" learn --warp "$WARP" -j "$JOBS" --api "$api" --name "$name" -q -o "$OUT/$name.lua" -- "$@" \
     2> "$OUT/$name.err"

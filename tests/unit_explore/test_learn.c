@@ -17,6 +17,7 @@ typedef struct policy {
   double base, factor;
   int retry_5xx, retry_429, retry_quota, seconds_form;
   int ra_required; /* a 429 without a Retry-After is not retried */
+  int streams;     /* asks for a stream when told to; 2: and retries a cut one */
   double cap; /* over it: stop */
   double own; /* the client's own time per retry, added to every gap */
 } policy;
@@ -49,15 +50,19 @@ static int play(void *arg, int reference, int n, char *const *lua, const long *i
     double ra, t = 0;
     first_fault(lua[i], &status, &ra, &quota, &faults);
     memset(&out[i], 0, sizeof out[i]);
+    int streamed = pol->streams && strstr(lua[i], "call = \"stream\"") != NULL;
+    if (strstr(lua[i], "drop_after = 2")) status = -1, faults = 1; /* a stream cut */
     for (int k = 0; k < pol->attempts; k++) {
       int failed = k < faults;
       xpl_arrival *a = &out[i].arr[out[i].narr++];
       a->t_arrive = t;
       a->t_end = t + 0.01;
-      a->status = failed ? status : 200;
+      a->status = failed && status >= 0 ? status : 200;
       a->attempt = k + 1;
+      a->stream = streamed;
       if (!failed) break;
-      int again = status >= 500 ? pol->retry_5xx
+      int again = status == -1 ? pol->streams == 2 && streamed
+                  : status >= 500 ? pol->retry_5xx
                   : status == 429 ? (quota ? pol->retry_quota : pol->retry_429)
                                   : status == 0;
       if (status == 429 && pol->ra_required && ra == -1) again = 0;
@@ -162,6 +167,39 @@ static void test_429_only_with_retry_after(void) {
   CU_ASSERT_EQUAL(p.ra_honoured, 0);
 }
 
+/* A cut stream: retried by one client, not by another, and left out for
+   one that does not stream when told to. */
+static void test_streams(void) {
+  policy pol = {.attempts = 3, .base = 0.5, .factor = 2, .retry_5xx = 1, .streams = 2};
+  xpl_learn_opts o = {0};
+  xpl_policy p;
+  char err[XPL_ERRLEN];
+  CU_ASSERT_EQUAL_FATAL(xpl_learn(&o, play, &pol, &p, err), 0);
+  CU_ASSERT_EQUAL(p.streams_probed, 1);
+  CU_ASSERT_EQUAL(p.streams_retried, 1);
+  CU_ASSERT(has(&p, "stream_error"));
+  char *lua = xpl_policy_lua(&p, NULL, NULL, NULL, NULL);
+  CU_ASSERT_PTR_NOT_NULL(strstr(lua, "streams_retried = true,"));
+  free(lua);
+  pol.streams = 1;
+  CU_ASSERT_EQUAL_FATAL(xpl_learn(&o, play, &pol, &p, err), 0);
+  CU_ASSERT_EQUAL(p.streams_probed, 1);
+  CU_ASSERT_EQUAL(p.streams_retried, 0);
+  CU_ASSERT(!has(&p, "stream_error"));
+  lua = xpl_policy_lua(&p, NULL, NULL, NULL, NULL);
+  CU_ASSERT_PTR_NOT_NULL(strstr(lua, "streams_retried = false,"));
+  free(lua);
+  pol.streams = 0;
+  CU_ASSERT_EQUAL_FATAL(xpl_learn(&o, play, &pol, &p, err), 0);
+  CU_ASSERT_EQUAL(p.streams_probed, 0);
+  lua = xpl_policy_lua(&p, NULL, NULL, NULL, NULL);
+  CU_ASSERT_PTR_NULL(strstr(lua, "streams_retried"));
+  free(lua);
+  char *md = xpl_policy_markdown(&p, "fake", "how");
+  CU_ASSERT_PTR_NOT_NULL(strstr(md, "not probed (the client did not stream when asked)"));
+  free(md);
+}
+
 static void test_retries_nothing(void) {
   policy pol = {.attempts = 1};
   xpl_learn_opts o = {0};
@@ -184,5 +222,6 @@ int suite_learn(void) {
   CU_add_test(s, "a client that retries nothing", test_retries_nothing);
   CU_add_test(s, "the client's own time is taken out", test_own_time_taken_out);
   CU_add_test(s, "a 429 retried only with a Retry-After", test_429_only_with_retry_after);
+  CU_add_test(s, "broken streams", test_streams);
   return 0;
 }
