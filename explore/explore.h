@@ -216,6 +216,7 @@ typedef struct xpl_policy {
   double min_gap;                     /* the shortest backoff gap seen (s) */
   double overhead;                    /* the client's own time per retry, when a
                                          Retry-After waited out showed it (s) */
+  double own_backoff;                 /* the same, read from the backoff's growth */
   char jitter[12];                    /* none, subtract, full */
   char retries[XPL_MAX_RETRIES][24];  /* "408", ">=500", "connection", ... */
   int nretries;

@@ -103,7 +103,7 @@ static const char *classify(const xpl_policy *p, const xpl_outcome *o) {
   /* a gap holds the client's own time per request too: a retry "at once"
      takes that time (overhead, when a Retry-After showed it), a backoff
      that and its wait: at least the shortest backoff gap seen */
-  double own = p->overhead;
+  double own = p->overhead > 0 ? p->overhead : p->own_backoff;
   double quick = p->min_gap > 0 ? own + (p->min_gap - own) / 2 : 0.05;
   return gap(o, 1) < quick ? "immediate" : "backoff";
 }
@@ -245,6 +245,43 @@ static int probe_streams(learner *l) {
   return 0;
 }
 
+/* The factors a backoff grows by in the clients we know; a measured growth
+   near one of them is that one, lowered by the client's own time. */
+static const double FACTORS[] = {1.5, 2, 3};
+
+/* The client's own time per request, read from the backoff's growth: each
+   gap is own + base * factor^(k-1), so with the factor known the first two
+   gaps give own = g1 - (g2 - g1) / (factor - 1). The factor is the one of
+   FACTORS that the measured growth (which own lowers) lies just under;
+   without such a factor, or without jitter-free gaps, 0: unknown. */
+static double own_time(const xpl_outcome *out, int reps, double growth, double *factor) {
+  double f = 0;
+  for (size_t i = 0; i < sizeof FACTORS / sizeof FACTORS[0]; i++)
+    if (growth > FACTORS[i] * 0.85 && growth < FACTORS[i] * 1.05) f = FACTORS[i];
+  if (f == 0) return 0;
+  double own[16];
+  int n = 0;
+  for (int r = 0; r < reps && n < 16; r++) {
+    if (out[r].narr < 3) continue;
+    double g1 = gap(&out[r], 1), g2 = gap(&out[r], 2);
+    own[n++] = g1 - (g2 - g1) / (f - 1);
+  }
+  double o = median(own, n);
+  *factor = f;
+  /* noise can make it negative; more than half the first gap is not the
+     client's own time but another factor */
+  if (o <= 0) return 0;
+  double g1[16];
+  int m = 0;
+  for (int r = 0; r < reps && m < 16; r++)
+    if (out[r].narr >= 2) g1[m++] = gap(&out[r], 1);
+  if (o > median(g1, m) / 2) {
+    *factor = 0;
+    return 0;
+  }
+  return o;
+}
+
 /* Attempts, backoff and jitter: a 503 on every attempt, played repeats times. */
 static int probe_backoff(learner *l) {
   char steps[512] = "";
@@ -310,7 +347,10 @@ static int probe_backoff(learner *l) {
     /* without jitter the shortest gap is the truer base (the client's own
        time per request only ever lengthens one); with it, the longest
        gap stands for the undisturbed wait */
-    p->base = round2(spread < JITTER_MIN ? lo1 : mx);
+    double f = 0, own = spread < JITTER_MIN && nr ? own_time(out, reps, median(ratio, nr), &f) : 0;
+    if (f > 0) p->factor = f;
+    p->own_backoff = own;
+    p->base = round2(spread < JITTER_MIN ? lo1 - own : mx);
     p->min_gap = lo1;
     if (spread < JITTER_MIN) snprintf(p->jitter, sizeof p->jitter, "none");
     else if (lo1 < 0.3 * mx) snprintf(p->jitter, sizeof p->jitter, "full");
@@ -356,7 +396,8 @@ static int probe_retry_after(learner *l) {
   if (over > 0 && over < p->min_gap) {
     /* the backoff as the client waits it, without that time */
     p->overhead = over;
-    p->base = round2(p->base - over > 0.01 ? p->base - over : p->base);
+    double raw = p->own_backoff > 0 ? p->min_gap : p->base;
+    p->base = round2(raw - over > 0.01 ? raw - over : raw);
   }
   if (ms) snprintf(p->forms[p->nforms++], 16, "retry-after-ms");
   if (sec) snprintf(p->forms[p->nforms++], 16, "seconds");

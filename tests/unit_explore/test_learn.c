@@ -135,6 +135,31 @@ static void test_own_time_taken_out(void) {
   CU_ASSERT_STRING_EQUAL(p.past, "backoff");
 }
 
+/* A client that reads no Retry-After (the tenacity wrapper) shows its own
+   time per retry only in the backoff's growth: gaps of 1.1 and 2.1 s are a
+   1 s base doubling plus 0.1 s (before, base 1.1 and factor 1.9, and the
+   learned profile failed its own client's 1.0 s waits). A growth that is
+   no known factor (1 here) is left as measured. */
+static void test_own_time_from_growth(void) {
+  policy pol = {.attempts = 3, .base = 1, .factor = 2, .retry_5xx = 1, .own = 0.1};
+  xpl_learn_opts o = {0};
+  xpl_policy p;
+  char err[XPL_ERRLEN];
+  CU_ASSERT_EQUAL_FATAL(xpl_learn(&o, play, &pol, &p, err), 0);
+  CU_ASSERT_DOUBLE_EQUAL(p.own_backoff, 0.1, 1e-6);
+  CU_ASSERT_DOUBLE_EQUAL(p.base, 1, 1e-6);
+  CU_ASSERT_DOUBLE_EQUAL(p.factor, 2, 1e-6);
+  pol.factor = 1;
+  CU_ASSERT_EQUAL_FATAL(xpl_learn(&o, play, &pol, &p, err), 0);
+  CU_ASSERT_DOUBLE_EQUAL(p.own_backoff, 0, 1e-9);
+  CU_ASSERT_DOUBLE_EQUAL(p.base, 1.1, 1e-6);
+  CU_ASSERT_DOUBLE_EQUAL(p.factor, 1, 1e-6);
+  pol.factor = 3, pol.own = 0;
+  CU_ASSERT_EQUAL_FATAL(xpl_learn(&o, play, &pol, &p, err), 0);
+  CU_ASSERT_DOUBLE_EQUAL(p.base, 1, 1e-6);
+  CU_ASSERT_DOUBLE_EQUAL(p.factor, 3, 1e-6);
+}
+
 /* A 429 retried only when it carries a Retry-After (LangChain): learned
    as such, the quota exception asked with one too, and its Retry-After
    facts probed (before, "429 not retried" and no Retry-After fact). */
@@ -221,6 +246,7 @@ int suite_learn(void) {
   CU_add_test(s, "a known policy is learned back", test_known_policy);
   CU_add_test(s, "a client that retries nothing", test_retries_nothing);
   CU_add_test(s, "the client's own time is taken out", test_own_time_taken_out);
+  CU_add_test(s, "the client's own time read from the backoff's growth", test_own_time_from_growth);
   CU_add_test(s, "a 429 retried only with a Retry-After", test_429_only_with_retry_after);
   CU_add_test(s, "broken streams", test_streams);
   return 0;
