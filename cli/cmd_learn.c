@@ -34,11 +34,16 @@ static void usage(FILE *f) {
           "  --client NAME     learn a built-in client (" CLI_CLIENT_NAMES ")\n"
           "  -- CMD [ARGS...]  learn a command, served as `fusebox exec` serves it\n"
           "  -o FILE           write the profile to FILE (default: standard output)\n"
-          "  --markdown FILE   write the policy card (one table of the facts)\n"
+          "  --markdown FILE   write the policy card (one table of the facts, then\n"
+          "                    what the wire showed for each)\n"
+          "  --html FILE       the same card as a standalone HTML page\n"
           "  --name NAME       the profile's name (default: learned)\n"
           "  --version TEXT    the profile's version (default: as learned)\n"
           "  --api NAME        the API probed: openai, anthropic, responses, gemini\n"
           "  --repeats N       plays of the backoff probe, for its jitter (1..16, default 5)\n"
+          "  --confidence C    play each yes/no probe until a fact that flips half the\n"
+          "                    time would show with chance C (0.5..0.998: 2 to 10 plays;\n"
+          "                    default one play, consistency not checked)\n"
           "  --max-wait S      the longest Retry-After probed (default 61)\n"
           "  --warp F          run CMD under libfaketime F times faster\n");
   cli_common_usage(f, LEARN_OPTS, &d);
@@ -60,7 +65,7 @@ static int write_text(const char *path, const char *text) {
 }
 
 typedef struct learn_args {
-  const char *out, *markdown, *name, *version;
+  const char *out, *markdown, *html, *name, *version;
   xpl_learn_opts lo;
 } learn_args;
 
@@ -81,6 +86,10 @@ static int own_option(int argc, char **argv, int *i, hunt_ctx *h, learn_args *a)
     a->out = v;
   } else if (strcmp(o, "--markdown") == 0) {
     a->markdown = v;
+  } else if (strcmp(o, "--html") == 0) {
+    a->html = v;
+  } else if (strcmp(o, "--confidence") == 0) {
+    if (cli_parse_double(o, v, 0.5, 0.998, &a->lo.confidence) != 0) return -1;
   } else if (strcmp(o, "--name") == 0) {
     a->name = v;
   } else if (strcmp(o, "--version") == 0) {
@@ -183,19 +192,29 @@ int cmd_learn(int argc, char **argv) {
              p.runs, took, (unsigned long long)h.seed, who,
              p.streams_probed ? "" : "it did not stream when asked, so stream faults, ");
     char *lua = xpl_policy_lua(&p, a.name, a.version, how, a.lo.dialect);
-    char *md = a.markdown ? xpl_policy_markdown(&p, a.name ? a.name : who, how) : NULL;
-    if (!lua || (a.markdown && !md)) {
+    const char *card = a.name ? a.name : who;
+    char *md = a.markdown ? xpl_policy_markdown(&p, card, how) : NULL;
+    char *html = a.html ? xpl_policy_html(&p, card, how) : NULL;
+    const char *bad = NULL;
+    if (!lua || (a.markdown && !md) || (a.html && !html)) {
       fprintf(stderr, "fusebox learn: out of memory\n");
       status = EXIT_USAGE;
-    } else if (write_text(a.out, lua) != 0 || (md && write_text(a.markdown, md) != 0)) {
-      fprintf(stderr, "fusebox learn: cannot write %s: %s\n", a.out, strerror(errno));
+    } else if ((write_text(a.out, lua) != 0 && (bad = a.out)) ||
+               (md && write_text(a.markdown, md) != 0 && (bad = a.markdown)) ||
+               (html && write_text(a.html, html) != 0 && (bad = a.html))) {
+      fprintf(stderr, "fusebox learn: cannot write %s: %s\n", bad, strerror(errno));
       status = EXIT_USAGE;
     } else if (!h.quiet) {
       fprintf(stderr, "fusebox learn: %ld probes in %.1f s%s%s\n", p.runs, took,
               strcmp(a.out, "-") ? "; profile in " : "", strcmp(a.out, "-") ? a.out : "");
     }
+    if (status == EXIT_PASS && p.nflaky)
+      fprintf(stderr, "fusebox learn: %d yes/no facts differed between the %d plays of their "
+                      "probe (the majority is written; the profile's comments say which)\n",
+              p.nflaky, p.plays);
     free(lua);
     free(md);
+    free(html);
   }
   cli_remove_tree(h.tmp);
   return status;

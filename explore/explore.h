@@ -207,7 +207,17 @@ typedef struct xpl_learn_opts {
   const char *dialect;  /* client.dialect of every probe, NULL = openai */
   int repeats;          /* plays of the backoff probe (jitter needs several); 0 = 5 */
   double max_wait;      /* the longest Retry-After probed (s); 0 = 61 */
+  double confidence;    /* each yes/no fact played until a flaky one would have shown
+                           with this chance (docs/learn.md); 0 = one play */
 } xpl_learn_opts;
+
+/* The facts whose evidence a learned profile states, one comment each. */
+enum {
+  XPL_EV_ATTEMPTS, XPL_EV_BACKOFF, XPL_EV_RETRIES, XPL_EV_TIMEOUT, XPL_EV_STREAMS,
+  XPL_EV_RA_FORMS, XPL_EV_RA_CAP, XPL_EV_RA_BAD, XPL_EV_IDEM, XPL_EV_N
+};
+#define XPL_EV_LEN 480
+#define XPL_MAX_PLAYS 10 /* --confidence 0.998 */
 
 /* A client's policy as learned: the facts of a profile (profiles/README.md). */
 typedef struct xpl_policy {
@@ -233,6 +243,10 @@ typedef struct xpl_policy {
   int streams_probed;                 /* the client streamed when asked: the next two hold */
   int streams_retried;                /* a stream cut after content is retried */
   long runs;                          /* probes played */
+  int plays;                          /* plays of each yes/no probe (--confidence) */
+  double confidence;                  /* the chance a flaky fact would have shown */
+  int nflaky;                         /* yes/no facts the plays did not agree on */
+  char evidence[XPL_EV_N][XPL_EV_LEN]; /* what the wire showed, per fact ("" none) */
 } xpl_policy;
 
 /* Plays the probes (through play, reference 0) and infers the policy. */
@@ -242,8 +256,10 @@ int xpl_learn(const xpl_learn_opts *o, xpl_play_fn play, void *arg, xpl_policy *
    given. A malloc'd text, NULL when out of memory. */
 char *xpl_policy_lua(const xpl_policy *p, const char *name, const char *version, const char *doc,
                      const char *dialect);
-/* The policy card: one Markdown table of the facts. */
+/* The policy card: one table of the facts, then their evidence; Markdown
+   or a standalone HTML page. Malloc'd, NULL when out of memory. */
 char *xpl_policy_markdown(const xpl_policy *p, const char *name, const char *how);
+char *xpl_policy_html(const xpl_policy *p, const char *name, const char *how);
 
 /* ----------------------------------------------- parts, for the tests */
 

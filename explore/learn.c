@@ -6,6 +6,7 @@
  * value must be to stand out from the backoff, where its cap lies).
  */
 #include <math.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -84,6 +85,54 @@ static int play_all(learner *l, int n, char *const *steps, xpl_outcome *out) {
   return 0;
 }
 
+/* Appends to the evidence of fact k (what the wire showed). */
+static void ev(xpl_policy *p, int k, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+static void ev(xpl_policy *p, int k, const char *fmt, ...) {
+  size_t len = strlen(p->evidence[k]);
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(p->evidence[k] + len, XPL_EV_LEN - len, fmt, ap);
+  va_end(ap);
+}
+
+/* Plays each of n probes p->plays times: play j of probe i is out[i * plays + j].
+   A malloc'd array, NULL on error (l->err says why). */
+static xpl_outcome *play_each(learner *l, int n, char *const *steps) {
+  int k = l->p->plays;
+  char **list = malloc(sizeof *list * (size_t)(n * k));
+  xpl_outcome *out = calloc((size_t)(n * k), sizeof *out);
+  if (!list || !out) {
+    snprintf(l->err, XPL_ERRLEN, "out of memory");
+  } else {
+    for (int i = 0; i < n * k; i++) list[i] = steps[i / k];
+    if (play_all(l, n * k, list, out) == 0) {
+      free(list);
+      return out;
+    }
+  }
+  free(list);
+  free(out);
+  return NULL;
+}
+
+/* Whether the plays of probe i say yes (yes() of each; a tie is yes), their
+   count in *count; plays that disagree make the fact flaky. */
+static int vote(xpl_policy *p, const xpl_outcome *out, int i, int (*yes)(const xpl_outcome *),
+                int *count) {
+  int c = 0, k = p->plays;
+  for (int j = 0; j < k; j++) c += yes(&out[i * k + j]) != 0;
+  if (c != 0 && c != k) p->nflaky++;
+  if (count) *count = c;
+  return 2 * c >= k;
+}
+
+/* " (2 of 3 plays)" when the plays of a fact disagreed, else "". */
+static const char *split(const xpl_policy *p, int c, char buf[48]) {
+  buf[0] = 0;
+  if (c != 0 && c != p->plays) snprintf(buf, 48, " (%d of %d plays)", c, p->plays);
+  return buf;
+}
+
 /* The gap before arrival k (k >= 1): from the end of the one before. */
 static double gap(const xpl_outcome *o, int k) {
   const xpl_arrival *a = &o->arr[k - 1], *b = &o->arr[k];
@@ -126,58 +175,66 @@ static double round2(double x) {
   return round(x / m) * m;
 }
 
+/* The retry probes past the statuses, and how the evidence names them. */
+static const char *const EXTRA_STEPS[] = {
+    "    fail { status = 429, code = \"insufficient_quota\", type = \"insufficient_quota\", "
+    "message = \"quota\" },\n",
+    "    drop {},\n",
+    "    truncate { chat { content = \"The answer is forty-two.\" }, at = 12, mode = \"early-close\" },\n",
+    "    garbage {},\n",
+    "    fail { status = 429, retry_after = 1 },\n",
+    "    fail { status = 429, code = \"insufficient_quota\", type = \"insufficient_quota\", "
+    "message = \"quota\", retry_after = 1 },\n"};
+static const char *const EXTRA_NAMES[] = {"quota 429", "dropped connection", "cut body",
+                                          "200 not JSON", "429 with Retry-After: 1",
+                                          "quota 429 with Retry-After: 1"};
+#define NEXTRA ((int)(sizeof EXTRA_STEPS / sizeof EXTRA_STEPS[0]))
+
+/* The evidence of the retry probes: which got a second attempt. */
+static void retries_evidence(xpl_policy *p, const int *yes, const int *count) {
+  char b[48];
+  for (int pass = 1; pass >= 0; pass--) {
+    ev(p, XPL_EV_RETRIES, "%s", pass ? "a second attempt came after:" : "; none after:");
+    int any = 0;
+    for (int i = 0; i < NSTATUSES + NEXTRA; i++) {
+      if (yes[i] != pass) continue;
+      if (i < NSTATUSES) ev(p, XPL_EV_RETRIES, "%s %d", any ? "," : "", STATUSES[i]);
+      else ev(p, XPL_EV_RETRIES, "%s %s", any ? "," : "", EXTRA_NAMES[i - NSTATUSES]);
+      ev(p, XPL_EV_RETRIES, "%s", split(p, count[i], b));
+      any = 1;
+    }
+    if (!any) ev(p, XPL_EV_RETRIES, " nothing");
+  }
+}
+
 /* Which statuses and failures are retried; the quota 429 apart, and a 429
    with a Retry-After apart (some clients retry a 429 only when it says
    when: LangChain). */
 static int probe_retries(learner *l) {
-  enum { EXTRA = 6 };
-  char *steps[NSTATUSES + EXTRA + 1];
-  char buf[NSTATUSES + EXTRA + 1][200];
-  int n = 0;
+  enum { N = NSTATUSES + NEXTRA };
+  char *steps[N];
+  char buf[NSTATUSES][64];
   for (int i = 0; i < NSTATUSES; i++) {
-    snprintf(buf[n], sizeof buf[n], "    fail { status = %d },\n", STATUSES[i]);
-    steps[n] = buf[n];
-    n++;
+    snprintf(buf[i], sizeof buf[i], "    fail { status = %d },\n", STATUSES[i]);
+    steps[i] = buf[i];
   }
-  snprintf(buf[n], sizeof buf[n], "    fail { status = 429, code = \"insufficient_quota\", "
-                                  "type = \"insufficient_quota\", message = \"quota\" },\n");
-  steps[n] = buf[n];
-  n++;
-  snprintf(buf[n], sizeof buf[n], "    drop {},\n");
-  steps[n] = buf[n];
-  n++;
-  snprintf(buf[n], sizeof buf[n],
-           "    truncate { chat { content = \"The answer is forty-two.\" }, at = 12, "
-           "mode = \"early-close\" },\n");
-  steps[n] = buf[n];
-  n++;
-  snprintf(buf[n], sizeof buf[n], "    garbage {},\n");
-  steps[n] = buf[n];
-  n++;
-  snprintf(buf[n], sizeof buf[n], "    fail { status = 429, retry_after = 1 },\n");
-  steps[n] = buf[n];
-  n++;
-  snprintf(buf[n], sizeof buf[n], "    fail { status = 429, code = \"insufficient_quota\", "
-                                  "type = \"insufficient_quota\", message = \"quota\", "
-                                  "retry_after = 1 },\n");
-  steps[n] = buf[n];
-  n++;
-  xpl_outcome *out = calloc((size_t)n, sizeof *out);
+  for (int i = 0; i < NEXTRA; i++) steps[NSTATUSES + i] = (char *)EXTRA_STEPS[i];
+  xpl_outcome *out = play_each(l, N, steps);
   if (!out) return -1;
-  if (play_all(l, n, steps, out) != 0) {
-    free(out);
-    return -1;
-  }
   xpl_policy *p = l->p;
+  int yes[N], count[N];
+  for (int i = 0; i < N; i++) yes[i] = vote(p, out, i, retried, &count[i]);
+  free(out);
+  retries_evidence(p, yes, count);
   int r[NSTATUSES];
-  for (int i = 0; i < NSTATUSES; i++) r[i] = retried(&out[i]);
-  int quota = retried(&out[NSTATUSES]);
+  for (int i = 0; i < NSTATUSES; i++) r[i] = yes[i];
+  int quota = yes[NSTATUSES];
   /* a 429 retried only when it carries a Retry-After: then whether a quota
      429 is retried is asked with one too */
-  if (!r[9] && retried(&out[NSTATUSES + 4])) {
+  if (!r[9] && yes[NSTATUSES + 4]) {
     r[9] = 1;
     p->ra_required = 1;
-    quota = retried(&out[NSTATUSES + 5]);
+    quota = yes[NSTATUSES + 5];
   }
   /* 500-504 and 529 all retried: ">=500" */
   int all5 = 1;
@@ -192,10 +249,9 @@ static int probe_retries(learner *l) {
   }
   if (all5) add_retry(p, ">=500");
   p->retries_429 = r[9];
-  if (retried(&out[NSTATUSES + 1])) add_retry(p, "connection");
-  if (retried(&out[NSTATUSES + 2])) add_retry(p, "body");
-  if (retried(&out[NSTATUSES + 3])) add_retry(p, "shape");
-  free(out);
+  if (yes[NSTATUSES + 1]) add_retry(p, "connection");
+  if (yes[NSTATUSES + 2]) add_retry(p, "body");
+  if (yes[NSTATUSES + 3]) add_retry(p, "shape");
   return 0;
 }
 
@@ -204,22 +260,34 @@ static int probe_retries(learner *l) {
    5 s. A second attempt: "timeout" is retried; one attempt the client gave up
    before the answer: not retried; one answered attempt: the client has no
    such timeout to tell (unknown, left out). */
+static int timeout_retried(const xpl_outcome *o) { return o->narr >= 2; }
+/* abandoned before any status line */
+static int timeout_given_up(const xpl_outcome *o) {
+  return o->narr >= 2 || (o->narr == 1 && o->arr[0].t_end >= 0 && o->arr[0].status == 0);
+}
+
 static int probe_timeout(learner *l) {
   char *steps[1] = {"    delay { 5, chat { content = \"The answer is forty-two.\" } },\n"};
-  xpl_outcome out;
   l->client_extra = ", attempt_timeout = 1";
-  int rc = play_n(l, 1, steps, &out);
+  xpl_outcome *out = play_each(l, 1, steps);
   l->client_extra = NULL;
-  if (rc != 0) return -1;
+  if (!out) return -1;
   xpl_policy *p = l->p;
-  if (out.narr >= 2) {
-    add_retry(p, "timeout");
-    p->timeout_seen = 1;
-  } else if (out.narr == 1 && out.arr[0].t_end >= 0 && out.arr[0].status == 0) {
-    p->timeout_seen = 1; /* abandoned before any status line, not retried */
-  }
+  int again, ended, c;
+  char b[48];
+  again = vote(p, out, 0, timeout_retried, &c);
+  ev(p, XPL_EV_TIMEOUT, "told a 1 s attempt timeout, the answer after 5 s: %s%s",
+     again ? "a second attempt came" : "no second attempt", split(p, c, b));
+  ended = again || vote(p, out, 0, timeout_given_up, NULL);
+  free(out);
+  if (again) add_retry(p, "timeout");
+  if (ended) p->timeout_seen = 1;
+  else ev(p, XPL_EV_TIMEOUT, "; the client waited for the answer (no such timeout to tell)");
   return 0;
 }
+
+static int stream_asked(const xpl_outcome *o) { return o->narr > 0 && o->arr[0].stream; }
+static int stream_retried(const xpl_outcome *o) { return stream_asked(o) && retried(o); }
 
 /* Broken streams, asked with the client told to stream: one cut after two
    chunks ("stream_error"; retried, streams_retried) and one that ends
@@ -229,19 +297,28 @@ static int probe_timeout(learner *l) {
 static int probe_streams(learner *l) {
   char *steps[2] = {"    stream { " CHUNKS ", drop_after = 2 },\n",
                     "    stream { " CHUNKS ", no_end = true },\n"};
-  xpl_outcome out[2];
   l->stream = 1;
-  int rc = play_n(l, 2, steps, out);
+  xpl_outcome *out = play_each(l, 2, steps);
   l->stream = 0;
-  if (rc != 0) return -1;
+  if (!out) return -1;
   xpl_policy *p = l->p;
-  if (out[0].narr == 0 || !out[0].arr[0].stream) return 0;
+  int asked = vote(p, out, 0, stream_asked, NULL), c1, c2;
+  int cut = vote(p, out, 0, stream_retried, &c1), noend = vote(p, out, 1, stream_retried, &c2);
+  free(out);
+  if (!asked) {
+    ev(p, XPL_EV_STREAMS, "told to stream, the client's request did not ask for a stream: not probed");
+    return 0;
+  }
+  char b1[48], b2[48];
+  ev(p, XPL_EV_STREAMS, "a stream cut after two chunks: %s%s; a stream without its end marker: %s%s",
+     cut ? "retried" : "not retried", split(p, c1, b1), noend ? "retried" : "not retried",
+     split(p, c2, b2));
   p->streams_probed = 1;
-  if (retried(&out[0])) {
+  if (cut) {
     p->streams_retried = 1;
     add_retry(p, "stream_error");
   }
-  if (out[1].narr > 0 && out[1].arr[0].stream && retried(&out[1])) add_retry(p, "no_end_marker");
+  if (noend) add_retry(p, "no_end_marker");
   return 0;
 }
 
@@ -316,12 +393,17 @@ static int probe_backoff(learner *l) {
     }
   }
   p->max_attempts = att;
+  ev(p, XPL_EV_ATTEMPTS, "a 503 on every attempt, %d plays: attempts", reps);
+  for (int r = 0; r < reps; r++) ev(p, XPL_EV_ATTEMPTS, " %d", out[r].narr);
   /* the Idempotency-Key: one reused by every attempt (they count as one
      request: attempt 2, 3...) or a new one each time (each is attempt 1) */
   snprintf(p->idem, sizeof p->idem, "false");
   for (int r = 0; r < reps; r++)
     if (out[r].narr >= 2 && out[r].arr[0].idem && out[r].arr[1].idem)
       snprintf(p->idem, sizeof p->idem, "%s", out[r].arr[1].attempt >= 2 ? "per_call" : "per_attempt");
+  ev(p, XPL_EV_IDEM, "%s", strcmp(p->idem, "per_call") == 0 ? "attempts 1 and 2 carried one Idempotency-Key"
+                           : strcmp(p->idem, "per_attempt") == 0 ? "attempts 1 and 2 carried different Idempotency-Keys"
+                                                                 : "no attempt carried an Idempotency-Key");
   if (att >= 2) {
     double mx = 0;
     for (int i = 0; i < nf; i++) mx = first[i] > mx ? first[i] : mx;
@@ -360,9 +442,22 @@ static int probe_backoff(learner *l) {
       double fr = spread * (reps + 1) / (reps - 1);
       p->fraction = round((fr > 1 ? 1 : fr) * 20) / 20; /* to 0.05 */
     }
+    ev(p, XPL_EV_BACKOFF, "first gap %.2f-%.2f s over %d plays", lo1, mx, nf);
+    if (nr) ev(p, XPL_EV_BACKOFF, ", growth x%.2f (median of %d)", median(ratio, nr), nr);
+    if (k > 0) ev(p, XPL_EV_BACKOFF, ", gap %d spread %.0f %%", k, spread * 100);
+    if (own > 0) ev(p, XPL_EV_BACKOFF, "; the client's own %.2f s per request, read from the growth, "
+                    "taken out", own);
   }
   free(out);
   return 0;
+}
+
+/* What followed a probe's first attempt, for the evidence: a static text. */
+static const char *after(const xpl_outcome *o) {
+  static char b[64];
+  if (!retried(o)) return "no retry";
+  snprintf(b, sizeof b, "retried after %.2f s", gap(o, 1));
+  return b;
 }
 
 /* One 429 probe with step text; 1 when the retry waited at least want s. */
@@ -381,18 +476,39 @@ static int probe_retry_after(learner *l) {
   if (v < 2) v = 2;
   char step[256];
   xpl_outcome out;
-  /* a Retry-After waited out shows the client's own time per request: the
-     gap beyond the wait asked (the shortest of the forms read) */
+  /* each form, its plays side by side; a Retry-After waited out shows the
+     client's own time per request: the gap beyond the wait asked (the
+     shortest of the forms read) */
+  char fs[3][128];
+  snprintf(fs[0], sizeof fs[0], "    fail { status = 429, retry_after_ms = %.0f },\n", v * 1000);
+  snprintf(fs[1], sizeof fs[1], "    fail { status = 429, retry_after = %.0f },\n", v);
+  snprintf(fs[2], sizeof fs[2], "    fail { status = 429, retry_after_date = %.0f },\n", v + 1);
+  char *fl[3] = {fs[0], fs[1], fs[2]};
+  static const char *const FORM[3] = {"retry-after-ms", "seconds", "an HTTP-date"};
+  xpl_outcome *fo = play_each(l, 3, fl);
+  if (!fo) return -1;
+  int read[3];
   double over = -1;
-  snprintf(step, sizeof step, "    fail { status = 429, retry_after_ms = %.0f },\n", v * 1000);
-  int ms = wait_probe(l, step, v, &out);
-  if (ms > 0) over = gap(&out, 1) - v;
-  snprintf(step, sizeof step, "    fail { status = 429, retry_after = %.0f },\n", v);
-  int sec = wait_probe(l, step, v, &out);
-  if (sec > 0 && (over < 0 || gap(&out, 1) - v < over)) over = gap(&out, 1) - v;
-  snprintf(step, sizeof step, "    fail { status = 429, retry_after_date = %.0f },\n", v + 1);
-  int date = wait_probe(l, step, v, &out);
-  if (ms < 0 || sec < 0 || date < 0) return -1;
+  ev(p, XPL_EV_RA_FORMS, "a 429 asking for %.0f s:", v);
+  for (int i = 0; i < 3; i++) {
+    int c = 0;
+    double g = -1;
+    for (int j = 0; j < p->plays; j++) {
+      const xpl_outcome *o = &fo[i * p->plays + j];
+      int w = retried(o) && gap(o, 1) >= v * 0.95 - 0.02;
+      c += w;
+      if (w && (over < 0 || gap(o, 1) - v < over)) over = gap(o, 1) - v;
+      if (retried(o) && (g < 0 || gap(o, 1) < g)) g = gap(o, 1);
+    }
+    if (c != 0 && c != p->plays) p->nflaky++;
+    read[i] = 2 * c >= p->plays;
+    char b[48];
+    if (g < 0) ev(p, XPL_EV_RA_FORMS, "%s as %s: no retry", i ? ";" : "", FORM[i]);
+    else ev(p, XPL_EV_RA_FORMS, "%s as %s: retried after %.2f s%s", i ? ";" : "", FORM[i], g,
+            split(p, c, b));
+  }
+  free(fo);
+  int ms = read[0], sec = read[1], date = read[2];
   if (over > 0 && over < p->min_gap) {
     /* the backoff as the client waits it, without that time */
     p->overhead = over;
@@ -414,8 +530,10 @@ static int probe_retry_after(learner *l) {
   if (r) {
     p->ra_cap = 0; /* none up to hi */
     p->ra_cap_probed = hi;
+    ev(p, XPL_EV_RA_CAP, "a 429 asking for %.0f s: waited out (one play)", hi);
   } else {
     snprintf(p->over_cap, sizeof p->over_cap, "%s", classify(p, &out));
+    ev(p, XPL_EV_RA_CAP, "a 429 asking for %.0f s: %s; ", hi, after(&out));
     for (int i = 0; i < 8 && hi - lo > 1; i++) {
       double mid = floor((lo + hi) / 2);
       snprintf(step, sizeof step, "    fail { status = 429, %s = %.0f },\n", form, mid * mult);
@@ -424,14 +542,17 @@ static int probe_retry_after(learner *l) {
       else hi = mid;
     }
     p->ra_cap = lo;
+    ev(p, XPL_EV_RA_CAP, "bisection: %.0f s waited out, %.0f s not (one play each)", lo, hi);
   }
   /* an unparsable value, and a date in the past */
   snprintf(step, sizeof step, "    fail { status = 429, retry_after = \"soon\" },\n");
   if (wait_probe(l, step, 0, &out) < 0) return -1;
   snprintf(p->invalid, sizeof p->invalid, "%s", classify(p, &out));
+  ev(p, XPL_EV_RA_BAD, "Retry-After: soon: %s; ", after(&out));
   snprintf(step, sizeof step, "    fail { status = 429, retry_after_date = -5 },\n");
   if (wait_probe(l, step, 0, &out) < 0) return -1;
   snprintf(p->past, sizeof p->past, "%s", classify(p, &out));
+  ev(p, XPL_EV_RA_BAD, "a date 5 s past: %s (one play each)", after(&out));
   return 0;
 }
 
@@ -439,6 +560,12 @@ int xpl_learn(const xpl_learn_opts *o, xpl_play_fn play, void *arg, xpl_policy *
               char err[XPL_ERRLEN]) {
   memset(p, 0, sizeof *p);
   learner l = {.o = o, .play = play, .arg = arg, .p = p, .err = err};
+  /* k plays of a fact that flips half the time disagree with chance
+     1 - 2^(1 - k): the fewest plays that reach the confidence asked */
+  p->plays = 1;
+  if (o->confidence > 0)
+    while (1 - pow(0.5, p->plays - 1) < o->confidence && p->plays < XPL_MAX_PLAYS) p->plays++;
+  p->confidence = 1 - pow(0.5, p->plays - 1);
   snprintf(p->jitter, sizeof p->jitter, "none");
   snprintf(p->over_cap, sizeof p->over_cap, "backoff");
   snprintf(p->invalid, sizeof p->invalid, "backoff");

@@ -47,7 +47,8 @@ sys.exit(0 if v and v[0]["status"] == "pass" else 1)' "$tmp/st.json" && ok || ba
 # the built-in clients, in-process
 # (at time scale 0.2, not 0.02: a millisecond of noise is then 5 ms of a
 # scenario second, not 50, and naive's fixed 1 s wait reads as 1 s)
-"$bin" learn --client naive --time-scale 0.2 -q -o "$tmp/naive.lua" --markdown "$tmp/naive.md"
+"$bin" learn --client naive --time-scale 0.2 -q -o "$tmp/naive.lua" --markdown "$tmp/naive.md" \
+  --html "$tmp/naive.html" --confidence 0.5
 grep -q "retry_after = { honoured = false }" "$tmp/naive.lua" && grep -q "retries = { 400, 401," "$tmp/naive.lua" \
   && grep -q "max_attempts = 3," "$tmp/naive.lua" && ok || bad "naive learned as: $(cat "$tmp/naive.lua")"
 python3 - "$tmp/naive.lua" <<'PY' && ok || bad "naive's fixed 1 s wait learned as: $(grep backoff "$tmp/naive.lua")"
@@ -56,6 +57,12 @@ m = re.search(r"base = ([0-9.]+), factor = ([0-9.]+)", open(sys.argv[1]).read())
 sys.exit(0 if m and 0.9 <= float(m.group(1)) <= 1.3 and 0.9 <= float(m.group(2)) <= 1.1 else 1)
 PY
 grep -q "| attempts per call | 3 |" "$tmp/naive.md" && ok || bad "no policy card: $(cat "$tmp/naive.md")"
+# each fact with its evidence, and how many plays stand behind the yes/no ones
+grep -q -- "-- a second attempt came after: 400, 401," "$tmp/naive.lua" \
+  && grep -q -- "-- each yes/no fact from 2 plays" "$tmp/naive.lua" && grep -q "^- retried: " "$tmp/naive.md" \
+  && ok || bad "no evidence in the learned profile: $(cat "$tmp/naive.lua")"
+grep -q "<tr><td>attempts per call</td><td>3</td></tr>" "$tmp/naive.html" && grep -q "</html>" "$tmp/naive.html" \
+  && ok || bad "no HTML card: $(cat "$tmp/naive.html")"
 "$bin" learn --client sdk-default --time-scale 0.2 -q -o "$tmp/sdk.lua"
 grep -q 'forms = { "retry-after-ms", "seconds", "date", }' "$tmp/sdk.lua" && grep -q "max_attempts = 3," "$tmp/sdk.lua" \
   && grep -q "retries = { 408, 409, 429, \">=500\"" "$tmp/sdk.lua" && ok || bad "sdk-default learned as: $(cat "$tmp/sdk.lua")"
@@ -65,6 +72,8 @@ grep -q 'forms = { "retry-after-ms", "seconds", "date", }' "$tmp/sdk.lua" && gre
 [ $? = 2 ] && grep -q "give --client NAME or -- CMD" "$tmp/bad.out" && ok || bad "learn without a client: $(cat "$tmp/bad.out")"
 "$bin" learn --client naive --repeats 0 > "$tmp/bad.out" 2>&1
 [ $? = 2 ] && ok || bad "--repeats 0 accepted"
+"$bin" learn --client naive --confidence 0.2 > "$tmp/bad.out" 2>&1
+[ $? = 2 ] && ok || bad "--confidence 0.2 accepted"
 "$bin" learn --client naive --api cohere > "$tmp/bad.out" 2>&1
 [ $? = 2 ] && ok || bad "--api cohere accepted"
 "$bin" learn -- true > "$tmp/bad.out" 2>&1

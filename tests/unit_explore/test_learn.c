@@ -20,6 +20,8 @@ typedef struct policy {
   int streams;     /* asks for a stream when told to; 2: and retries a cut one */
   double cap; /* over it: stop */
   double own; /* the client's own time per retry, added to every gap */
+  int flaky_401; /* a 401 is retried every other time it is asked */
+  int asked_401; /* how often it was (play changes it) */
 } policy;
 
 /* The first fault of the probe, as the client sees it: status (0 for a
@@ -43,7 +45,7 @@ static void first_fault(const char *lua, int *status, double *ra, int *quota, in
 
 static int play(void *arg, int reference, int n, char *const *lua, const long *index,
                 xpl_outcome *out, char err[XPL_ERRLEN]) {
-  const policy *pol = arg;
+  policy *pol = arg;
   (void)reference, (void)index, (void)err;
   for (int i = 0; i < n; i++) {
     int status, quota, faults;
@@ -66,6 +68,7 @@ static int play(void *arg, int reference, int n, char *const *lua, const long *i
                   : status == 429 ? (quota ? pol->retry_quota : pol->retry_429)
                                   : status == 0;
       if (status == 429 && pol->ra_required && ra == -1) again = 0;
+      if (status == 401 && pol->flaky_401) again = pol->asked_401++ % 2 == 0;
       if (!again || k + 1 == pol->attempts) break;
       double wait = pol->base;
       for (int j = 0; j < k; j++) wait *= pol->factor;
@@ -225,6 +228,53 @@ static void test_streams(void) {
   free(md);
 }
 
+/* --confidence: each yes/no probe played until a flaky fact would show;
+   a 401 retried every other time is then seen to differ, the majority
+   written and the evidence says so; with one play (the default) it is not. */
+static void test_confidence(void) {
+  policy pol = {.attempts = 3, .base = 0.5, .factor = 2, .retry_5xx = 1, .flaky_401 = 1};
+  xpl_learn_opts o = {.confidence = 0.75};
+  xpl_policy p;
+  char err[XPL_ERRLEN];
+  CU_ASSERT_EQUAL_FATAL(xpl_learn(&o, play, &pol, &p, err), 0);
+  CU_ASSERT_EQUAL(p.plays, 3);
+  CU_ASSERT_DOUBLE_EQUAL(p.confidence, 0.75, 1e-9);
+  CU_ASSERT_EQUAL(p.nflaky, 1);
+  CU_ASSERT(has(&p, "401")); /* 2 of 3 */
+  CU_ASSERT_PTR_NOT_NULL(strstr(p.evidence[XPL_EV_RETRIES], "401 (2 of 3 plays)"));
+  char *lua = xpl_policy_lua(&p, NULL, NULL, NULL, NULL);
+  CU_ASSERT_PTR_NOT_NULL(strstr(lua, "from 3 plays: one that flips half the time would have shown with chance 0.75"));
+  CU_ASSERT_PTR_NOT_NULL(strstr(lua, "1 of them differed between plays"));
+  free(lua);
+  o.confidence = 0;
+  pol.asked_401 = 0;
+  CU_ASSERT_EQUAL_FATAL(xpl_learn(&o, play, &pol, &p, err), 0);
+  CU_ASSERT_EQUAL(p.plays, 1);
+  CU_ASSERT_EQUAL(p.nflaky, 0);
+  CU_ASSERT_EQUAL(pol.asked_401, 1);
+}
+
+/* The card: the facts, then the evidence; the HTML one escaped. */
+static void test_card(void) {
+  policy pol = {.attempts = 3, .base = 0.5, .factor = 2, .retry_5xx = 1, .retry_429 = 1,
+                .seconds_form = 1, .cap = 20};
+  xpl_learn_opts o = {0};
+  xpl_policy p;
+  char err[XPL_ERRLEN];
+  CU_ASSERT_EQUAL_FATAL(xpl_learn(&o, play, &pol, &p, err), 0);
+  char *md = xpl_policy_markdown(&p, "fake", "how");
+  CU_ASSERT_PTR_NOT_NULL(strstr(md, "| Retry-After read as | seconds |"));
+  CU_ASSERT_PTR_NOT_NULL(strstr(md, "- backoff: first gap 0.50-0.50 s over 5 plays, growth x2.00"));
+  CU_ASSERT_PTR_NOT_NULL(strstr(md, "- Retry-After cap: a 429 asking for 61 s: no retry; bisection: 20 s waited out, 21 s not"));
+  free(md);
+  char *html = xpl_policy_html(&p, "<fake & co>", "how");
+  CU_ASSERT_PTR_NOT_NULL(strstr(html, "<title>Retry policy of &lt;fake &amp; co&gt;</title>"));
+  CU_ASSERT_PTR_NOT_NULL(strstr(html, "<tr><td>attempts per call</td><td>3</td></tr>"));
+  CU_ASSERT_PTR_NOT_NULL(strstr(html, "<li><b>Retry-After forms</b>: a 429 asking for"));
+  CU_ASSERT_PTR_NULL(strstr(html, "<fake"));
+  free(html);
+}
+
 static void test_retries_nothing(void) {
   policy pol = {.attempts = 1};
   xpl_learn_opts o = {0};
@@ -249,5 +299,7 @@ int suite_learn(void) {
   CU_add_test(s, "the client's own time read from the backoff's growth", test_own_time_from_growth);
   CU_add_test(s, "a 429 retried only with a Retry-After", test_429_only_with_retry_after);
   CU_add_test(s, "broken streams", test_streams);
+  CU_add_test(s, "--confidence plays a yes/no probe until a flaky fact shows", test_confidence);
+  CU_add_test(s, "the policy card, Markdown and HTML, with the evidence", test_card);
   return 0;
 }
