@@ -26,9 +26,9 @@ static void usage(FILE *f) {
           "Plays probe scenarios against a client and infers its retry policy from what\n"
           "it did on the wire: the statuses and failures it retries, its attempts, its\n"
           "backoff (base, growth, jitter), how it reads Retry-After (each form, its cap,\n"
-          "an unparsable or past value) and its Idempotency-Key. Writes the policy as a\n"
-          "profile (profiles/README.md) that `exec --profile` judges by and\n"
-          "`diff-policy` compares. docs/learn.md.\n"
+          "an unparsable or past value), x-should-retry and its Idempotency-Key. Writes\n"
+          "the policy as a profile (profiles/README.md), each fact with its evidence,\n"
+          "that `exec --profile` judges by and `diff-policy` compares. docs/learn.md.\n"
           "\n"
           "options:\n"
           "  --client NAME     learn a built-in client (" CLI_CLIENT_NAMES ")\n"
@@ -188,7 +188,7 @@ int cmd_learn(int argc, char **argv) {
       snprintf(who, sizeof who, "fusebox's built-in %s client", run_client_name(h.kind));
     snprintf(how, sizeof how,
              "Learned by fusebox learn from %ld probes in %.1f s (seed %llu) against %s; "
-             "%sthe length of timeouts and x-should-retry are not probed.",
+             "%sthe length of timeouts is not probed.",
              p.runs, took, (unsigned long long)h.seed, who,
              p.streams_probed ? "" : "it did not stream when asked, so stream faults, ");
     char *lua = xpl_policy_lua(&p, a.name, a.version, how, a.lo.dialect);

@@ -232,6 +232,7 @@ typedef struct xpl_policy {
   int nretries;
   int retries_429, quota_except;      /* 429 retried; but not an insufficient_quota one */
   int ra_required;                    /* a 429 is retried only with a Retry-After */
+  int should_retry;                   /* x-should-retry obeyed (either way) */
   int ra_honoured;
   char forms[3][16];
   int nforms;

@@ -184,10 +184,14 @@ static const char *const EXTRA_STEPS[] = {
     "    garbage {},\n",
     "    fail { status = 429, retry_after = 1 },\n",
     "    fail { status = 429, code = \"insufficient_quota\", type = \"insufficient_quota\", "
-    "message = \"quota\", retry_after = 1 },\n"};
+    "message = \"quota\", retry_after = 1 },\n",
+    "    fail { status = 503, headers = { [\"x-should-retry\"] = \"false\" } },\n",
+    "    fail { status = 400, headers = { [\"x-should-retry\"] = \"true\" } },\n"};
 static const char *const EXTRA_NAMES[] = {"quota 429", "dropped connection", "cut body",
                                           "200 not JSON", "429 with Retry-After: 1",
-                                          "quota 429 with Retry-After: 1"};
+                                          "quota 429 with Retry-After: 1",
+                                          "503 with x-should-retry: false",
+                                          "400 with x-should-retry: true"};
 #define NEXTRA ((int)(sizeof EXTRA_STEPS / sizeof EXTRA_STEPS[0]))
 
 /* The evidence of the retry probes: which got a second attempt. */
@@ -252,6 +256,10 @@ static int probe_retries(learner *l) {
   if (yes[NSTATUSES + 1]) add_retry(p, "connection");
   if (yes[NSTATUSES + 2]) add_retry(p, "body");
   if (yes[NSTATUSES + 3]) add_retry(p, "shape");
+  /* x-should-retry obeyed: it stops a retry the status would get, or
+     asks for one the status would not (either shows the client reads it) */
+  int s503 = yes[14], s400 = yes[0]; /* STATUSES[14] is 503, [0] 400 */
+  p->should_retry = (s503 && !yes[NSTATUSES + 6]) || (!s400 && yes[NSTATUSES + 7]);
   return 0;
 }
 

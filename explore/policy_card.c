@@ -53,6 +53,7 @@ static void make(card *c, const xpl_policy *p) {
     more(c, "%s%s%s%s", i ? ", " : "", p->retries[i],
          strcmp(p->retries[i], "429") == 0 && p->quota_except ? " (not insufficient_quota)" : "",
          strcmp(p->retries[i], "429") == 0 && p->ra_required ? " (only with a Retry-After)" : "");
+  row(c, "x-should-retry", "%s", p->should_retry ? "obeyed" : "ignored");
   if (p->ra_honoured) {
     row(c, "Retry-After read as", "%s", "");
     for (int i = 0; i < p->nforms; i++) more(c, "%s%s", i ? ", " : "", p->forms[i]);

@@ -79,6 +79,7 @@ char *xpl_policy_lua(const xpl_policy *p, const char *name, const char *version,
   add_evidence(&b, p, XPL_EV_RETRIES);
   add_evidence(&b, p, XPL_EV_TIMEOUT);
   add_retries(&b, p);
+  xpl__add(&b, "  x_should_retry = %s,\n", p->should_retry ? "true" : "false");
   for (int k = XPL_EV_RA_FORMS; k <= XPL_EV_RA_BAD; k++) add_evidence(&b, p, k);
   add_retry_after(&b, p);
   add_evidence(&b, p, XPL_EV_STREAMS);

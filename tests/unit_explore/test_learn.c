@@ -21,6 +21,7 @@ typedef struct policy {
   double cap; /* over it: stop */
   double own; /* the client's own time per retry, added to every gap */
   int flaky_401; /* a 401 is retried every other time it is asked */
+  int obeys_should; /* x-should-retry decides */
   int asked_401; /* how often it was (play changes it) */
 } policy;
 
@@ -69,6 +70,9 @@ static int play(void *arg, int reference, int n, char *const *lua, const long *i
                                   : status == 0;
       if (status == 429 && pol->ra_required && ra == -1) again = 0;
       if (status == 401 && pol->flaky_401) again = pol->asked_401++ % 2 == 0;
+      if (pol->obeys_should && strstr(lua[i], "[\"x-should-retry\"] = \"false\""))
+        again = 0;
+      if (pol->obeys_should && strstr(lua[i], "[\"x-should-retry\"] = \"true\"")) again = 1;
       if (!again || k + 1 == pol->attempts) break;
       double wait = pol->base;
       for (int j = 0; j < k; j++) wait *= pol->factor;
@@ -275,6 +279,29 @@ static void test_card(void) {
   free(html);
 }
 
+/* x-should-retry: obeyed when it stops a 503's retry or asks for a 400's;
+   ignored when neither. */
+static void test_should_retry(void) {
+  policy pol = {.attempts = 3, .base = 0.5, .factor = 2, .retry_5xx = 1, .obeys_should = 1};
+  xpl_learn_opts o = {0};
+  xpl_policy p;
+  char err[XPL_ERRLEN];
+  CU_ASSERT_EQUAL_FATAL(xpl_learn(&o, play, &pol, &p, err), 0);
+  CU_ASSERT_EQUAL(p.should_retry, 1);
+  CU_ASSERT(!has(&p, "400"));
+  CU_ASSERT_PTR_NOT_NULL(strstr(p.evidence[XPL_EV_RETRIES], "; none after: 400,"));
+  CU_ASSERT_PTR_NOT_NULL(strstr(p.evidence[XPL_EV_RETRIES], "400 with x-should-retry: true;"));
+  char *lua = xpl_policy_lua(&p, NULL, NULL, NULL, NULL);
+  CU_ASSERT_PTR_NOT_NULL(strstr(lua, "x_should_retry = true,"));
+  free(lua);
+  pol.obeys_should = 0;
+  CU_ASSERT_EQUAL_FATAL(xpl_learn(&o, play, &pol, &p, err), 0);
+  CU_ASSERT_EQUAL(p.should_retry, 0);
+  lua = xpl_policy_lua(&p, NULL, NULL, NULL, NULL);
+  CU_ASSERT_PTR_NOT_NULL(strstr(lua, "x_should_retry = false,"));
+  free(lua);
+}
+
 static void test_retries_nothing(void) {
   policy pol = {.attempts = 1};
   xpl_learn_opts o = {0};
@@ -299,6 +326,7 @@ int suite_learn(void) {
   CU_add_test(s, "the client's own time read from the backoff's growth", test_own_time_from_growth);
   CU_add_test(s, "a 429 retried only with a Retry-After", test_429_only_with_retry_after);
   CU_add_test(s, "broken streams", test_streams);
+  CU_add_test(s, "x-should-retry obeyed or ignored", test_should_retry);
   CU_add_test(s, "--confidence plays a yes/no probe until a flaky fact shows", test_confidence);
   CU_add_test(s, "the policy card, Markdown and HTML, with the evidence", test_card);
   return 0;
