@@ -73,6 +73,8 @@ SRC[control]="${SIM_ALL[*]} ${REPORTS[*]} ${COMMON[*]} $root/cli/control.c $root
 # sim/ against the fake hiredis of fuzz_redis.c (libhiredis not linked).
 SRC[redis]="${SIM_ALL[*]} ${COMMON[*]}"
 XLIBS[redis]="$(pkg-config --libs libmicrohttpd)"
+# The HTTP/2 bridge alone, with libnghttp2 (in PKGS).
+SRC[h2]="$root/sim/h2_bridge.c"
 if [ -f "$root/import/import.c" ]; then
   SRC[import]="$(echo "$root"/import/import*.c) ${SIM_LUA[*]} ${COMMON[*]}"
 fi

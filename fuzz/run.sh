@@ -49,6 +49,7 @@ max_len() {
     merge) echo 32768 ;;
     control) echo 16384 ;;
     redis) echo 2048 ;;
+    h2) echo 8192 ;;
     *) echo 8192 ;;
   esac
 }

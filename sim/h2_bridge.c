@@ -7,7 +7,9 @@
  * reset, cut) becomes RST_STREAM(INTERNAL_ERROR), as a proxy would send.
  *
  * One thread per HTTP/2 connection; poll() over the client socket and one
- * socket per open stream. Every buffer is bounded: headers (H2B_MAX_HEAD),
+ * socket per open stream (sim__h2_serve). The session itself takes bytes
+ * and writes frames through a function (sim__h2_new, sim__h2_recv,
+ * sim__h2_pump), so fuzz/fuzz_h2.c drives the same code from memory. Every buffer is bounded: headers (H2B_MAX_HEAD),
  * a request body (SIM_MAX_BODY + 1: the HTTP/1.1 side answers 413), the
  * response bytes not yet framed (H2B_MAX_PENDING: reading the stream's
  * socket pauses meanwhile), streams (H2B_MAX_STREAMS, also advertised).
@@ -59,8 +61,9 @@ typedef struct h2b_stream {
   struct h2b_stream *next;
 } h2b_stream;
 
-typedef struct h2b_conn {
-  int fd;
+struct sim_h2 {
+  sim_h2_send_fn out;  /* the client's side: the server's socket, the fuzzer's sink */
+  void *out_arg;
   sim_h2_add_fn add;
   void *add_arg;
   nghttp2_session *s;
@@ -73,7 +76,8 @@ typedef struct h2b_conn {
   int lfd[H2B_MAX_STREAMS];
   long long ldl[H2B_MAX_STREAMS]; /* give up at (monotonic ms) */
   int nl;
-} h2b_conn;
+};
+typedef struct sim_h2 h2b_conn;
 
 #define H2B_LINGER_MS 2000
 
@@ -142,9 +146,8 @@ static ssize_t on_send(nghttp2_session *s, const uint8_t *data, size_t len, int 
   (void)s;
   (void)flags;
   h2b_conn *c = arg;
-  ssize_t n = send(c->fd, data, len, MSG_NOSIGNAL);
-  if (n < 0) return errno == EAGAIN || errno == EWOULDBLOCK ? NGHTTP2_ERR_WOULDBLOCK
-                                                           : NGHTTP2_ERR_CALLBACK_FAILURE;
+  ssize_t n = c->out(c->out_arg, data, len);
+  if (n < 0) return n == SIM_H2_WOULDBLOCK ? NGHTTP2_ERR_WOULDBLOCK : NGHTTP2_ERR_CALLBACK_FAILURE;
   return n;
 }
 
@@ -330,7 +333,7 @@ static void backend_read(h2b_conn *c, h2b_stream *st) {
     }
     size_t head = (size_t)(e + 4 - st->rhead);
     size_t extra = st->rhead_len - head; /* body bytes that came with the head */
-    off = (size_t)n - extra;
+    off = take - extra; /* not n - extra: bytes past take never reached rhead */
     e[2] = '\0';
     if (answer(c, st) != 0) {
       nghttp2_submit_rst_stream(c->s, NGHTTP2_FLAG_NONE, st->id, NGHTTP2_INTERNAL_ERROR);
@@ -496,63 +499,127 @@ static int on_stream_close(nghttp2_session *s, int32_t id, uint32_t code, void *
 
 /* ------------------------------------------------------------ the loop */
 
-int sim__h2_serve(int fd, sim_h2_add_fn add, void *add_arg) {
-  h2b_conn c = {.fd = fd, .add = add, .add_arg = add_arg};
-  nghttp2_session_callbacks *cb;
-  if (nghttp2_session_callbacks_new(&cb) != 0) return -1;
+sim_h2 *sim__h2_new(sim_h2_send_fn out, void *out_arg, sim_h2_add_fn add, void *add_arg) {
+  h2b_conn *c = calloc(1, sizeof *c);
+  nghttp2_session_callbacks *cb = NULL;
+  if (c == NULL || nghttp2_session_callbacks_new(&cb) != 0) {
+    free(c);
+    return NULL;
+  }
+  *c = (h2b_conn){.out = out, .out_arg = out_arg, .add = add, .add_arg = add_arg};
   nghttp2_session_callbacks_set_send_callback(cb, on_send);
   nghttp2_session_callbacks_set_on_begin_headers_callback(cb, on_begin_headers);
   nghttp2_session_callbacks_set_on_header_callback(cb, on_header);
   nghttp2_session_callbacks_set_on_data_chunk_recv_callback(cb, on_data);
   nghttp2_session_callbacks_set_on_frame_recv_callback(cb, on_frame_recv);
   nghttp2_session_callbacks_set_on_stream_close_callback(cb, on_stream_close);
-  int rc = nghttp2_session_server_new(&c.s, cb, &c);
+  int rc = nghttp2_session_server_new(&c->s, cb, c);
   nghttp2_session_callbacks_del(cb);
-  if (rc != 0) return -1;
+  if (rc != 0) {
+    free(c);
+    return NULL;
+  }
   nghttp2_settings_entry set[] = {{NGHTTP2_SETTINGS_MAX_CONCURRENT_STREAMS, H2B_MAX_STREAMS},
                                   {NGHTTP2_SETTINGS_MAX_HEADER_LIST_SIZE, H2B_MAX_HEAD}};
-  nghttp2_submit_settings(c.s, NGHTTP2_FLAG_NONE, set, 2);
-  while (nghttp2_session_want_read(c.s) || nghttp2_session_want_write(c.s)) {
-    if (nghttp2_session_send(c.s) != 0) break;
-    if (c.going_away && !nghttp2_session_want_write(c.s)) break; /* GOAWAY sent: close */
+  nghttp2_submit_settings(c->s, NGHTTP2_FLAG_NONE, set, 2);
+  return c;
+}
+
+int sim__h2_send(sim_h2 *c) {
+  if (nghttp2_session_send(c->s) != 0) return -1;
+  if (c->going_away && !nghttp2_session_want_write(c->s)) return 1; /* GOAWAY sent: close */
+  return nghttp2_session_want_read(c->s) || nghttp2_session_want_write(c->s) ? 0 : 1;
+}
+
+int sim__h2_wants_write(const sim_h2 *c) { return nghttp2_session_want_write(c->s); }
+
+int sim__h2_recv(sim_h2 *c, const uint8_t *data, size_t len) {
+  if (nghttp2_session_mem_recv(c->s, data, len) < 0) return -1;
+  return sim__h2_send(c);
+}
+
+/* Fills p with the sockets the session waits on besides the client's:
+   each stream's (unless its unframed bytes are at their bound: then it
+   waits for the client to read) with who[i] its stream, then the
+   lingering ones. Returns the streams' count; *nl the lingering ones. */
+static int stream_fds(h2b_conn *c, struct pollfd *p, h2b_stream **who, int *nl) {
+  int n = 0;
+  for (h2b_stream *st = c->streams; st && n < H2B_MAX_STREAMS; st = st->next)
+    if (st->fd >= 0 && st->pend_len < H2B_MAX_PENDING) {
+      who[n] = st;
+      p[n++] = (struct pollfd){.fd = st->fd, .events = POLLIN};
+    }
+  for (int i = 0; i < c->nl; i++) p[n + i] = (struct pollfd){.fd = c->lfd[i], .events = POLLIN};
+  *nl = c->nl;
+  return n;
+}
+
+/* Acts on what poll() found on the sockets of stream_fds. */
+static void stream_events(h2b_conn *c, const struct pollfd *p, h2b_stream **who, int n) {
+  long long now = mono_ms();
+  for (int i = c->nl - 1; i >= 0; i--)
+    if (p[n + i].revents || now >= c->ldl[i]) linger_read(c, i, now);
+  for (int i = 0; i < n; i++)
+    if (p[i].revents & (POLLIN | POLLHUP | POLLERR)) backend_read(c, who[i]);
+}
+
+int sim__h2_pump(sim_h2 *c, int timeout_ms) {
+  struct pollfd p[2 * H2B_MAX_STREAMS];
+  h2b_stream *who[H2B_MAX_STREAMS];
+  int nl, n = stream_fds(c, p, who, &nl);
+  int r = poll(p, (nfds_t)(n + nl), timeout_ms);
+  if (r <= 0) return r < 0 && errno != EINTR ? -1 : 0;
+  stream_events(c, p, who, n);
+  return r;
+}
+
+void sim__h2_free(sim_h2 *c) {
+  if (c == NULL) return;
+  nghttp2_session_send(c->s);
+  while (c->streams) stream_free(c, c->streams);
+  while (c->nl > 0) { /* the answered streams' ends noted, or their deadline */
+    struct pollfd p[H2B_MAX_STREAMS];
+    for (int i = 0; i < c->nl; i++) p[i] = (struct pollfd){.fd = c->lfd[i], .events = POLLIN};
+    if (poll(p, (nfds_t)c->nl, 100) < 0 && errno != EINTR) break;
+    long long now = mono_ms();
+    for (int i = c->nl - 1; i >= 0; i--)
+      if (p[i].revents || now >= c->ldl[i]) linger_read(c, i, now);
+  }
+  for (int i = c->nl - 1; i >= 0; i--) linger_drop(c, i);
+  nghttp2_session_del(c->s);
+  free(c);
+}
+
+static ssize_t send_fd(void *arg, const uint8_t *data, size_t len) {
+  ssize_t n = send(*(int *)arg, data, len, MSG_NOSIGNAL);
+  if (n < 0) return errno == EAGAIN || errno == EWOULDBLOCK ? SIM_H2_WOULDBLOCK : -1;
+  return n;
+}
+
+int sim__h2_serve(int fd, sim_h2_add_fn add, void *add_arg) {
+  sim_h2 *c = sim__h2_new(send_fd, &fd, add, add_arg);
+  if (c == NULL) {
+    close(fd);
+    return -1;
+  }
+  while (sim__h2_send(c) == 0) {
     struct pollfd p[1 + 2 * H2B_MAX_STREAMS];
-    h2b_stream *who[1 + H2B_MAX_STREAMS];
-    int n = 0;
-    p[n++] = (struct pollfd){.fd = fd, .events = (short)(POLLIN | (nghttp2_session_want_write(c.s) ? POLLOUT : 0))};
-    for (h2b_stream *st = c.streams; st && n < 1 + H2B_MAX_STREAMS; st = st->next)
-      if (st->fd >= 0 && st->pend_len < H2B_MAX_PENDING) { /* full: wait for the client to read */
-        who[n] = st;
-        p[n++] = (struct pollfd){.fd = st->fd, .events = POLLIN};
-      }
-    for (int i = 0; i < c.nl; i++) p[n + i] = (struct pollfd){.fd = c.lfd[i], .events = POLLIN};
-    if (poll(p, (nfds_t)(n + c.nl), c.nl > 0 ? 100 : -1) < 0) {
+    h2b_stream *who[H2B_MAX_STREAMS];
+    int nl, n = stream_fds(c, p + 1, who, &nl);
+    p[0] = (struct pollfd){.fd = fd, .events = (short)(POLLIN | (sim__h2_wants_write(c) ? POLLOUT : 0))};
+    if (poll(p, (nfds_t)(1 + n + nl), nl > 0 ? 100 : -1) < 0) {
       if (errno == EINTR) continue;
       break;
     }
-    long long now = mono_ms();
-    for (int i = c.nl - 1; i >= 0; i--)
-      if (p[n + i].revents || now >= c.ldl[i]) linger_read(&c, i, now);
+    stream_events(c, p + 1, who, n);
     if (p[0].revents & (POLLIN | POLLHUP | POLLERR)) {
       uint8_t buf[16384];
       ssize_t r = recv(fd, buf, sizeof buf, 0);
       if (r <= 0 && !(r < 0 && (errno == EAGAIN || errno == EINTR))) break;
-      if (r > 0 && nghttp2_session_mem_recv(c.s, buf, (size_t)r) < 0) break;
+      if (r > 0 && sim__h2_recv(c, buf, (size_t)r) < 0) break;
     }
-    for (int i = 1; i < n; i++)
-      if (p[i].revents & (POLLIN | POLLHUP | POLLERR)) backend_read(&c, who[i]);
   }
-  nghttp2_session_send(c.s);
-  while (c.streams) stream_free(&c, c.streams);
-  while (c.nl > 0) { /* the answered streams' ends noted, or their deadline */
-    struct pollfd p[H2B_MAX_STREAMS];
-    for (int i = 0; i < c.nl; i++) p[i] = (struct pollfd){.fd = c.lfd[i], .events = POLLIN};
-    if (poll(p, (nfds_t)c.nl, 100) < 0 && errno != EINTR) break;
-    long long now = mono_ms();
-    for (int i = c.nl - 1; i >= 0; i--)
-      if (p[i].revents || now >= c.ldl[i]) linger_read(&c, i, now);
-  }
-  for (int i = c.nl - 1; i >= 0; i--) linger_drop(&c, i);
-  nghttp2_session_del(c.s);
+  sim__h2_free(c);
   close(fd);
   return 0;
 }

@@ -680,6 +680,42 @@ static int h2_step(lua_State *L, const char *name, int fault, const char *dflt) 
 static int l_h2_reset(lua_State *L) { return h2_step(L, "h2_reset", SIM_H2_RST, "refused_stream"); }
 static int l_h2_goaway(lua_State *L) { return h2_step(L, "h2_goaway", SIM_H2_GOAWAY, "no_error"); }
 
+static const char *const h2_window_keys[] = {"step", "after", "stall", "headers", NULL};
+
+/* h2_window{step, after=, stall=}: the step's HEADERS, then `after` bytes
+   of its body, then no DATA for `stall` seconds (negative or absent:
+   forever), as if the client's flow-control window were shut; the step
+   defaults to chat{} and must have a body, as truncate's. */
+static int l_h2_window(lua_State *L) {
+  args a;
+  args_begin(&a, L, "h2_window", h2_window_keys, 1);
+  if (!opt_integer(&a, "after", "at", 0, INT_MAX, NULL)) {
+    lua_pushinteger(L, 0);
+    lua_setfield(L, a.d, "at");
+  }
+  if (arg_get(&a, "stall") != LUA_TNIL) {
+    if (lua_type(L, -1) != LUA_TNUMBER || isnan(lua_tonumber(L, -1)))
+      arg_bad(&a, "stall", "a number of seconds (negative: forever)");
+    double s = lua_tonumber(L, -1);
+    lua_pushnumber(L, s < 0 ? -1 : s);
+    lua_setfield(L, a.d, "stall");
+  }
+  lua_pop(L, 1);
+  lua_pushinteger(L, SIM_H2_WINDOW);
+  lua_setfield(L, a.d, "h2_fault");
+  opt_headers(&a);
+  arg_step(&a, "step", 1);
+  if (lua_isnil(L, -1)) {
+    lua_pop(L, 1);
+    push_plain_step(L, SIM_STEP_CHAT);
+  }
+  sim_step_kind k = sim__lua_step_kind(L, -1);
+  if (k != SIM_STEP_CHAT && k != SIM_STEP_FAIL && k != SIM_STEP_GARBAGE)
+    luaL_error(L, "h2_window: can hold back chat, fail or garbage, not %s",
+               sim__step_kind_name(k));
+  return make_step(L, a.d, SIM_STEP_H2, -1);
+}
+
 static const char *const delay_keys[] = {"seconds", "step", "headers", NULL};
 
 /* delay{seconds=, step=} or delay{2, chat{}}; the step defaults to chat{}. */
@@ -896,7 +932,7 @@ static const luaL_Reg step_ctors[] = {
   {"chat", l_chat},         {"stream", l_stream},   {"fail", l_fail},
   {"hang", l_hang},         {"delay", l_delay},     {"drop", l_drop},
   {"reset", l_reset},       {"truncate", l_truncate},
-  {"h2_reset", l_h2_reset}, {"h2_goaway", l_h2_goaway},
+  {"h2_reset", l_h2_reset}, {"h2_goaway", l_h2_goaway}, {"h2_window", l_h2_window},
   {"garbage", l_garbage},   {"effect", l_effect},   {"upstream", l_upstream},
   {NULL, NULL},
 };

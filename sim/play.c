@@ -988,11 +988,88 @@ static enum MHD_Result play_unstreamable(sim_conn *c, const sim_step *s) {
   return r;
 }
 
+/* ------------------------------------------------- a window shut */
+
+/* The content reader of h2_window{}: the first `limit` bytes, then a
+   stall (the trace's stalled state while it lasts), then the rest. Over
+   HTTP/2 the bridge sends the HEADERS and the bytes it has, and its data
+   provider defers (NGHTTP2_ERR_DEFERRED) while no more come, so the
+   session still answers PING and SETTINGS but no DATA flows. */
+static ssize_t window_reader(void *cls, uint64_t pos, char *buf, size_t max) {
+  sim_player *p = cls;
+  sim_conn *c = p->c;
+  if (p->waiting) {
+    p->waiting = 0;
+    if (c->wake == SIM_WAKE_HANGUP || c->wake == SIM_WAKE_SHUTDOWN) {
+      int left = c->wake == SIM_WAKE_HANGUP;
+      end_as(c, left ? "client_abort" : "shutdown", left ? SIM_END_PEER_LEFT : SIM_END_SHUTDOWN);
+      if (c->text) c->text[0] = '\0', c->text_len = 0; /* the trace shows what was sent */
+      return MHD_CONTENT_READER_END_WITH_ERROR;
+    }
+    c->sent.stalling = 0; /* the window opened */
+  }
+  if (pos >= p->body_len) return MHD_CONTENT_READER_END_OF_STREAM;
+  if (pos >= p->limit && !p->stall_done) {
+    p->stall_done = 1;
+    c->stalled = 1;
+    c->sent.stalling = 1;
+    const sim_step *s = p->s;
+    return pause_until(p, s->stall < 0 ? -1 : sim__srv_now(c->srv) + s->stall * 1000.0 * c->srv->scale);
+  }
+  size_t end = p->stall_done ? p->body_len : p->limit;
+  size_t n = end - (size_t)pos;
+  if (n > max) n = max;
+  memcpy(buf, p->body + pos, n);
+  p->c->bytes += (long)n;
+  return (ssize_t)n;
+}
+
+/* h2_window{}: the inner step's head and `after` bytes of its body, then
+   nothing until the stall is over (or the client leaves); the same on
+   HTTP/1.1, where it is a body stalled after its head. */
+static enum MHD_Result play_h2_window(sim_conn *c, const sim_step *s) {
+  const sim_step *inner = s->next;
+  sim_step *def = NULL;
+  if (inner == NULL) inner = def = sim__step_new(SIM_STEP_CHAT);
+  if (inner == NULL) return MHD_NO;
+  int status;
+  const char *ctype;
+  c->sent.kind = inner->kind;
+  char *body = step_body(c, inner, &status, &ctype);
+  sim_player *p = body ? calloc(1, sizeof *p) : NULL;
+  struct MHD_Response *r = NULL;
+  if (p != NULL) {
+    p->c = c;
+    p->s = s;
+    p->body = body;
+    p->body_len = strlen(body);
+    p->limit = s->at < 0 ? 0 : (size_t)s->at;
+    c->player = p; /* frees the body with it */
+    r = MHD_create_response_from_callback(p->body_len, 4096, window_reader, p, NULL);
+  } else {
+    free(body);
+  }
+  sim__step_free(def);
+  if (r == NULL) return MHD_NO;
+  add_header(r, c, "content-type", ctype, 0);
+  add_step_headers(r, c, s);
+  add_error_type(r, c, status, inner);
+  c->status = status;
+  c->phase = 2;
+  enum MHD_Result ret = MHD_queue_response(c->mc, (unsigned)status, r);
+  MHD_destroy_response(r);
+  return ret;
+}
+
 /* Plays c->cur; returns what the access handler returns. */
 /* h2_reset{}, h2_goaway{}: over HTTP/2 the bridge is told on the socket
    pair (a line no HTTP/1.1 response starts with) and plays the frame; over
    HTTP/1.1 the nearest fault: a reset is a TCP reset, a GOAWAY a close. */
 static enum MHD_Result play_h2(sim_conn *c, const sim_step *s) {
+  if (s->h2_fault == SIM_H2_WINDOW) {
+    c->step_name = "h2_window";
+    return play_h2_window(c, s);
+  }
   c->step_name = s->h2_fault == SIM_H2_RST ? "h2_reset" : "h2_goaway";
   if (!sim__conn_is_h2(c->mc)) {
     if (s->h2_fault == SIM_H2_RST) {

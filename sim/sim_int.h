@@ -30,9 +30,11 @@ typedef enum sim_step_kind {
   SIM_STEP_UPSTREAM  /* forward to the real provider (serve --upstream), faults on its answer */
 } sim_step_kind;
 
-/* h2_reset{} and h2_goaway{}: what an HTTP/2 attempt gets (sim/front.c,
-   sim/h2_bridge.c); on HTTP/1.1 the nearest fault: a TCP reset, a drop. */
-enum { SIM_H2_RST = 1, SIM_H2_GOAWAY = 2 };
+/* h2_reset{}, h2_goaway{} and h2_window{}: what an HTTP/2 attempt gets
+   (sim/front.c, sim/h2_bridge.c); on HTTP/1.1 the nearest fault: a TCP
+   reset, a drop, a body stalled after its head (what h2_window is on
+   both: the bridge's data provider defers while no bytes come). */
+enum { SIM_H2_RST = 1, SIM_H2_GOAWAY = 2, SIM_H2_WINDOW = 3 };
 
 /* blob.c: one immutable, reference-counted copy of a large step body,
    shared by the steps and connections that play it. Thread-safe. */
@@ -100,8 +102,8 @@ typedef struct sim_step {
   int ntool_calls;
   int finish;         /* SIM_FINISH_*: `incomplete` (max tokens, filter) */
 
-  /* h2_reset, h2_goaway */
-  int h2_fault;       /* SIM_H2_RST, SIM_H2_GOAWAY */
+  /* h2_reset, h2_goaway, h2_window (its after: `at`, its hold: `stall`, its body: `next`) */
+  int h2_fault;       /* SIM_H2_RST, SIM_H2_GOAWAY, SIM_H2_WINDOW */
   unsigned h2_code;   /* the HTTP/2 error code (RFC 9113 7) */
 
   /* stream */

@@ -25,4 +25,5 @@
   X(end_state)         \
   X(suggest)           \
   X(frames)            \
-  X(upstream_step)
+  X(upstream_step)      \
+  X(h2_bridge)

@@ -259,6 +259,46 @@ static void test_truncate(void) {
   sim__step_free(s);
 }
 
+/* The HTTP/2 steps: each one's fault and code; h2_window's bytes before
+   the window shuts (`after`, into `at`), its hold and its body. */
+static void test_h2(void) {
+  sim_step *s = first_step("h2_reset {}");
+  CU_ASSERT_PTR_NOT_NULL_FATAL(s);
+  CU_ASSERT_EQUAL(s->kind, SIM_STEP_H2);
+  CU_ASSERT_EQUAL(s->h2_fault, SIM_H2_RST);
+  CU_ASSERT_EQUAL(s->h2_code, 7u); /* refused_stream */
+  sim__step_free(s);
+  s = first_step("h2_goaway { code = 'enhance_your_calm' }");
+  CU_ASSERT_PTR_NOT_NULL_FATAL(s);
+  CU_ASSERT_EQUAL(s->h2_fault, SIM_H2_GOAWAY);
+  CU_ASSERT_EQUAL(s->h2_code, 11u);
+  sim__step_free(s);
+
+  s = first_step("h2_window {}");
+  CU_ASSERT_PTR_NOT_NULL_FATAL(s);
+  CU_ASSERT_EQUAL(s->kind, SIM_STEP_H2);
+  CU_ASSERT_EQUAL(s->h2_fault, SIM_H2_WINDOW);
+  CU_ASSERT_EQUAL(s->at, 0);
+  CU_ASSERT(s->stall < 0); /* forever */
+  CU_ASSERT_PTR_NOT_NULL_FATAL(s->next);
+  CU_ASSERT_EQUAL(s->next->kind, SIM_STEP_CHAT);
+  sim__step_free(s);
+  s = first_step("h2_window { fail { status = 503 }, after = 12, stall = 1.5, headers = { ['x-a'] = 'b' } }");
+  CU_ASSERT_PTR_NOT_NULL_FATAL(s);
+  CU_ASSERT_EQUAL(s->h2_fault, SIM_H2_WINDOW);
+  CU_ASSERT_EQUAL(s->at, 12);
+  CU_ASSERT_DOUBLE_EQUAL(s->stall, 1.5, 1e-9);
+  CU_ASSERT_EQUAL(s->nheaders, 1);
+  CU_ASSERT_EQUAL(s->next->kind, SIM_STEP_FAIL);
+  CU_ASSERT_EQUAL(s->next->status, 503);
+  sim__step_free(s);
+  s = first_step("h2_window { step = chat { content = 'x' }, stall = -3 }");
+  CU_ASSERT_PTR_NOT_NULL_FATAL(s);
+  CU_ASSERT(s->stall < 0);
+  TL_ASSERT_STR(s->next->content, "x");
+  sim__step_free(s);
+}
+
 static void test_effect(void) {
   const char *text =
       "return scenario { name = 'e', effects = {\n"
@@ -387,6 +427,15 @@ static const struct {
   {"truncate { hang{}, at = 1 }", "truncate: can cut chat, fail or garbage, not hang"},
   {"truncate { stream{}, at = 1 }", "truncate: can cut chat, fail or garbage, not stream"},
   {"truncate { chat{}, at = 1, mode = 'cut' }", "truncate: mode must be \"short-body\" or \"early-close\""},
+  {"h2_reset { code = 'nope' }", "h2_reset: unknown code 'nope' (no_error, protocol_error, internal_error, refused_stream, cancel, enhance_your_calm)"},
+  {"h2_goaway { code = 7 }", "h2_goaway: code must be a string (refused_stream, internal_error, ...)"},
+  {"h2_window { after = -1 }", "h2_window: field 'after' must be between 0 and 2147483647, got -1"},
+  {"h2_window { after = 1.5 }", "h2_window: field 'after' must be an integer, got number"},
+  {"h2_window { stall = 'long' }", "h2_window: field 'stall' must be a number of seconds (negative: forever), got string"},
+  {"h2_window { stall = 0/0 }", "h2_window: field 'stall' must be a number of seconds (negative: forever), got number"},
+  {"h2_window { hang{} }", "h2_window: can hold back chat, fail or garbage, not hang"},
+  {"h2_window { stream{} }", "h2_window: can hold back chat, fail or garbage, not stream"},
+  {"h2_window { aftr = 1 }", "h2_window: unknown field 'aftr' (did you mean 'after'?)"},
   {"garbage { body = 1 }", "garbage: field 'body' must be a string, got number"},
   {"garbage { status = 502 }", "garbage: unknown field 'status'"},
   {"delay{1,delay{1,delay{1,delay{1,delay{1,delay{1,delay{1,delay{1,chat{}}}}}}}}}", "delay: steps nest deeper than 8"},
@@ -512,6 +561,7 @@ int suite_lua_steps(void) {
       !CU_add_test(s, "hang_drop_reset_garbage", test_bare) ||
       !CU_add_test(s, "delay", test_delay) ||
       !CU_add_test(s, "truncate", test_truncate) ||
+      !CU_add_test(s, "h2_reset_goaway_window", test_h2) ||
       !CU_add_test(s, "effect", test_effect) ||
       !CU_add_test(s, "bad_steps", test_bad_steps) ||
       !CU_add_test(s, "large_bodies_shared", test_large_bodies_shared) ||
