@@ -139,10 +139,42 @@ static void retried_status(const cJSON *retries, int status, char *out, size_t n
   }
 }
 
+/* Sets backoff.KEY to a number or a string (the one not NULL). */
+static void set_backoff(cJSON *b, const char *key, double num, const char *str) {
+  cJSON *v = str ? cJSON_CreateString(str) : cJSON_CreateNumber(num);
+  if (v && !cJSON_ReplaceItemInObjectCaseSensitive(b, key, v) && !cJSON_AddItemToObject(b, key, v))
+    cJSON_Delete(v);
+}
+
+/* One wait window, one spelling: [b, b(1 + f)] ("add") is the subtract
+   jitter of base b(1 + f) with f / (1 + f) off, "equal" is subtract 0.5,
+   and subtract 1 is "full"; so a learned 2 s "up to 50 % off" and a
+   written 1 s "plus up to 100 %" are the same backoff. */
+static void backoff_canonical(cJSON *root) {
+  cJSON *b = cJSON_GetObjectItemCaseSensitive(root, "backoff");
+  const cJSON *j = b ? cJSON_GetObjectItemCaseSensitive(b, "jitter") : NULL;
+  const cJSON *base = b ? cJSON_GetObjectItemCaseSensitive(b, "base") : NULL;
+  const cJSON *fr = b ? cJSON_GetObjectItemCaseSensitive(b, "fraction") : NULL;
+  if (!cJSON_IsString(j)) return;
+  double f = cJSON_IsNumber(fr) ? fr->valuedouble : 0;
+  if (strcmp(j->valuestring, "add") == 0 && cJSON_IsNumber(base) && f > 0) {
+    double bb = base->valuedouble * (1 + f);
+    set_backoff(b, "base", bb, NULL);
+    set_backoff(b, "fraction", f / (1 + f), NULL);
+    set_backoff(b, "jitter", 0, "subtract");
+  } else if (strcmp(j->valuestring, "equal") == 0) {
+    set_backoff(b, "fraction", 0.5, NULL);
+    set_backoff(b, "jitter", 0, "subtract");
+  } else if (strcmp(j->valuestring, "subtract") == 0 && f >= 1) {
+    set_backoff(b, "jitter", 0, "full");
+  }
+}
+
 int policy_facts_read(const char *profile_json, policy_facts *f) {
   memset(f, 0, sizeof *f);
   cJSON *root = cJSON_Parse(profile_json);
   if (root == NULL) return -1;
+  backoff_canonical(root);
   int honoured = cJSON_IsTrue(at_path(root, "retry_after.honoured"));
   int retries_at_all = 1;
   const cJSON *ma = at_path(root, "max_attempts");

@@ -17,7 +17,11 @@ return profile {
               [1, 2) (randomize: true), no cap; after a 429 it is the longer of
               that and the Retry-After (seconds or an HTTP date; a past date
               counts as 0; retry-after-ms is not read, so a 429 carrying only that
-              is "headerless" and not retried). A body cut short is retried.
+              is "headerless" and not retried). A body cut short is retried,
+              and so is a 200 whose body is not JSON: its SyntaxError has no
+              status, so defaultFailedAttemptHandler lets it through (learned
+              by fusebox learn, then checked with exec --profile over
+              scenarios/shape/garbage_html.lua: 2 attempts).
               The OpenAI client's own timeout (10 min) bounds an attempt until
               its headers arrive. Checked on the wire over examples/interop
               with ChatOpenAI invoke / stream.]],
@@ -25,7 +29,7 @@ return profile {
 
   max_attempts = 7,
   backoff = { base = 1, factor = 2, cap = false, jitter = "add", fraction = 1 },
-  retries = { 408, "410-412", "414-428", "430-499", ">=500", "connection", "timeout", "body",
+  retries = { 408, "410-412", "414-428", "430-499", ">=500", "connection", "timeout", "body", "shape",
               { status = 429, except = { "insufficient_quota" }, retry_after = "required" } },
   x_should_retry = false,
   retry_after = {

@@ -398,6 +398,9 @@ static const char *failure(const rpt__arrival *a, char *buf, size_t n) {
   if (a->status >= 200 && a->status < 300) {
     if (a->step && (strcmp(a->step, "truncate") == 0 || strcmp(a->step, "garbage") == 0))
       return "shape";
+    /* a 2xx stream that ended in an in-band error event broke like a cut
+       one (before, it read as "ok" and any retry of it failed the verdict) */
+    if (a->error_event) return "stream_error";
     if (a->no_end_marker) return "no_end_marker";
     return NULL;
   }

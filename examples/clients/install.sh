@@ -40,7 +40,8 @@ cd "$here/node"
 if node -e '
   const want = require("./package.json").dependencies;
   for (const [name, v] of Object.entries(want)) {
-    if (require("./node_modules/" + name + "/package.json").version !== v) process.exit(1);
+    // an alias ("openai7": "npm:openai@7.59.0") pins the version after its @
+    if (require("./node_modules/" + name + "/package.json").version !== v.replace(/^npm:.*@/, "")) process.exit(1);
   }' >/dev/null 2>&1; then
   echo "install.sh: node clients up to date"
 else

@@ -35,6 +35,16 @@ one_fact 's/cap      = false, /cap = 60, over_cap = "backoff", /' 'Retry-After o
 # the same policy spelt otherwise
 edit 's/">=500"/"500-599"/'; expect_rc 0 '">=500" vs "500-599"'
 edit 's/factor = 2, //'; expect_rc 0 'factor left to its default 2'
+# one wait window in three spellings: 0.5 s with up to 50 % off, 0.25 s plus up
+# to 100 %, 0.5 s "equal"; a window that is not the same is named
+sed 's/base = 0.5, factor = 2, cap = 8, jitter = "subtract", fraction = 0.25/base = 0.5, factor = 2, cap = 8, jitter = "subtract", fraction = 0.5/' "$base" > "$tmp/sub.lua"
+sed 's/base = 0.5, factor = 2, cap = 8, jitter = "subtract", fraction = 0.25/base = 0.25, factor = 2, cap = 8, jitter = "add", fraction = 1/' "$base" > "$tmp/add.lua"
+sed 's/base = 0.5, factor = 2, cap = 8, jitter = "subtract", fraction = 0.25/base = 0.5, factor = 2, cap = 8, jitter = "equal"/' "$base" > "$tmp/equal.lua"
+dp "$tmp/sub.lua" "$tmp/add.lua"; rc=$?; expect_rc 0 'subtract 0.5 of 0.5 s vs add 1 of 0.25 s'
+dp "$tmp/sub.lua" "$tmp/equal.lua"; rc=$?; expect_rc 0 'subtract 0.5 vs equal'
+sed 's/base = 0.25, factor = 2, cap = 8, jitter = "add", fraction = 1/base = 0.3, factor = 2, cap = 8, jitter = "add", fraction = 1/' "$tmp/add.lua" > "$tmp/add2.lua"
+dp "$tmp/sub.lua" "$tmp/add2.lua"; rc=$?; expect_rc 1 'add 1 of 0.3 s is another window'
+grep -qxF 'backoff base (s): 0.5 → 0.6' "$tmp/out" && ok || bad "another window not named as such: $(cat "$tmp/out")"
 # within tolerance
 edit 's/base = 0.5/base = 0.52/'; expect_rc 1 'base 0.5 vs 0.52 without --tolerance'
 sed 's/base = 0.5/base = 0.52/' "$base" > "$tmp/new.lua"

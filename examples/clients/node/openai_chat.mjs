@@ -6,11 +6,18 @@
 //   node openai_chat.mjs --stream   one streamed chat completion
 //   node openai_chat.mjs --effect   POST $FUSEBOX_URL/v1/effects/send_email
 //
-// Reads OPENAI_BASE_URL and OPENAI_API_KEY (the SDK does). Exit 0 on
-// success, 1 on failure with the error class on stderr, 2 on usage errors.
-import OpenAI from 'openai';
+// Reads OPENAI_BASE_URL and OPENAI_API_KEY (the SDK does). OPENAI_PACKAGE=openai7
+// runs the same call through openai 7.59.0 (pinned beside 6.49.0, for the
+// dependency-bump gate of docs/ci.md). Exit 0 on success, 1 on failure with
+// the error class on stderr, 2 on usage errors.
 import { parseArgs, sdkOptions, effectURL, effectBody, modelName, PROMPT, fail } from './common.mjs';
 
+const pkg = process.env.OPENAI_PACKAGE || 'openai';
+if (pkg !== 'openai' && pkg !== 'openai7') {
+  process.stderr.write(`OPENAI_PACKAGE is openai or openai7, not ${pkg}\n`);
+  process.exit(2);
+}
+const { default: OpenAI } = await import(pkg);
 const mode = parseArgs(process.argv.slice(2));
 const client = new OpenAI(sdkOptions());
 const model = modelName('OPENAI_MODEL', 'gpt-4o-mini');

@@ -1,0 +1,36 @@
+#!/usr/bin/env bash
+# The dependency-bump gate of docs/ci.md on a real one (issue 28): openai
+# 6.49.0 and 7.59.0 (both pinned in examples/clients/node, the second as
+# the alias openai7) are learned from the wire, and diff-policy names
+# exactly the Retry-After facts 7.x changed (its retryRequest falls back to
+# the backoff for a wait that is not finite, negative or over 60 s), exit 1;
+# a version against itself is exit 0.
+. "$(dirname "$0")/lib.sh"
+need_fusebox
+need_node_pkg openai openai7
+need_cmd faketime
+cd "$src"
+c=examples/clients/node/openai_chat.mjs
+# side by side, under a small warp (the SDK sleeps its backoff in real time)
+"$bin" learn --warp 2 -j 2 --name openai-node --version 6.49.0 -q -o "$tmp/6.lua" \
+  -- node "$c" 2> "$tmp/6.err" &
+p6=$!
+"$bin" learn --warp 2 -j 2 --name openai-node --version 7.59.0 -q -o "$tmp/7.lua" \
+  -- env OPENAI_PACKAGE=openai7 node "$c" 2> "$tmp/7.err"
+r7=$?
+wait $p6
+r6=$?
+[ $r6 = 0 ] && [ $r7 = 0 ] || { bad "learn exit $r6 / $r7: $(cat "$tmp/6.err" "$tmp/7.err")"; finish; }
+"$bin" diff-policy --tolerance 0.35 "$tmp/6.lua" "$tmp/7.lua" > "$tmp/diff" 2>&1
+rc=$?
+want='Retry-After over 60 s: slept as asked → falls back to backoff
+unparsable Retry-After: retried at once → falls back to backoff
+zero, negative or past Retry-After: retried at once → falls back to backoff'
+got=$(grep ' → ' "$tmp/diff" | sort)
+[ $rc = 1 ] && [ "$got" = "$want" ] && ok \
+  || bad "diff-policy exit $rc named: $(cat "$tmp/diff"); 6.49: $(grep -v -- '--' "$tmp/6.lua"); 7.59: $(grep -v -- '--' "$tmp/7.lua")"
+"$bin" diff-policy --tolerance 0.35 "$tmp/6.lua" "$tmp/6.lua" > /dev/null 2>&1 && ok || bad "a profile differs from itself"
+# the learned 6.49 agrees with the hand-written one on what changed
+"$bin" diff-policy --tolerance 0.35 profiles/openai-node.lua "$tmp/6.lua" > "$tmp/hand" 2>&1
+grep -q "Retry-After" "$tmp/hand" && bad "learned 6.49 differs from profiles/openai-node.lua on Retry-After: $(cat "$tmp/hand")" || ok
+finish
