@@ -241,6 +241,7 @@ typedef struct xpl_policy {
   char over_cap[12], invalid[12], past[12]; /* backoff, stop, immediate */
   char idem[12];                      /* false, per_call, per_attempt */
   int timeout_seen;                   /* the client ended an attempt by its own timeout */
+  char covers[8];                     /* what it bounds: headers, idle, whole; "" unknown */
   int streams_probed;                 /* the client streamed when asked: the next two hold */
   int streams_retried;                /* a stream cut after content is retried */
   long runs;                          /* probes played */

@@ -294,24 +294,83 @@ static int probe_timeout(learner *l) {
   return 0;
 }
 
+/* The first attempt ended (the client gave up) well before a 5 s stall. */
+static int gave_up_early(const xpl_outcome *o) {
+  return o->narr >= 1 && o->arr[0].t_end >= 0 && o->arr[0].t_end - o->arr[0].t_arrive < 3.5;
+}
+/* ... before a stream trickling for 3.2 s was over. */
+static int gave_up_trickle(const xpl_outcome *o) {
+  return o->narr >= 1 && o->arr[0].t_end >= 0 && o->arr[0].t_end - o->arr[0].t_arrive < 2.5;
+}
+
+/* What the attempt timeout covers, for a client that keeps the one it is
+   told (1 s): a body that stalls 5 s after its head (h2_window; on
+   HTTP/1.1 the head, then nothing) waited out is "headers"; given up on,
+   the body is covered, and a stream trickling a chunk every 0.4 s for
+   3.2 s tells "idle" (waited out: each wait was short) from "whole"
+   (given up). A client that does not stream is left at "idle or whole". */
+static int probe_covers(learner *l) {
+  xpl_policy *p = l->p;
+  if (!p->timeout_seen) return 0;
+  char *st[1] = {"    h2_window { after = 0, stall = 5 },\n"};
+  l->client_extra = ", attempt_timeout = 1";
+  xpl_outcome *out = play_each(l, 1, st);
+  if (!out) {
+    l->client_extra = NULL;
+    return -1;
+  }
+  char b[48];
+  int c, body = vote(p, out, 0, gave_up_early, &c);
+  free(out);
+  ev(p, XPL_EV_TIMEOUT, "; told 1 s, a body that stalls 5 s after its head: %s%s",
+     body ? "given up" : "waited out", split(p, c, b));
+  if (!body) {
+    snprintf(p->covers, sizeof p->covers, "headers");
+    l->client_extra = NULL;
+    return 0;
+  }
+  if (!p->streams_probed) {
+    ev(p, XPL_EV_TIMEOUT, "; idle or whole not told apart (the client did not stream)");
+    l->client_extra = NULL;
+    return 0;
+  }
+  char *tr[1] = {"    stream { chunks = { \"1 \", \"2 \", \"3 \", \"4 \", \"5 \", \"6 \", \"7 \", "
+                 "\"8 \" }, interval = 0.4 },\n"};
+  l->stream = 1;
+  out = play_each(l, 1, tr);
+  l->stream = 0;
+  l->client_extra = NULL;
+  if (!out) return -1;
+  int whole = vote(p, out, 0, gave_up_trickle, &c);
+  free(out);
+  ev(p, XPL_EV_TIMEOUT, "; a stream trickling for 3.2 s, a chunk every 0.4 s: %s%s",
+     whole ? "given up" : "read to its end", split(p, c, b));
+  snprintf(p->covers, sizeof p->covers, "%s", whole ? "whole" : "idle");
+  return 0;
+}
+
 static int stream_asked(const xpl_outcome *o) { return o->narr > 0 && o->arr[0].stream; }
 static int stream_retried(const xpl_outcome *o) { return stream_asked(o) && retried(o); }
 
 /* Broken streams, asked with the client told to stream: one cut after two
-   chunks ("stream_error"; retried, streams_retried) and one that ends
-   without its end marker ("no_end_marker"). A client that does not ask
+   chunks ("stream_error"; retried, streams_retried), one that ends
+   without its end marker ("no_end_marker") and one ended by an error
+   event (also "stream_error" to a profile: the evidence says when the two
+   differ). A client that does not ask
    for a stream when told to (its first request has no stream: true)
    tells nothing of streams: left out, and said so. */
 static int probe_streams(learner *l) {
-  char *steps[2] = {"    stream { " CHUNKS ", drop_after = 2 },\n",
-                    "    stream { " CHUNKS ", no_end = true },\n"};
+  char *steps[3] = {"    stream { " CHUNKS ", drop_after = 2 },\n",
+                    "    stream { " CHUNKS ", no_end = true },\n",
+                    "    stream { " CHUNKS ", error_after = 2 },\n"};
   l->stream = 1;
-  xpl_outcome *out = play_each(l, 2, steps);
+  xpl_outcome *out = play_each(l, 3, steps);
   l->stream = 0;
   if (!out) return -1;
   xpl_policy *p = l->p;
   int asked = vote(p, out, 0, stream_asked, NULL), c1, c2;
-  int cut = vote(p, out, 0, stream_retried, &c1), noend = vote(p, out, 1, stream_retried, &c2);
+  int cut = vote(p, out, 0, stream_retried, &c1), noend = vote(p, out, 1, stream_retried, &c2), c3;
+  int event = vote(p, out, 2, stream_retried, &c3);
   free(out);
   if (!asked) {
     ev(p, XPL_EV_STREAMS, "told to stream, the client's request did not ask for a stream: not probed");
@@ -321,6 +380,11 @@ static int probe_streams(learner *l) {
   ev(p, XPL_EV_STREAMS, "a stream cut after two chunks: %s%s; a stream without its end marker: %s%s",
      cut ? "retried" : "not retried", split(p, c1, b1), noend ? "retried" : "not retried",
      split(p, c2, b2));
+  char b3[48];
+  ev(p, XPL_EV_STREAMS, "; a stream ended by an error event after two chunks: %s%s%s",
+     event ? "retried" : "not retried", split(p, c3, b3),
+     event != cut ? " (a profile's one \"stream_error\" cannot tell it from the cut one: the cut "
+                    "one decides)" : "");
   p->streams_probed = 1;
   if (cut) {
     p->streams_retried = 1;
@@ -579,7 +643,7 @@ int xpl_learn(const xpl_learn_opts *o, xpl_play_fn play, void *arg, xpl_policy *
   snprintf(p->invalid, sizeof p->invalid, "backoff");
   snprintf(p->past, sizeof p->past, "backoff");
   if (probe_backoff(&l) != 0 || probe_retries(&l) != 0 || probe_timeout(&l) != 0 ||
-      probe_streams(&l) != 0 || probe_retry_after(&l) != 0)
+      probe_streams(&l) != 0 || probe_covers(&l) != 0 || probe_retry_after(&l) != 0)
     return -1;
   return 0;
 }

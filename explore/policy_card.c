@@ -64,6 +64,7 @@ static void make(card *c, const xpl_policy *p) {
   } else {
     row(c, "Retry-After", "%s", p->retries_429 ? "not honoured" : "429 not retried");
   }
+  row(c, "attempt timeout covers", "%s", p->covers[0] ? p->covers : "not told apart");
   row(c, "stream cut after content", "%s",
       !p->streams_probed ? "not probed (the client did not stream when asked)"
       : p->streams_retried ? "retried" : "not retried");

@@ -22,6 +22,7 @@ typedef struct policy {
   double own; /* the client's own time per retry, added to every gap */
   int flaky_401; /* a 401 is retried every other time it is asked */
   int obeys_should; /* x-should-retry decides */
+  const char *covers; /* keeps a told attempt timeout over: headers, idle, whole */
   int asked_401; /* how often it was (play changes it) */
 } policy;
 
@@ -54,6 +55,20 @@ static int play(void *arg, int reference, int n, char *const *lua, const long *i
     first_fault(lua[i], &status, &ra, &quota, &faults);
     memset(&out[i], 0, sizeof out[i]);
     int streamed = pol->streams && strstr(lua[i], "call = \"stream\"") != NULL;
+    if (pol->covers && strstr(lua[i], "attempt_timeout = 1")) {
+      /* gives up after 1 s, unless what is stalled is not covered */
+      int held = strstr(lua[i], "h2_window") != NULL, trickle = strstr(lua[i], "interval = 0.4") != NULL;
+      double end = 1;
+      if (held && strcmp(pol->covers, "headers") == 0) end = 5;
+      if (trickle && strcmp(pol->covers, "idle") == 0) end = 3.2;
+      xpl_arrival *a = &out[i].arr[out[i].narr++];
+      a->t_end = end;
+      a->status = held || trickle ? 200 : 0;
+      a->attempt = 1;
+      a->stream = streamed;
+      out[i].attempts = 1;
+      continue;
+    }
     if (strstr(lua[i], "drop_after = 2")) status = -1, faults = 1; /* a stream cut */
     for (int k = 0; k < pol->attempts; k++) {
       int failed = k < faults;
@@ -302,6 +317,34 @@ static void test_should_retry(void) {
   free(lua);
 }
 
+/* What a kept attempt timeout covers: a stalled body waited out is
+   "headers"; given up on, a trickling stream tells idle from whole; a
+   client that does not stream is not told apart. */
+static void test_covers(void) {
+  policy pol = {.attempts = 3, .base = 0.5, .factor = 2, .retry_5xx = 1, .streams = 1};
+  const char *want[3] = {"headers", "idle", "whole"};
+  xpl_learn_opts o = {0};
+  xpl_policy p;
+  char err[XPL_ERRLEN];
+  for (int i = 0; i < 3; i++) {
+    pol.covers = want[i];
+    CU_ASSERT_EQUAL_FATAL(xpl_learn(&o, play, &pol, &p, err), 0);
+    CU_ASSERT_EQUAL(p.timeout_seen, 1);
+    CU_ASSERT_STRING_EQUAL(p.covers, want[i]);
+  }
+  char *lua = xpl_policy_lua(&p, NULL, NULL, NULL, NULL);
+  CU_ASSERT_PTR_NOT_NULL(strstr(lua, "timeout_covers = \"whole\","));
+  CU_ASSERT_PTR_NOT_NULL(strstr(lua, "a stream trickling for 3.2 s, a chunk every 0.4 s: given up"));
+  free(lua);
+  pol.streams = 0;
+  CU_ASSERT_EQUAL_FATAL(xpl_learn(&o, play, &pol, &p, err), 0);
+  CU_ASSERT_STRING_EQUAL(p.covers, "");
+  pol.covers = NULL; /* no timeout kept: not probed */
+  CU_ASSERT_EQUAL_FATAL(xpl_learn(&o, play, &pol, &p, err), 0);
+  CU_ASSERT_EQUAL(p.timeout_seen, 0);
+  CU_ASSERT_STRING_EQUAL(p.covers, "");
+}
+
 static void test_retries_nothing(void) {
   policy pol = {.attempts = 1};
   xpl_learn_opts o = {0};
@@ -327,6 +370,7 @@ int suite_learn(void) {
   CU_add_test(s, "a 429 retried only with a Retry-After", test_429_only_with_retry_after);
   CU_add_test(s, "broken streams", test_streams);
   CU_add_test(s, "x-should-retry obeyed or ignored", test_should_retry);
+  CU_add_test(s, "what the attempt timeout covers", test_covers);
   CU_add_test(s, "--confidence plays a yes/no probe until a flaky fact shows", test_confidence);
   CU_add_test(s, "the policy card, Markdown and HTML, with the evidence", test_card);
   return 0;
