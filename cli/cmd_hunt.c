@@ -241,6 +241,35 @@ static int read_from(const char *path, xpl_schedule *out, char err[XPL_ERRLEN]) 
   return rc;
 }
 
+int hunt_client_option(const char *cmd, const char *opt, const char *val, hunt_ctx *h,
+                       const char **dialect) {
+  if (strcmp(opt, "--client") == 0) {
+    int k = cli_client_kind(val);
+    if (k < 0) {
+      fprintf(stderr, "fusebox %s: --client is " CLI_CLIENT_NAMES ", not '%s'\n", cmd, val);
+      return -1;
+    }
+    h->kind = (run_client_kind)k;
+  } else if (strcmp(opt, "--api") == 0) {
+    static const char *const apis[] = {"openai", "anthropic", "responses", "gemini"};
+    int ok = 0;
+    for (size_t k = 0; k < sizeof apis / sizeof apis[0]; k++) ok |= strcmp(val, apis[k]) == 0;
+    if (!ok) {
+      fprintf(stderr, "fusebox %s: --api is openai, anthropic, responses or gemini, not '%s'\n", cmd,
+              val);
+      return -1;
+    }
+    *dialect = val;
+  } else if (strcmp(opt, "--warp") == 0) {
+    double d;
+    if (cli_parse_double(opt, val, 1, EXEC_WARP_MAX, &d) != 0) return -1;
+    h->exec.warp = d;
+  } else {
+    return 0;
+  }
+  return 1;
+}
+
 /* Parses hunt's own options (not the shared ones); 1 taken, 0 not, -1 bad. */
 static int own_option(int argc, char **argv, int *i, hunt_ctx *h, xpl_hunt_opts *o) {
   const char *a = argv[*i];
@@ -252,13 +281,9 @@ static int own_option(int argc, char **argv, int *i, hunt_ctx *h, xpl_hunt_opts 
   if (strcmp(a, "--no-reference") == 0) return o->reference = 0, 1;
   if (v == NULL) return 0;
   int rc = 1;
-  if (strcmp(a, "--client") == 0) {
-    int k = cli_client_kind(v);
-    if (k < 0) {
-      fprintf(stderr, "fusebox hunt: --client is " CLI_CLIENT_NAMES ", not '%s'\n", v);
-      return -1;
-    }
-    h->kind = (run_client_kind)k;
+  int shared = hunt_client_option("hunt", a, v, h, &o->lua.dialect);
+  if (shared != 0) {
+    if (shared < 0) return -1;
   } else if (strcmp(a, "--budget") == 0) {
     if (cli_parse_int(a, v, 1, 1000000, &n) != 0) return -1;
     o->budget = n;
@@ -280,18 +305,6 @@ static int own_option(int argc, char **argv, int *i, hunt_ctx *h, xpl_hunt_opts 
     if (xpl_space_kinds(&o->space, v, err) != 0) rc = -1;
   } else if (strcmp(a, "--call") == 0) {
     if (xpl_space_calls(&o->space, v, err) != 0) rc = -1;
-  } else if (strcmp(a, "--api") == 0) {
-    static const char *const apis[] = {"openai", "anthropic", "responses", "gemini"};
-    int ok = 0;
-    for (size_t k = 0; k < sizeof apis / sizeof apis[0]; k++) ok |= strcmp(v, apis[k]) == 0;
-    if (!ok) {
-      fprintf(stderr, "fusebox hunt: --api is openai, anthropic, responses or gemini, not '%s'\n", v);
-      return -1;
-    }
-    o->lua.dialect = v;
-  } else if (strcmp(a, "--warp") == 0) {
-    if (cli_parse_double(a, v, 1, EXEC_WARP_MAX, &d) != 0) return -1;
-    h->exec.warp = d;
   } else if (strcmp(a, "--out") == 0) {
     h->out_dir = v;
   } else if (strcmp(a, "--from") == 0) {

@@ -73,15 +73,10 @@ typedef struct learn_args {
 static int own_option(int argc, char **argv, int *i, hunt_ctx *h, learn_args *a) {
   const char *o = argv[*i], *v = *i + 1 < argc ? argv[*i + 1] : NULL;
   long n;
-  double d;
   if (v == NULL) return 0;
-  if (strcmp(o, "--client") == 0) {
-    int k = cli_client_kind(v);
-    if (k < 0) {
-      fprintf(stderr, "fusebox learn: --client is " CLI_CLIENT_NAMES ", not '%s'\n", v);
-      return -1;
-    }
-    h->kind = (run_client_kind)k;
+  int shared = hunt_client_option("learn", o, v, h, &a->lo.dialect);
+  if (shared != 0) {
+    if (shared < 0) return -1;
   } else if (strcmp(o, "-o") == 0) {
     a->out = v;
   } else if (strcmp(o, "--markdown") == 0) {
@@ -94,21 +89,11 @@ static int own_option(int argc, char **argv, int *i, hunt_ctx *h, learn_args *a)
     a->name = v;
   } else if (strcmp(o, "--version") == 0) {
     a->version = v;
-  } else if (strcmp(o, "--api") == 0) {
-    if (strcmp(v, "openai") && strcmp(v, "anthropic") && strcmp(v, "responses") &&
-        strcmp(v, "gemini")) {
-      fprintf(stderr, "fusebox learn: --api is openai, anthropic, responses or gemini, not '%s'\n", v);
-      return -1;
-    }
-    a->lo.dialect = v;
   } else if (strcmp(o, "--repeats") == 0) {
     if (cli_parse_int(o, v, 1, 16, &n) != 0) return -1;
     a->lo.repeats = (int)n;
   } else if (strcmp(o, "--max-wait") == 0) {
     if (cli_parse_double(o, v, 2, 86400, &a->lo.max_wait) != 0) return -1;
-  } else if (strcmp(o, "--warp") == 0) {
-    if (cli_parse_double(o, v, 1, EXEC_WARP_MAX, &d) != 0) return -1;
-    h->exec.warp = d;
   } else {
     return 0;
   }

@@ -33,6 +33,11 @@ int hunt_play_one(const hunt_ctx *h, int reference, const char *lua, long index,
    `fusebox learn` plays its probes with it too. */
 int hunt_play(void *arg, int reference, int n, char *const *lua, const long *index,
               xpl_outcome *out, char err[XPL_ERRLEN]);
+/* The options hunt and learn share: --client NAME, --api NAME (into
+   *dialect) and --warp F, for command cmd ("hunt"). 1 taken, 0 not one,
+   -1 bad (said on stderr). */
+int hunt_client_option(const char *cmd, const char *opt, const char *val, hunt_ctx *h,
+                       const char **dialect);
 /* Makes ctx->tmp, the run's temporary folder (under $TMPDIR); 0 or -1. */
 int hunt_make_tmp(hunt_ctx *h);
 

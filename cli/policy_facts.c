@@ -170,11 +170,25 @@ static void backoff_canonical(cJSON *root) {
   }
 }
 
+/* The window of the first backoff wait, from the canonical backoff. */
+static void first_window(const cJSON *root, policy_facts *f) {
+  const cJSON *base = at_path(root, "backoff.base"), *j = at_path(root, "backoff.jitter");
+  const cJSON *fr = at_path(root, "backoff.fraction");
+  f->wait_lo = f->wait_hi = -1;
+  if (!cJSON_IsNumber(base)) return;
+  f->wait_hi = base->valuedouble;
+  const char *jit = cJSON_IsString(j) ? j->valuestring : "none";
+  double frac = cJSON_IsNumber(fr) ? fr->valuedouble : 0;
+  f->wait_lo = strcmp(jit, "full") == 0 ? 0
+               : strcmp(jit, "subtract") == 0 ? f->wait_hi * (1 - frac) : f->wait_hi;
+}
+
 int policy_facts_read(const char *profile_json, policy_facts *f) {
   memset(f, 0, sizeof *f);
   cJSON *root = cJSON_Parse(profile_json);
   if (root == NULL) return -1;
   backoff_canonical(root);
+  first_window(root, f);
   int honoured = cJSON_IsTrue(at_path(root, "retry_after.honoured"));
   int retries_at_all = 1;
   const cJSON *ma = at_path(root, "max_attempts");
@@ -237,6 +251,10 @@ static const policy_fact *find(const policy_facts *f, const char *key) {
   return NULL;
 }
 
+static int same_num(double x, double y, double tol) {
+  return fabs(x - y) <= tol * fmax(fabs(x), fabs(y));
+}
+
 /* Both numbers within tol (relative) of each other. */
 static int same_value(const char *a, const char *b, double tol) {
   if (strcmp(a, b) == 0) return 1;
@@ -260,9 +278,17 @@ int policy_facts_diff(const policy_facts *a, const policy_facts *b, double tol,
   /* a fact on one side only is not applicable on the other because a fact
      it depends on (attempts, jitter, Retry-After honoured) changed: that one
      is named */
+  /* with a tolerance, a backoff is its first wait's window: "up to 25 %
+     off" against "none" within it is the noise of measuring jitter from
+     a few samples (two learns of one client), not a change */
+  int same_window = tol > 0 && a->wait_hi >= 0 && b->wait_hi >= 0 &&
+                    same_num(a->wait_lo, b->wait_lo, tol) && same_num(a->wait_hi, b->wait_hi, tol);
   for (int i = 0; i < a->n; i++) {
     const policy_fact *x = &a->fact[i], *y = find(b, x->key);
     if (y == NULL || same_value(x->value, y->value, tol)) continue;
+    if (same_window && (strcmp(x->key, "backoff.base") == 0 || strcmp(x->key, "backoff.jitter") == 0 ||
+                        strcmp(x->key, "backoff.fraction") == 0))
+      continue;
     snprintf(line, sizeof line, "%s: %s → %s", x->label, x->value, y->value);
     emit(ctx, line);
     changed++;

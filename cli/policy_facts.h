@@ -21,6 +21,7 @@ typedef struct policy_facts {
   int n;
   double ra_cap;  /* Retry-After cap in s; -1 none; -2 Retry-After not honoured */
   char ra_over[16]; /* retry_after.over_cap ("backoff" when absent) */
+  double wait_lo, wait_hi; /* the first backoff wait's window (s); -1 no backoff */
 } policy_facts;
 
 /* Reads the facts of a profile (sim_profile_load's JSON). Returns 0, or -1

@@ -587,9 +587,20 @@ static int probe_retry_after(learner *l) {
     double raw = p->own_backoff > 0 ? p->min_gap : p->base;
     p->base = round2(raw - over > 0.01 ? raw - over : raw);
   }
-  if (ms) snprintf(p->forms[p->nforms++], 16, "retry-after-ms");
+  /* both headers read: which wins when both come (v ms and v + 2 s) */
+  int ms_first = 1;
+  if (ms && (sec || date)) {
+    snprintf(step, sizeof step, "    fail { status = 429, retry_after_ms = %.0f, retry_after = %.0f },\n",
+             v * 1000, v + 2);
+    if (wait_probe(l, step, v + 2, &out) < 0) return -1;
+    ms_first = !(retried(&out) && gap(&out, 1) >= (v + 2) * 0.95 - 0.02);
+    ev(p, XPL_EV_RA_FORMS, "; retry-after-ms %.0f and Retry-After %.0f together: %s (one play)",
+       v * 1000, v + 2, after(&out));
+  }
+  if (ms && ms_first) snprintf(p->forms[p->nforms++], 16, "retry-after-ms");
   if (sec) snprintf(p->forms[p->nforms++], 16, "seconds");
   if (date) snprintf(p->forms[p->nforms++], 16, "date");
+  if (ms && !ms_first) snprintf(p->forms[p->nforms++], 16, "retry-after-ms");
   p->ra_honoured = p->nforms > 0;
   if (!p->ra_honoured) return 0;
   const char *form = sec ? "retry_after" : ms ? "retry_after_ms" : "retry_after_date";

@@ -45,6 +45,15 @@ dp "$tmp/sub.lua" "$tmp/equal.lua"; rc=$?; expect_rc 0 'subtract 0.5 vs equal'
 sed 's/base = 0.25, factor = 2, cap = 8, jitter = "add", fraction = 1/base = 0.3, factor = 2, cap = 8, jitter = "add", fraction = 1/' "$tmp/add.lua" > "$tmp/add2.lua"
 dp "$tmp/sub.lua" "$tmp/add2.lua"; rc=$?; expect_rc 1 'add 1 of 0.3 s is another window'
 grep -qxF 'backoff base (s): 0.5 → 0.6' "$tmp/out" && ok || bad "another window not named as such: $(cat "$tmp/out")"
+# with a tolerance a backoff is its first wait's window: 0.375-0.5 s and 0.5 s
+# flat are one within 35 % (jitter read from five samples is noisy); full
+# jitter (0-0.5 s) is not
+sed 's/jitter = "subtract", fraction = 0.25/jitter = "none"/' "$base" > "$tmp/flat.lua"
+dp --tolerance 0.35 "$base" "$tmp/flat.lua"; rc=$?; expect_rc 0 'subtract 0.25 vs none within --tolerance 0.35'
+dp "$base" "$tmp/flat.lua"; rc=$?; expect_rc 1 'subtract 0.25 vs none without a tolerance'
+sed 's/jitter = "subtract", fraction = 0.25/jitter = "full"/' "$base" > "$tmp/full.lua"
+dp --tolerance 0.35 "$base" "$tmp/full.lua"; rc=$?; expect_rc 1 'subtract 0.25 vs full within --tolerance 0.35'
+grep -qxF 'backoff jitter: subtract → full' "$tmp/out" && ok || bad "full jitter not named: $(cat "$tmp/out")"
 # within tolerance
 edit 's/base = 0.5/base = 0.52/'; expect_rc 1 'base 0.5 vs 0.52 without --tolerance'
 sed 's/base = 0.5/base = 0.52/' "$base" > "$tmp/new.lua"

@@ -23,14 +23,16 @@ typedef struct policy {
   int flaky_401; /* a 401 is retried every other time it is asked */
   int obeys_should; /* x-should-retry decides */
   const char *covers; /* keeps a told attempt timeout over: headers, idle, whole */
+  int ms_form;        /* reads retry-after-ms; 2: before Retry-After when both come */
   int asked_401; /* how often it was (play changes it) */
 } policy;
 
 /* The first fault of the probe, as the client sees it: status (0 for a
    drop), and the Retry-After seconds asked (-1 none). */
-static void first_fault(const char *lua, int *status, double *ra, int *quota, int *faults) {
+static void first_fault(const char *lua, int *status, double *ra, int *quota, int *faults,
+                        double *ra_ms) {
   const char *p = strstr(lua, "provider = {\n");
-  *status = 200, *ra = -1, *quota = 0, *faults = 0;
+  *status = 200, *ra = -1, *quota = 0, *faults = 0, *ra_ms = -1;
   if (!p) return;
   *quota = strstr(p, "insufficient_quota") != NULL;
   const char *f = strstr(p, "fail { status = ");
@@ -38,6 +40,8 @@ static void first_fault(const char *lua, int *status, double *ra, int *quota, in
     *status = atoi(f + 16);
     const char *r = strstr(f, "retry_after = ");
     if (r && r < strchr(f, '\n')) *ra = r[14] == '"' ? -2 : atof(r + 14);
+    const char *m = strstr(f, "retry_after_ms = ");
+    if (m && m < strchr(f, '\n')) *ra_ms = atof(m + 17) / 1000;
   } else if (strstr(p, "drop {}")) {
     *status = 0;
   }
@@ -51,8 +55,9 @@ static int play(void *arg, int reference, int n, char *const *lua, const long *i
   (void)reference, (void)index, (void)err;
   for (int i = 0; i < n; i++) {
     int status, quota, faults;
-    double ra, t = 0;
-    first_fault(lua[i], &status, &ra, &quota, &faults);
+    double ra, t = 0, ra_ms;
+    first_fault(lua[i], &status, &ra, &quota, &faults, &ra_ms);
+    if (pol->ms_form && ra_ms > 0 && (ra <= 0 || pol->ms_form == 2)) ra = ra_ms;
     memset(&out[i], 0, sizeof out[i]);
     int streamed = pol->streams && strstr(lua[i], "call = \"stream\"") != NULL;
     if (pol->covers && strstr(lua[i], "attempt_timeout = 1")) {
@@ -345,6 +350,26 @@ static void test_covers(void) {
   CU_ASSERT_STRING_EQUAL(p.covers, "");
 }
 
+/* retry-after-ms and Retry-After together: the one that wins comes first
+   in forms (the verdict tries them in that order). */
+static void test_forms_rank(void) {
+  policy pol = {.attempts = 3, .base = 0.5, .factor = 2, .retry_5xx = 1, .retry_429 = 1,
+                .seconds_form = 1, .cap = 100, .ms_form = 2};
+  xpl_learn_opts o = {0};
+  xpl_policy p;
+  char err[XPL_ERRLEN];
+  CU_ASSERT_EQUAL_FATAL(xpl_learn(&o, play, &pol, &p, err), 0);
+  CU_ASSERT_EQUAL_FATAL(p.nforms, 2);
+  CU_ASSERT_STRING_EQUAL(p.forms[0], "retry-after-ms");
+  CU_ASSERT_STRING_EQUAL(p.forms[1], "seconds");
+  pol.ms_form = 1;
+  CU_ASSERT_EQUAL_FATAL(xpl_learn(&o, play, &pol, &p, err), 0);
+  CU_ASSERT_EQUAL_FATAL(p.nforms, 2);
+  CU_ASSERT_STRING_EQUAL(p.forms[0], "seconds");
+  CU_ASSERT_STRING_EQUAL(p.forms[1], "retry-after-ms");
+  CU_ASSERT_PTR_NOT_NULL(strstr(p.evidence[XPL_EV_RA_FORMS], "together: retried after"));
+}
+
 static void test_retries_nothing(void) {
   policy pol = {.attempts = 1};
   xpl_learn_opts o = {0};
@@ -371,6 +396,7 @@ int suite_learn(void) {
   CU_add_test(s, "broken streams", test_streams);
   CU_add_test(s, "x-should-retry obeyed or ignored", test_should_retry);
   CU_add_test(s, "what the attempt timeout covers", test_covers);
+  CU_add_test(s, "which of two Retry-After headers wins", test_forms_rank);
   CU_add_test(s, "--confidence plays a yes/no probe until a flaky fact shows", test_confidence);
   CU_add_test(s, "the policy card, Markdown and HTML, with the evidence", test_card);
   return 0;
