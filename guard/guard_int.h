@@ -520,7 +520,7 @@ typedef struct guard__prov {
   char *name;
   char *base;
   char *url;           /* the chat endpoint */
-  char *url_stream;    /* where streams go when not url (Gemini); else NULL */
+  char *url_stream;    /* where streams go when not url (Gemini, Bedrock); else NULL */
   char *key;
   char *model;
   guard_dialect dialect;
