@@ -14,10 +14,10 @@ cJSON *guard__ollama_body(const char *model, const guard_chat_request *req, int 
   cJSON *root = cJSON_CreateObject();
   cJSON *msgs = guard__wire_messages(req);
   int ok = root && msgs && cJSON_AddStringToObject(root, "model", model ? model : "");
-  if (ok) {
-    cJSON_AddItemToObject(root, "messages", msgs);
-    msgs = NULL;
-  }
+  if (ok && cJSON_AddItemToObject(root, "messages", msgs))
+    msgs = NULL; /* root's now */
+  else
+    ok = 0;
   ok = ok && cJSON_AddBoolToObject(root, "stream", req->stream ? 1 : 0);
   cJSON *opt = ok ? cJSON_AddObjectToObject(root, "options") : NULL;
   ok = opt && cJSON_AddNumberToObject(opt, "num_predict", max_tokens) &&

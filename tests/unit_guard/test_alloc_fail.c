@@ -1,7 +1,9 @@
 /*
  * test_alloc_fail.c - the guard when memory runs out: a full session (a
  * retried chat, its client event, a streamed chat, a side effect whose
- * result is unknown) against the scripted fake transport, with the Nth
+ * result is unknown; then, on a second handle, a Cohere provider that fails
+ * for good falling back to Ollama's NDJSON stream, and Cohere's typed
+ * stream) against the scripted fake transport, with the Nth
  * allocation failing, for every N up to the session's total. For every N:
  * no crash, every call returns GUARD_OK or GUARD_ENOMEM, the session ends
  * with GUARD_ENOMEM unless the failed allocation did not matter (the fake
@@ -46,6 +48,15 @@
   "data: {\"choices\":[{\"index\":0,\"delta\":{\"content\":\"" t "\"}}]}\n\n"
 #define OAI_USAGE \
   "data: {\"choices\":[],\"usage\":{\"prompt_tokens\":6,\"completion_tokens\":5}}\n\n"
+#define OLLAMA_STREAM \
+  "{\"message\":{\"content\":\"hel\"},\"done\":false}\n" \
+  "{\"message\":{\"content\":\"lo\"},\"done\":true,\"prompt_eval_count\":6,\"eval_count\":5}\n"
+#define COHERE_STREAM \
+  "event: message-start\ndata: {\"type\":\"message-start\"}\n\n" \
+  "event: content-delta\ndata: {\"type\":\"content-delta\",\"delta\":" \
+  "{\"message\":{\"content\":{\"text\":\"hello\"}}}}\n\n" \
+  "event: message-end\ndata: {\"type\":\"message-end\",\"delta\":" \
+  "{\"finish_reason\":\"COMPLETE\"}}\n\n"
 #define APPLIED "{\"key\":\"op-1\",\"applied\":true,\"result\":{\"id\":42}}"
 #define NOT_APPLIED "{\"key\":\"op-1\",\"applied\":false}"
 
@@ -76,6 +87,33 @@ static int result_ok(const guard_result *r) {
   return 1;
 }
 
+/* The second handle: Cohere (refusing, then answering a stream) before
+ * Ollama (answering a stream). Returns GUARD_OK or the first error code. */
+static int other_apis(session *s, fake *f) {
+  static const guard_provider prov[] = {
+      {"cohere", "http://fake", GUARD_COHERE, "co-test", "command-test", NULL},
+      {"ollama", "http://fake", GUARD_OLLAMA, NULL, "llama-test", NULL}};
+  guard_config cfg;
+  fake_config(&cfg, f);
+  cfg.providers = prov;
+  cfg.nproviders = 2;
+  guard *g = NULL;
+  guard_result *r = NULL;
+  guard_chat_request req = fake_request();
+  req.stream = 1;
+  int rc = guard_new(&cfg, &g, NULL);
+  for (int call = 0; call < 2 && rc == GUARD_OK; call++) {
+    rc = guard_chat(g, &req, &r);
+    if (rc == GUARD_OK && !result_ok(r)) rc = 98;
+    if (rc == GUARD_OK) sig_add(s, r);
+    if (rc != GUARD_OK && r != NULL && rc < 90) rc = 96; /* no result on error */
+    guard_result_free(r);
+    r = NULL;
+  }
+  guard_free(g);
+  return rc;
+}
+
 /* One session; stops at the first error code. Every call's result is
  * checked and freed here. */
 static void run_session(session *s) {
@@ -93,6 +131,11 @@ static void run_session(session *s) {
   fake_add(&f, (fake_step){.url_has = "/effects/send_email", .tx = GUARD_TX_CLOSED, .ms = 1});
   fake_add(&f, (fake_step){.url_has = "/effects/op-", .status = 200, .body = NOT_APPLIED});
   fake_add(&f, (fake_step){.url_has = "/effects/send_email", .status = 200, .body = APPLIED});
+  fake_add(&f, (fake_step){.url_has = "/v2/chat", .status = 400, .body = "{\"message\":\"bad\"}"});
+  fake_add(&f, (fake_step){.url_has = "/api/chat", .status = 200,
+                           .headers = "content-type: application/x-ndjson\n", .body = OLLAMA_STREAM});
+  fake_add(&f, (fake_step){.url_has = "/v2/chat", .status = 200, .headers = SSE_HDR,
+                           .body = COHERE_STREAM});
   guard_config cfg;
   fake_config(&cfg, &f);
   guard *g = NULL;
@@ -145,6 +188,9 @@ static void run_session(session *s) {
     goto out;
   }
   sig_add(s, r);
+  guard_result_free(r);
+  r = NULL;
+  s->rc = other_apis(s, &f);
 
 out:
   if (s->rc != GUARD_OK && r != NULL && s->rc < 90) s->rc = 96; /* no result on error */
@@ -170,6 +216,7 @@ static void sweep(int fail_rest) {
   }
   CU_ASSERT_EQUAL(af_live, live0);
   CU_ASSERT_PTR_NOT_NULL(strstr(base.sig, "ok:hello:2:transient,ok,|ok:hello:1:ok,|ok:"));
+  CU_ASSERT_PTR_NOT_NULL(strstr(base.sig, "|ok:hello:2:permanent,ok,|ok:hello:1:ok,|"));
   CU_ASSERT(total > 50);
 
   long enomem = 0, same = 0, absorbed = 0, bad = 0, leaks = 0;
