@@ -156,13 +156,16 @@ static int read_workload(const cJSON *c, run_workload *w, char err[RUN_ERRLEN]) 
   }
   v = cJSON_GetObjectItemCaseSensitive(c, "dialect");
   if (v != NULL) {
-    static const char *const names[] = {"openai", "anthropic", "responses", "gemini"};
+    /* indexed by guard_dialect */
+    static const char *const names[] = {"openai", "anthropic", "responses", "gemini",
+                                        "bedrock", "ollama", "cohere", NULL};
     w->dialect = -1;
-    for (int i = 0; i < 4; i++)
+    for (int i = 0; names[i]; i++)
       if (cJSON_IsString(v) && strcmp(v->valuestring, names[i]) == 0) w->dialect = i;
     if (w->dialect < 0) {
-      snprintf(err, RUN_ERRLEN,
-               "client.dialect must be \"openai\", \"anthropic\", \"responses\" or \"gemini\"");
+      char known[128];
+      list_of(names, known, sizeof known);
+      snprintf(err, RUN_ERRLEN, "client.dialect must be one of: %s", known);
       return -1;
     }
   }
@@ -445,7 +448,12 @@ int run_client_new(const sim_scenario *sc, run_client_kind kind, sim_server *srv
     char effects_url[96];
     int port = sim_server_port(srv);
     for (int i = 0; i < n; i++) {
-      snprintf(urls[i], sizeof urls[i], "http://127.0.0.1:%d/%s/v1", port, names[i]);
+      /* Bedrock, Ollama and Cohere carry their version in their own paths
+         (/model/..., /api/chat, /v2/chat): their base is the provider's. */
+      int own = w->dialect == GUARD_BEDROCK || w->dialect == GUARD_OLLAMA ||
+                w->dialect == GUARD_COHERE;
+      snprintf(urls[i], sizeof urls[i], "http://127.0.0.1:%d/%s%s", port, names[i],
+               own ? "" : "/v1");
       prov[i] = (guard_provider){.name = names[i], .base_url = urls[i],
                                  .dialect = (guard_dialect)w->dialect,
                                  .api_key = "sk-fusebox-placeholder", .model = "fusebox-model"};

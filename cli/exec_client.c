@@ -118,7 +118,8 @@ static int overridden(const env_list *e, const char *entry) {
  * The API a scenario's client calls, in docs/apis.md's words, with a model
  * of that family and the path to call on the server: indexed by
  * guard_dialect, which client.dialect sets (absent: chat completions, the
- * API every SDK family can reach). Gemini names the model in the path.
+ * API every SDK family can reach). Gemini and Bedrock name the model in the
+ * path.
  */
 static const struct {
   const char *dialect, *model, *path, *stream_path;
@@ -128,6 +129,10 @@ static const struct {
     {"openai-responses", "gpt-fusebox", "/v1/responses", "/v1/responses"},
     {"gemini", "gemini-fusebox", "/v1beta/models/gemini-fusebox:generateContent",
      "/v1beta/models/gemini-fusebox:streamGenerateContent?alt=sse"},
+    {"bedrock-converse", "bedrock-fusebox", "/model/bedrock-fusebox/converse",
+     "/model/bedrock-fusebox/converse-stream"},
+    {"ollama-chat", "ollama-fusebox", "/api/chat", "/api/chat"},
+    {"cohere", "cohere-fusebox", "/v2/chat", "/v2/chat"},
 };
 
 /*

@@ -60,6 +60,7 @@ SRC[scenario]="${SIM_LUA[*]} ${REPORTS[*]} ${COMMON[*]}"
 SRC[request]="${SIM_LUA[*]} ${COMMON[*]}"
 SRC[sse]="${GUARD[*]}"
 SRC[wire]="${GUARD[*]}"
+SRC[frames]="${GUARD[*]}"
 SRC[trace]="${REPORTS[*]} ${COMMON[*]}"
 SRC[record]="$root/import/record_note.c $root/import/import_read.c $root/sim/upstream.c $root/sim/env.c $root/sim/redact.c $root/sim/term_safe.c $root/sim/keying.c $root/sim/errors.c"
 # Every sim/ source: the server itself (sim__request_read, the sessions and

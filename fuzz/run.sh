@@ -42,6 +42,7 @@ max_len() {
     request) echo 8192 ;;
     sse) echo 4096 ;;
     wire) echo 4096 ;;
+    frames) echo 8192 ;;
     trace) echo 16384 ;;
     import) echo 16384 ;;
     record) echo 8192 ;;

@@ -34,6 +34,7 @@ guard_tx guard__send(guard__call *c, const guard__req *s,
   a->status = resp->status;
   const char *rid = guard__resp_get(resp, "x-request-id");
   if (rid == NULL) rid = guard__resp_get(resp, "request-id");
+  if (rid == NULL) rid = guard__resp_get(resp, "x-amzn-requestid"); /* Bedrock */
   if (rid != NULL) guard__strlcpy(a->request_id, rid, sizeof a->request_id);
   if (resp->detail[0]) guard__strlcpy(a->detail, resp->detail, sizeof a->detail);
   return tx;

@@ -32,7 +32,10 @@ static int chat_headers(guard__hdrs *h, guard *g, const guard__prov *p,
                         int stream, const char *key) {
   int rc = guard__hdrs_add(h, "Content-Type", "application/json");
   if (rc == GUARD_OK)
-    rc = guard__hdrs_add(h, "Accept", stream ? "text/event-stream" : "application/json");
+    rc = guard__hdrs_add(h, "Accept", !stream ? "application/json"
+                                      : p->dialect == GUARD_BEDROCK ? "application/vnd.amazon.eventstream"
+                                      : p->dialect == GUARD_OLLAMA ? "application/x-ndjson"
+                                                                   : "text/event-stream");
   if (rc == GUARD_OK) rc = guard__hdrs_add(h, "User-Agent", g->user_agent);
   if (rc == GUARD_OK && p->dialect == GUARD_ANTHROPIC)
     rc = guard__hdrs_add(h, "anthropic-version", "2023-06-01");
@@ -79,7 +82,7 @@ static int chat_attempt(guard__call *c, guard__prov *p, const char *body,
     /* An event stream (or nothing at all where one was due). */
     f.streaming = 1;
     if (tx == GUARD_TX_OK) {
-      guard__sse_finish(&resp.parser);
+      guard__resp_stream_finish(&resp);
       f.body = guard__wire_stream_end(ans);
     } else if (ans->error) {
       f.body = GUARD__BODY_ERROR;
@@ -88,7 +91,10 @@ static int chat_attempt(guard__call *c, guard__prov *p, const char *body,
     if (tx == GUARD_TX_OK) f.body = guard__wire_parse(resp.body.p, resp.body.len, ans);
   } else if (resp.status > 0) {
     guard__wire_error(resp.body.p, resp.body.len, ans);
+    const char *et = guard__resp_get(&resp, "x-amzn-errortype");
+    if (p->dialect == GUARD_BEDROCK && et != NULL) guard__bedrock_error_type(ans, et);
   }
+  if (resp.es.broken != GUARD__ES_FINE) guard__note(a, guard__es_broken_name(resp.es.broken));
   if (resp.oom || ans->oom) {
     /* Our memory ran out, not the provider: no kind would be true. */
     guard__resp_free(&resp);
@@ -151,8 +157,8 @@ static int run_chain(guard__call *c, const guard_chat_request *req,
                      size_t nskip) {
   guard *g = c->g;
   const unsigned flags = g->pol.flags;
-  char *bodies[4] = {NULL, NULL, NULL, NULL};
-  size_t blens[4] = {0, 0, 0, 0};
+  char *bodies[GUARD_COHERE + 1] = {NULL};  /* one per dialect, built once */
+  size_t blens[GUARD_COHERE + 1] = {0};
   char key[GUARD__MAX_KEY + 1] = "";
   if (req->idempotency_key) guard__strlcpy(key, req->idempotency_key, sizeof key);
   int rc = GUARD_OK;
@@ -263,10 +269,7 @@ static int run_chain(guard__call *c, const guard_chat_request *req,
     }
   }
 out:
-  free(bodies[0]);
-  free(bodies[1]);
-  free(bodies[2]);
-  free(bodies[3]);
+  for (size_t i = 0; i < sizeof bodies / sizeof bodies[0]; i++) free(bodies[i]);
   if (rc == GUARD_OK) guard__strlcpy(c->r->key, key, sizeof c->r->key);
   return rc;
 }

@@ -12,6 +12,13 @@
  *   unknown    anything not recognised                              never
  *
  * x-should-retry: true|false overrides the table for a failed response.
+ * Bedrock names its errors (x-amzn-errortype, and the :exception-type of an
+ * event stream's exception message); the names below place them in the
+ * table: throttling, unavailability, timeouts and internal or model-stream
+ * errors are transient, validation and access errors permanent. Ollama and
+ * Cohere name none: their errors go by status, and a stream they end with
+ * an error (Ollama's error line, Cohere's message-end with an error) is
+ * "stream_error", a failure while generating, retried as a 5xx is.
  */
 #include "guard/guard_int.h"
 
@@ -20,24 +27,33 @@
 
 static const char *const QUOTA[] = {
     "insufficient_quota", "billing_hard_limit_reached", "billing_not_active",
-    "billing_error", "quota_exceeded", NULL};
+    "billing_error", "quota_exceeded", "ServiceQuotaExceededException", NULL};
 static const char *const RATE[] = {"rate_limit_exceeded", "rate_limit_error",
                                    "tokens", "requests",
-                                   "RESOURCE_EXHAUSTED", /* Google */ NULL};
+                                   "RESOURCE_EXHAUSTED", /* Google */
+                                   "ThrottlingException", /* Bedrock */ NULL};
 /* Error types/codes that say by themselves what they are (stream events and
  * errors carried in a 200). */
 static const char *const TRANSIENT_TYPES[] = {
     "rate_limit_exceeded", "rate_limit_error", "overloaded_error",
     "api_error", "server_error", "timeout_error", "service_unavailable",
     /* Google's status names */
-    "RESOURCE_EXHAUSTED", "UNAVAILABLE", "INTERNAL", "DEADLINE_EXCEEDED", "ABORTED", NULL};
+    "RESOURCE_EXHAUSTED", "UNAVAILABLE", "INTERNAL", "DEADLINE_EXCEEDED", "ABORTED",
+    /* Bedrock's error names, and its stream exceptions (lower camel case) */
+    "ThrottlingException", "ServiceUnavailableException", "ModelTimeoutException",
+    "InternalServerException", "ModelNotReadyException", "throttlingException",
+    "serviceUnavailableException", "modelStreamErrorException", "internalServerException",
+    /* Ollama's and Cohere's in-stream errors (see above) */
+    "stream_error", NULL};
 static const char *const PERMANENT_TYPES[] = {
     "insufficient_quota", "billing_hard_limit_reached", "billing_not_active",
     "billing_error", "invalid_request_error", "authentication_error",
     "permission_error", "not_found_error", "request_too_large",
     "context_length_exceeded", "invalid_api_key", "model_not_found",
     "content_filter", "INVALID_ARGUMENT", "PERMISSION_DENIED", "UNAUTHENTICATED",
-    "NOT_FOUND", "FAILED_PRECONDITION", NULL};
+    "NOT_FOUND", "FAILED_PRECONDITION",
+    "ValidationException", "AccessDeniedException", "ResourceNotFoundException",
+    "ServiceQuotaExceededException", "ModelErrorException", "validationException", NULL};
 
 static int in(const char *s, const char *const *set) {
   if (s == NULL) return 0;

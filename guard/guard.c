@@ -105,7 +105,7 @@ static int add_provider(guard *g, const guard_provider *p, char *err) {
                               strncmp(p->base_url, "https://", 8) != 0))
     return fail(err, GUARD_EINVAL, "provider %s: base_url must be http(s)://...",
                 p->name);
-  if ((unsigned)p->dialect > GUARD_GEMINI)
+  if ((unsigned)p->dialect > GUARD_COHERE)
     return fail(err, GUARD_EINVAL, "provider %s: unknown dialect", p->name);
   if (!header_safe(p->base_url, 2048) || !header_safe(p->api_key, GUARD__MAX_SECRET) ||
       !header_safe(p->model, 256))
@@ -136,6 +136,16 @@ static int add_provider(guard *g, const guard_provider *p, char *err) {
     snprintf(path, sizeof path, "/models/%s:streamGenerateContent?alt=sse", q->model);
     q->url_stream = join(q->base, path);
     if (q->url_stream == NULL) oom = 1;
+  } else if (!oom && p->dialect == GUARD_BEDROCK) {
+    char id[256 * 3 + 1], path[sizeof id + 32]; /* a model is at most 256 bytes */
+    guard__bedrock_model_path(q->model, id, sizeof id);
+    snprintf(path, sizeof path, "/model/%s/converse", id);
+    q->url = join(q->base, path);
+    snprintf(path, sizeof path, "/model/%s/converse-stream", id);
+    q->url_stream = join(q->base, path);
+    if (q->url_stream == NULL) oom = 1;
+  } else if (!oom && (p->dialect == GUARD_OLLAMA || p->dialect == GUARD_COHERE)) {
+    q->url = join(q->base, p->dialect == GUARD_OLLAMA ? "/api/chat" : "/v2/chat");
   } else if (!oom) {
     q->url = join(q->base, p->dialect == GUARD_ANTHROPIC   ? "/messages"
                            : p->dialect == GUARD_RESPONSES ? "/responses"

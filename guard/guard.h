@@ -1,6 +1,6 @@
 /*
- * guard.h - the guarded client: a chat call to an OpenAI-compatible or
- * Anthropic provider that classifies every failure, retries only what is
+ * guard.h - the guarded client: a chat call to an OpenAI-compatible,
+ * Anthropic, Gemini, Bedrock, Ollama or Cohere provider that classifies every failure, retries only what is
  * retryable (backoff with jitter, Retry-After as a floor), keeps one deadline
  * per call, falls back along a chain of providers, checks a token budget
  * before sending, trips a circuit breaker per provider and a retry budget per
@@ -57,7 +57,10 @@ typedef enum {
   GUARD_OPENAI = 0,     /* chat completions: {base}/chat/completions */
   GUARD_ANTHROPIC = 1,  /* messages: {base}/messages */
   GUARD_RESPONSES = 2,  /* OpenAI Responses: {base}/responses */
-  GUARD_GEMINI = 3      /* Gemini: {base}/models/{model}:generateContent */
+  GUARD_GEMINI = 3,     /* Gemini: {base}/models/{model}:generateContent */
+  GUARD_BEDROCK = 4,    /* Bedrock Converse: {base}/model/{model}/converse(-stream) */
+  GUARD_OLLAMA = 5,     /* Ollama: {base}/api/chat, NDJSON streams */
+  GUARD_COHERE = 6      /* Cohere v2: {base}/v2/chat */
 } guard_dialect;
 
 /* How the backoff is randomised (see guard_policy.jitter). */
@@ -151,7 +154,12 @@ double guard_backoff_nominal(const guard_policy *p, int n);
  * version path: requests go to {base_url}/chat/completions (OpenAI),
  * {base_url}/messages (Anthropic), {base_url}/responses (Responses) or
  * {base_url}/models/{model}:generateContent (Gemini; streams at
- * :streamGenerateContent?alt=sse). For Anthropic a base without a trailing
+ * :streamGenerateContent?alt=sse). Bedrock, Ollama and Cohere put their
+ * version in their own paths, so their base is the host (and a fusebox
+ * provider prefix): {base_url}/model/{model}/converse (streams at
+ * /converse-stream; the model id escaped, ':' as %3A), {base_url}/api/chat,
+ * {base_url}/v2/chat. Bedrock's requests are not SigV4-signed (api_key, if
+ * any, goes as a Bearer token). For Anthropic a base without a trailing
  * "/v1" gets one, so both "http://host:P" (ANTHROPIC_BASE_URL style) and
  * "http://host:P/v1" work. Against `fusebox serve`: "http://127.0.0.1:P/v1"
  * for the first provider, "http://127.0.0.1:P/backup/v1" for "backup".

@@ -9,6 +9,7 @@
 
 #include <pthread.h>
 #include <stddef.h>
+#include <stdint.h>
 
 #define GUARD__MAX_PROVIDERS 16
 #define GUARD__MAX_ATTEMPTS 100
@@ -84,6 +85,81 @@ int guard__sse_finish(guard__sse *s);
 /* Releases the parser's memory. */
 void guard__sse_free(guard__sse *s);
 
+/* ------------------------------------------------------- ndjson.c */
+
+/* Called for each non-blank line (without its line end); a nonzero return
+ * stops the feed. */
+typedef int (*guard__ndjson_cb)(void *ud, const char *line, size_t len);
+
+/* An incremental NDJSON line reader. */
+typedef struct guard__ndjson {
+  guard__buf line;   /* the line being read */
+  long lines;        /* lines handed on */
+  guard__ndjson_cb cb;
+  void *ud;
+} guard__ndjson;
+
+/* Prepares a reader calling cb(ud, ...) per line; max_line bounds a line. */
+void guard__ndjson_init(guard__ndjson *r, size_t max_line, guard__ndjson_cb cb, void *ud);
+/* Feeds n bytes. Returns 0, the callback's nonzero value, GUARD_ETOOBIG or
+ * GUARD_ENOMEM. */
+int guard__ndjson_feed(guard__ndjson *r, const char *p, size_t n);
+/* Ends the input: dispatches a last line that had no newline. */
+int guard__ndjson_finish(guard__ndjson *r);
+/* Releases the reader's memory. */
+void guard__ndjson_free(guard__ndjson *r);
+
+/* -------------------------------------------------- eventstream.c */
+
+/* How an AWS event stream broke (sticky: nothing after it is read). */
+typedef enum {
+  GUARD__ES_FINE = 0,
+  GUARD__ES_PRELUDE_CRC, /* the prelude's CRC32 does not match */
+  GUARD__ES_MESSAGE_CRC, /* the message's CRC32 does not match */
+  GUARD__ES_BAD_LENGTH,  /* a total length under 16, over the maximum, or
+                            headers longer than the message */
+  GUARD__ES_BAD_HEADER,  /* a header that runs past its block, or an unknown type */
+  GUARD__ES_CUT          /* the input ended inside a message */
+} guard__es_broken;
+
+/* One decoded message; the strings are "" when the header is absent. The
+   payload points into the decoder and lives until the callback returns. */
+typedef struct guard__es_msg {
+  char message_type[16];    /* "event", "exception" or "error" */
+  char event_type[64];
+  char exception_type[64];
+  char error_code[64];
+  const char *payload;
+  size_t payload_len;
+} guard__es_msg;
+
+/* Called for each whole, checked message; a nonzero return stops the feed. */
+typedef int (*guard__es_cb)(void *ud, const guard__es_msg *m);
+
+/* An incremental event stream decoder. */
+typedef struct guard__es {
+  guard__buf pending;       /* the message being gathered; max bounds one */
+  guard__es_broken broken;
+  long messages;            /* messages handed on */
+  guard__es_cb cb;
+  void *ud;
+} guard__es;
+
+/* The IEEE CRC-32 of n bytes continuing from crc (0 to start), as zlib's. */
+uint32_t guard__crc32(uint32_t crc, const void *data, size_t n);
+/* Prepares a decoder calling cb(ud, ...) per message; max_message bounds one. */
+void guard__es_init(guard__es *e, size_t max_message, guard__es_cb cb, void *ud);
+/* Feeds n bytes. Returns 0; 1 once the stream is broken (e->broken says
+ * how); the callback's nonzero value; or GUARD_ENOMEM. */
+int guard__es_feed(guard__es *e, const char *data, size_t n);
+/* Ends the input: a message begun but not ended is GUARD__ES_CUT. Returns 0,
+ * or 1 when the stream is broken. */
+int guard__es_finish(guard__es *e);
+/* "prelude_crc", "message_crc", ...; "" for GUARD__ES_FINE. Static. */
+const char *guard__es_broken_name(guard__es_broken b);
+/* Releases the decoder's memory. */
+void guard__es_free(guard__es *e);
+
 /* ----------------------------------------------------------- wire.c */
 
 /* What a body (or a stream) turned out to be, for classification. */
@@ -150,6 +226,82 @@ int guard__wire_stream_event(guard__answer *a, const char *event,
 /* What a stream that ended (cleanly, as far as the transport knows) was. */
 guard__body guard__wire_stream_end(const guard__answer *a);
 
+/* Helpers the dialect files (wire_*.c) share with wire.c. */
+struct cJSON;
+/* A string member of o, or NULL. */
+const char *guard__jstr(const struct cJSON *o, const char *name);
+/* A number member of o from 0 to 1e15, or -1. */
+long guard__jlong(const struct cJSON *o, const char *name);
+/* Adds text to the answer; -1 when full (a->bad becomes TOO_LARGE) or out of
+ * memory (a->oom). */
+int guard__add_text(guard__answer *a, const char *s);
+/* The tool call at a stream's index slot, created when absent and create is
+ * set; NULL when full or absent. */
+guard_tool_call *guard__tc_at(guard__answer *a, int slot, int create);
+/* Names a tool call: id (else its name) and name, each when not NULL. */
+void guard__tc_names(guard_tool_call *t, const char *id, const char *name);
+/* Appends argument text, marking the call too_long when it fills. */
+void guard__tc_append(guard_tool_call *t, const char *s);
+/* Sets the arguments to a JSON value's text ("{}" when NULL). */
+void guard__tc_value(guard_tool_call *t, const struct cJSON *v);
+/* Keeps the first problem a stream showed. */
+void guard__stream_bad(guard__answer *a, guard__body why);
+/* The chat messages as [{role, content}], the system text first as a
+ * "system" message; NULL when out of memory. The caller owns it. */
+struct cJSON *guard__wire_messages(const guard_chat_request *req);
+/* Adds OpenAI-style "tools" [{type:function, function:{name, parameters}}]
+ * to root when req offers tools. Returns 0, or -1 when out of memory. */
+int guard__wire_fn_tools(struct cJSON *root, const guard_chat_request *req);
+
+/* How a dialect's stream is framed. */
+typedef enum {
+  GUARD__FRAME_SSE = 0,  /* Server-Sent Events (sse.c) */
+  GUARD__FRAME_NDJSON,   /* a JSON object a line (ndjson.c): Ollama */
+  GUARD__FRAME_ES        /* AWS's binary event stream (eventstream.c): Bedrock */
+} guard__framing;
+
+/* The framing of a dialect's streams. */
+guard__framing guard__wire_framing(guard_dialect d);
+
+/* --------------------------------------------------- wire_bedrock.c */
+
+/* Bedrock Converse's request body (the model rides in the path); NULL when
+ * out of memory. The caller owns it. */
+struct cJSON *guard__bedrock_body(const guard_chat_request *req, int max_tokens);
+/* Reads a whole Converse answer {output:{message:{content}}, stopReason,
+ * usage}. */
+guard__body guard__bedrock_parse(const struct cJSON *root, guard__answer *a);
+/* Applies one event stream message of ConverseStream to *a. Returns 0. */
+int guard__bedrock_message(guard__answer *a, const guard__es_msg *m);
+/* Keeps the error name of an x-amzn-errortype header ("ThrottlingException",
+ * any ":..." suffix dropped) as the answer's error type. */
+void guard__bedrock_error_type(guard__answer *a, const char *header);
+/* Bedrock's model id escaped for a path segment (':' is %3A, as the AWS
+ * SDK sends it) into out[n]; returns 0, or -1 when it does not fit. */
+int guard__bedrock_model_path(const char *model, char *out, size_t n);
+
+/* ---------------------------------------------------- wire_ollama.c */
+
+/* Ollama /api/chat's request body, "stream" always said (Ollama streams
+ * unless told not to); NULL when out of memory. The caller owns it. */
+struct cJSON *guard__ollama_body(const char *model, const guard_chat_request *req,
+                                 int max_tokens);
+/* Reads a whole /api/chat answer {message, done, counts}. */
+guard__body guard__ollama_parse(const struct cJSON *root, guard__answer *a);
+/* Applies one NDJSON line of an /api/chat stream to *a. Returns 0. */
+int guard__ollama_line(guard__answer *a, const char *line, size_t len);
+
+/* ---------------------------------------------------- wire_cohere.c */
+
+/* Cohere v2 /v2/chat's request body; NULL when out of memory. The caller
+ * owns it. */
+struct cJSON *guard__cohere_body(const char *model, const guard_chat_request *req,
+                                 int max_tokens);
+/* Reads a whole v2 answer {message, finish_reason, usage}. */
+guard__body guard__cohere_parse(const struct cJSON *root, guard__answer *a);
+/* Applies one typed SSE event (message-start ... message-end) to *a. */
+void guard__cohere_event(guard__answer *a, const char *event, const struct cJSON *root);
+
 /* ------------------------------------------------------- response.c */
 
 struct guard_http_response {
@@ -160,8 +312,12 @@ struct guard_http_response {
   size_t hbytes;
   guard__buf body;          /* raw body, unless it is consumed as SSE */
   int want_stream;          /* the request asked for a stream */
-  int sse;                  /* -1 undecided, 0 raw body, 1 fed to the parser */
+  int sse;                  /* -1 undecided, 0 raw body, 1 fed to the stream
+                               parser of `framing` (SSE, NDJSON or AWS) */
+  guard__framing framing;   /* the answer's dialect's (SSE without an answer) */
   guard__sse parser;
+  guard__ndjson nd;
+  guard__es es;
   size_t stream_bytes;      /* bytes fed to the parser */
   guard__answer *answer;    /* stream events go here (may be NULL) */
   int overflow;             /* a limit refused bytes */
@@ -176,6 +332,10 @@ void guard__resp_init(guard_http_response *r, size_t max_body, int want_stream,
                       guard__answer *answer);
 /* Releases a response's memory. */
 void guard__resp_free(guard_http_response *r);
+/* Ends a stream that the transport finished: dispatches what the parser
+ * still holds; an AWS message begun and not ended marks the answer
+ * truncated. */
+void guard__resp_stream_finish(guard_http_response *r);
 /* The value of a response header (name in lower case), or NULL. */
 const char *guard__resp_get(const guard_http_response *r, const char *lname);
 
@@ -360,7 +520,7 @@ typedef struct guard__prov {
   char *name;
   char *base;
   char *url;           /* the chat endpoint */
-  char *url_stream;    /* where streams go when not url (Gemini); else NULL */
+  char *url_stream;    /* where streams go when not url (Gemini, Bedrock); else NULL */
   char *key;
   char *model;
   guard_dialect dialect;

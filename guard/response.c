@@ -1,7 +1,8 @@
 /*
  * response.c - the response a transport fills: status, bounded headers, and
- * the body, kept raw (bounded) or fed to the SSE parser as it arrives when
- * the request asked for a stream and a 2xx event stream came back.
+ * the body, kept raw (bounded) or fed to the stream parser of the dialect
+ * (SSE, Ollama's NDJSON, AWS's event stream) as it arrives when the
+ * request asked for a stream and a 2xx stream came back.
  */
 #include "guard/guard_int.h"
 
@@ -14,6 +15,18 @@ static int on_event(void *ud, const char *event, const char *data, size_t len) {
   return 0;
 }
 
+static int on_line(void *ud, const char *line, size_t len) {
+  guard_http_response *r = ud;
+  if (r->answer != NULL) guard__ollama_line(r->answer, line, len);
+  return 0;
+}
+
+static int on_message(void *ud, const guard__es_msg *m) {
+  guard_http_response *r = ud;
+  if (r->answer != NULL) guard__bedrock_message(r->answer, m);
+  return 0;
+}
+
 /* Prepares a response for one attempt. */
 void guard__resp_init(guard_http_response *r, size_t max_body, int want_stream,
                       guard__answer *answer) {
@@ -22,8 +35,11 @@ void guard__resp_init(guard_http_response *r, size_t max_body, int want_stream,
   r->want_stream = want_stream;
   r->sse = -1;
   r->answer = answer;
-  guard__sse_init(&r->parser, GUARD__MAX_SSE_EVENT < max_body ? GUARD__MAX_SSE_EVENT : max_body,
-                  on_event, r);
+  r->framing = answer ? guard__wire_framing(answer->dialect) : GUARD__FRAME_SSE;
+  size_t max_event = GUARD__MAX_SSE_EVENT < max_body ? GUARD__MAX_SSE_EVENT : max_body;
+  guard__sse_init(&r->parser, max_event, on_event, r);
+  guard__ndjson_init(&r->nd, max_event, on_line, r);
+  guard__es_init(&r->es, max_event, on_message, r);
 }
 
 static void clear_headers(guard_http_response *r) {
@@ -40,6 +56,21 @@ void guard__resp_free(guard_http_response *r) {
   clear_headers(r);
   guard__buf_free(&r->body);
   guard__sse_free(&r->parser);
+  guard__ndjson_free(&r->nd);
+  guard__es_free(&r->es);
+}
+
+/* Ends a stream the transport finished; see guard_int.h. */
+void guard__resp_stream_finish(guard_http_response *r) {
+  if (r->framing == GUARD__FRAME_NDJSON) {
+    guard__ndjson_finish(&r->nd);
+  } else if (r->framing == GUARD__FRAME_ES) {
+    if (guard__es_finish(&r->es) && r->answer != NULL)
+      guard__stream_bad(r->answer, r->es.broken == GUARD__ES_CUT ? GUARD__BODY_TRUNCATED
+                                                                  : GUARD__BODY_BAD_CHUNK);
+  } else {
+    guard__sse_finish(&r->parser);
+  }
 }
 
 /* Sets the status; a later status forgets the headers so far. */
@@ -93,12 +124,23 @@ const char *guard__resp_get(const guard_http_response *r, const char *lname) {
   return NULL;
 }
 
-/* A 2xx answer to a stream request is read as SSE unless it says it is JSON. */
+/* A 2xx answer to a stream request is read as a stream unless it says it
+   is JSON (NDJSON is a stream). */
 static int decide_sse(const guard_http_response *r) {
   if (!r->want_stream || r->status < 200 || r->status > 299) return 0;
   const char *ct = guard__resp_get(r, "content-type");
-  if (ct != NULL && strstr(ct, "json") != NULL) return 0;
+  if (ct != NULL && strstr(ct, "json") != NULL && strstr(ct, "ndjson") == NULL) return 0;
   return 1;
+}
+
+/* Feeds stream bytes to the framing's parser: GUARD_OK, GUARD_ETOOBIG or
+   GUARD_ENOMEM. A broken AWS stream marks the answer and reads no more. */
+static int feed_stream(guard_http_response *r, const void *data, size_t len) {
+  if (r->framing == GUARD__FRAME_NDJSON) return guard__ndjson_feed(&r->nd, data, len);
+  if (r->framing == GUARD__FRAME_SSE) return guard__sse_feed(&r->parser, data, len);
+  int rc = guard__es_feed(&r->es, data, len);
+  if (rc == 1 && r->answer != NULL) guard__stream_bad(r->answer, GUARD__BODY_BAD_CHUNK);
+  return rc == GUARD_ENOMEM ? rc : GUARD_OK;
 }
 
 /* Delivers body bytes; GUARD_ETOOBIG when the body passed its maximum. */
@@ -111,7 +153,7 @@ int guard_resp_body(guard_http_response *r, const void *data, size_t len) {
       return GUARD_ETOOBIG;
     }
     r->stream_bytes += len; /* counted, not kept */
-    int rc = guard__sse_feed(&r->parser, data, len);
+    int rc = feed_stream(r, data, len);
     if (rc == GUARD_ETOOBIG || rc == GUARD_ENOMEM) {
       r->overflow = 1;
       if (rc == GUARD_ENOMEM) r->oom = 1;

@@ -1,8 +1,10 @@
 /*
  * wire.c - the wire dialects: request bodies for OpenAI chat completions,
  * Anthropic messages, the OpenAI Responses API and Gemini, and reading
- * their answers, errors and stream events. Reading only says what a body is (guard__body); classify.c decides
- * what that means.
+ * their answers, errors and stream events; Bedrock, Ollama and Cohere have
+ * files of their own (wire_bedrock.c, wire_ollama.c, wire_cohere.c), which
+ * this one dispatches to. Reading only says what a body is (guard__body);
+ * classify.c decides what that means.
  */
 #include "guard/guard_int.h"
 
@@ -109,6 +111,50 @@ static cJSON *body_new_apis(guard_dialect d, const char *model,
   return root;
 }
 
+/* The chat messages, the system text first; see guard_int.h. */
+cJSON *guard__wire_messages(const guard_chat_request *req) {
+  cJSON *msgs = cJSON_CreateArray();
+  int ok = msgs != NULL;
+  for (int i = -1; ok && i < req->nmessages; i++) {
+    if (i < 0 && req->system == NULL) continue;
+    cJSON *m = cJSON_CreateObject();
+    ok = m != NULL && cJSON_AddItemToArray(msgs, m) &&
+         cJSON_AddStringToObject(m, "role", i < 0 ? "system" : req->messages[i].role) &&
+         cJSON_AddStringToObject(m, "content", i < 0 ? req->system : req->messages[i].content);
+  }
+  if (!ok) {
+    cJSON_Delete(msgs);
+    return NULL;
+  }
+  return msgs;
+}
+
+/* OpenAI-style function tools; see guard_int.h. */
+int guard__wire_fn_tools(cJSON *root, const guard_chat_request *req) {
+  if (req->ntools <= 0) return 0;
+  cJSON *tools = cJSON_AddArrayToObject(root, "tools");
+  if (tools == NULL) return -1;
+  for (int i = 0; i < req->ntools; i++) {
+    cJSON *t = cJSON_CreateObject();
+    if (t == NULL || !cJSON_AddItemToArray(tools, t)) {
+      cJSON_Delete(t);
+      return -1;
+    }
+    cJSON *fn = cJSON_AddStringToObject(t, "type", "function") ? cJSON_AddObjectToObject(t, "function") : NULL;
+    cJSON *params = fn && cJSON_AddStringToObject(fn, "name", req->tools[i])
+                        ? cJSON_AddObjectToObject(fn, "parameters") : NULL;
+    if (params == NULL || !cJSON_AddStringToObject(params, "type", "object")) return -1;
+  }
+  return 0;
+}
+
+/* Ollama streams NDJSON, Bedrock AWS's event stream, the rest SSE. */
+guard__framing guard__wire_framing(guard_dialect d) {
+  if (d == GUARD_OLLAMA) return GUARD__FRAME_NDJSON;
+  if (d == GUARD_BEDROCK) return GUARD__FRAME_ES;
+  return GUARD__FRAME_SSE;
+}
+
 /* Builds the request body of a chat call. */
 int guard__wire_body(guard_dialect d, const char *model,
                      const guard_chat_request *req, char **out, size_t *len) {
@@ -127,8 +173,12 @@ int guard__wire_body(guard_dialect d, const char *model,
       return GUARD_EINVAL;
   int max_tokens = req->max_tokens > 0 ? req->max_tokens : 1024;
 
-  if (d == GUARD_RESPONSES || d == GUARD_GEMINI) {
-    cJSON *r = body_new_apis(d, model, req, max_tokens);
+  if (d == GUARD_RESPONSES || d == GUARD_GEMINI || d == GUARD_BEDROCK ||
+      d == GUARD_OLLAMA || d == GUARD_COHERE) {
+    cJSON *r = d == GUARD_BEDROCK  ? guard__bedrock_body(req, max_tokens)
+               : d == GUARD_OLLAMA ? guard__ollama_body(model, req, max_tokens)
+               : d == GUARD_COHERE ? guard__cohere_body(model, req, max_tokens)
+                                   : body_new_apis(d, model, req, max_tokens);
     if (r == NULL) return GUARD_ENOMEM;
     char *s = cJSON_PrintUnformatted(r);
     cJSON_Delete(r);
@@ -222,12 +272,14 @@ nomem:
   return GUARD_ENOMEM;
 }
 
-static const char *str_of(const cJSON *o, const char *name) {
+/* A string member of o, or NULL. */
+const char *guard__jstr(const cJSON *o, const char *name) {
   const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, name);
   return cJSON_IsString(v) ? v->valuestring : NULL;
 }
 
-static long long_of(const cJSON *o, const char *name) {
+/* A number member of o from 0 to 1e15, or -1. */
+long guard__jlong(const cJSON *o, const char *name) {
   const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, name);
   if (!cJSON_IsNumber(v) || v->valuedouble < 0 || v->valuedouble > 1e15)
     return -1;
@@ -240,15 +292,15 @@ static int read_error(const cJSON *root, guard__answer *a) {
   if (e == NULL || cJSON_IsNull(e)) return 0; /* Responses: "error": null */
   a->error = 1;
   if (cJSON_IsObject(e)) {
-    const char *t = str_of(e, "type");
+    const char *t = guard__jstr(e, "type");
     const cJSON *c = cJSON_GetObjectItemCaseSensitive(e, "code");
-    if (t == NULL) t = str_of(e, "status"); /* Google: "RESOURCE_EXHAUSTED" */
+    if (t == NULL) t = guard__jstr(e, "status"); /* Google: "RESOURCE_EXHAUSTED" */
     if (t) guard__strlcpy(a->err_type, t, sizeof a->err_type);
     if (cJSON_IsString(c)) guard__strlcpy(a->err_code, c->valuestring, sizeof a->err_code);
     /* Google advises the wait in details[].retryDelay ("2s", "1.5s"). */
     const cJSON *det;
     cJSON_ArrayForEach(det, cJSON_GetObjectItemCaseSensitive(e, "details")) {
-      const char *rd = str_of(det, "retryDelay");
+      const char *rd = guard__jstr(det, "retryDelay");
       size_t n = rd ? strlen(rd) : 0;
       if (n >= 2 && n < sizeof a->retry_delay && rd[n - 1] == 's') {
         memcpy(a->retry_delay, rd, n - 1);
@@ -259,7 +311,9 @@ static int read_error(const cJSON *root, guard__answer *a) {
   return 1;
 }
 
-static int add_text(guard__answer *a, const char *s) {
+/* Adds text to the answer; -1 when full (the answer is then too large) or
+   out of memory (a->oom). */
+int guard__add_text(guard__answer *a, const char *s) {
   int rc = guard__buf_adds(&a->text, s);
   if (rc == GUARD_ENOMEM) a->oom = 1; /* ours, not the answer's */
   if (rc != GUARD_OK) {
@@ -271,7 +325,7 @@ static int add_text(guard__answer *a, const char *s) {
 
 /* The tool call at the stream's index slot; created when absent (NULL when
    full or not to be created). */
-static guard_tool_call *tc_at(guard__answer *a, int slot, int create) {
+guard_tool_call *guard__tc_at(guard__answer *a, int slot, int create) {
   for (int i = 0; i < a->ntc; i++)
     if (a->tc_slot[i] == slot) return &a->tc[i];
   if (!create || a->ntc >= GUARD_MAX_TOOL_CALLS) return NULL;
@@ -281,13 +335,15 @@ static guard_tool_call *tc_at(guard__answer *a, int slot, int create) {
   return t;
 }
 
-static void tc_names(guard_tool_call *t, const char *id, const char *name) {
+/* Names a tool call: its id (else its name) and name, when given. */
+void guard__tc_names(guard_tool_call *t, const char *id, const char *name) {
   if (name) guard__strlcpy(t->name, name, sizeof t->name);
   if (id) guard__strlcpy(t->id, id, sizeof t->id);
   else if (!t->id[0] && name) guard__strlcpy(t->id, name, sizeof t->id);
 }
 
-static void tc_append(guard_tool_call *t, const char *s) {
+/* Appends argument text to a tool call, marking it too_long when it fills. */
+void guard__tc_append(guard_tool_call *t, const char *s) {
   size_t have = strlen(t->arguments), n = strlen(s);
   if (have + n >= sizeof t->arguments) {
     t->too_long = 1;
@@ -298,10 +354,10 @@ static void tc_append(guard_tool_call *t, const char *s) {
 }
 
 /* Arguments given as a JSON value (Anthropic input, Gemini args). */
-static void tc_value(guard_tool_call *t, const cJSON *v) {
+void guard__tc_value(guard_tool_call *t, const cJSON *v) {
   char *s = v ? cJSON_PrintUnformatted(v) : NULL;
   t->arguments[0] = '\0';
-  tc_append(t, s ? s : "{}");
+  guard__tc_append(t, s ? s : "{}");
   cJSON_free(s);
 }
 
@@ -311,13 +367,13 @@ static guard__body parse_openai(const cJSON *root, guard__answer *a) {
   const cJSON *msg = cJSON_IsObject(c0) ? cJSON_GetObjectItemCaseSensitive(c0, "message") : NULL;
   if (!cJSON_IsObject(msg)) return GUARD__BODY_MISSING;
   const cJSON *content = cJSON_GetObjectItemCaseSensitive(msg, "content");
-  const char *fr = str_of(c0, "finish_reason");
-  if (str_of(msg, "refusal") != NULL || (fr && strcmp(fr, "content_filter") == 0))
+  const char *fr = guard__jstr(c0, "finish_reason");
+  if (guard__jstr(msg, "refusal") != NULL || (fr && strcmp(fr, "content_filter") == 0))
     a->refusal = 1;
   const cJSON *usage = cJSON_GetObjectItemCaseSensitive(root, "usage");
   if (cJSON_IsObject(usage)) {
-    a->tokens_in = long_of(usage, "prompt_tokens");
-    a->tokens_out = long_of(usage, "completion_tokens");
+    a->tokens_in = guard__jlong(usage, "prompt_tokens");
+    a->tokens_out = guard__jlong(usage, "completion_tokens");
   }
   if (a->refusal) return GUARD__BODY_REFUSAL;
   const cJSON *tcs = cJSON_GetObjectItemCaseSensitive(msg, "tool_calls");
@@ -325,25 +381,25 @@ static guard__body parse_openai(const cJSON *root, guard__answer *a) {
   int i = 0;
   cJSON_ArrayForEach(t, tcs) {
     const cJSON *fn = cJSON_GetObjectItemCaseSensitive(t, "function");
-    guard_tool_call *c = tc_at(a, i++, 1);
+    guard_tool_call *c = guard__tc_at(a, i++, 1);
     if (c == NULL || !cJSON_IsObject(fn)) continue;
-    tc_names(c, str_of(t, "id"), str_of(fn, "name"));
-    const char *args = str_of(fn, "arguments");
-    tc_append(c, args ? args : "");
+    guard__tc_names(c, guard__jstr(t, "id"), guard__jstr(fn, "name"));
+    const char *args = guard__jstr(fn, "arguments");
+    guard__tc_append(c, args ? args : "");
   }
   if (!cJSON_IsString(content)) return a->ntc > 0 ? GUARD__BODY_OK : GUARD__BODY_MISSING;
-  if (add_text(a, content->valuestring) != 0) return GUARD__BODY_TOO_LARGE;
+  if (guard__add_text(a, content->valuestring) != 0) return GUARD__BODY_TOO_LARGE;
   return GUARD__BODY_OK;
 }
 
 static guard__body parse_anthropic(const cJSON *root, guard__answer *a) {
   const cJSON *content = cJSON_GetObjectItemCaseSensitive(root, "content");
   if (!cJSON_IsArray(content)) return GUARD__BODY_MISSING;
-  const char *sr = str_of(root, "stop_reason");
+  const char *sr = guard__jstr(root, "stop_reason");
   const cJSON *usage = cJSON_GetObjectItemCaseSensitive(root, "usage");
   if (cJSON_IsObject(usage)) {
-    a->tokens_in = long_of(usage, "input_tokens");
-    a->tokens_out = long_of(usage, "output_tokens");
+    a->tokens_in = guard__jlong(usage, "input_tokens");
+    a->tokens_out = guard__jlong(usage, "output_tokens");
   }
   if (sr && strcmp(sr, "refusal") == 0) {
     a->refusal = 1;
@@ -352,20 +408,20 @@ static guard__body parse_anthropic(const cJSON *root, guard__answer *a) {
   const cJSON *block;
   int bi = 0;
   cJSON_ArrayForEach(block, content) {
-    const char *type = str_of(block, "type");
+    const char *type = guard__jstr(block, "type");
     if (type == NULL) return GUARD__BODY_MISSING;
     if (strcmp(type, "tool_use") == 0) {
-      guard_tool_call *c = tc_at(a, bi, 1);
+      guard_tool_call *c = guard__tc_at(a, bi, 1);
       if (c) {
-        tc_names(c, str_of(block, "id"), str_of(block, "name"));
-        tc_value(c, cJSON_GetObjectItemCaseSensitive(block, "input"));
+        guard__tc_names(c, guard__jstr(block, "id"), guard__jstr(block, "name"));
+        guard__tc_value(c, cJSON_GetObjectItemCaseSensitive(block, "input"));
       }
     }
     bi++;
     if (strcmp(type, "text") != 0) continue;
-    const char *t = str_of(block, "text");
+    const char *t = guard__jstr(block, "text");
     if (t == NULL) return GUARD__BODY_MISSING;
-    if (add_text(a, t) != 0) return GUARD__BODY_TOO_LARGE;
+    if (guard__add_text(a, t) != 0) return GUARD__BODY_TOO_LARGE;
   }
   return GUARD__BODY_OK;
 }
@@ -374,15 +430,15 @@ static guard__body parse_anthropic(const cJSON *root, guard__answer *a) {
    "incomplete" for content_filter is a refusal, "failed" an error. */
 static guard__body parse_responses(const cJSON *root, guard__answer *a) {
   const cJSON *output = cJSON_GetObjectItemCaseSensitive(root, "output");
-  const char *status = str_of(root, "status");
+  const char *status = guard__jstr(root, "status");
   const cJSON *usage = cJSON_GetObjectItemCaseSensitive(root, "usage");
   if (cJSON_IsObject(usage)) {
-    a->tokens_in = long_of(usage, "input_tokens");
-    a->tokens_out = long_of(usage, "output_tokens");
+    a->tokens_in = guard__jlong(usage, "input_tokens");
+    a->tokens_out = guard__jlong(usage, "output_tokens");
   }
   if (status && strcmp(status, "failed") == 0) return GUARD__BODY_ERROR;
   const cJSON *inc = cJSON_GetObjectItemCaseSensitive(root, "incomplete_details");
-  const char *reason = cJSON_IsObject(inc) ? str_of(inc, "reason") : NULL;
+  const char *reason = cJSON_IsObject(inc) ? guard__jstr(inc, "reason") : NULL;
   if (reason && strcmp(reason, "content_filter") == 0) {
     a->refusal = 1;
     return GUARD__BODY_REFUSAL;
@@ -390,26 +446,26 @@ static guard__body parse_responses(const cJSON *root, guard__answer *a) {
   if (!cJSON_IsArray(output) || status == NULL) return GUARD__BODY_MISSING;
   const cJSON *item;
   cJSON_ArrayForEach(item, output) {
-    const char *type = str_of(item, "type");
+    const char *type = guard__jstr(item, "type");
     if (type == NULL) return GUARD__BODY_MISSING;
     if (strcmp(type, "function_call") == 0) {
-      guard_tool_call *c = tc_at(a, a->ntc, 1);
+      guard_tool_call *c = guard__tc_at(a, a->ntc, 1);
       if (c) {
-        tc_names(c, str_of(item, "call_id"), str_of(item, "name"));
-        const char *args = str_of(item, "arguments");
-        tc_append(c, args ? args : "");
+        guard__tc_names(c, guard__jstr(item, "call_id"), guard__jstr(item, "name"));
+        const char *args = guard__jstr(item, "arguments");
+        guard__tc_append(c, args ? args : "");
       }
     }
     if (strcmp(type, "message") != 0) continue;
     const cJSON *part;
     cJSON_ArrayForEach(part, cJSON_GetObjectItemCaseSensitive(item, "content")) {
-      const char *pt = str_of(part, "type");
+      const char *pt = guard__jstr(part, "type");
       if (pt && strcmp(pt, "refusal") == 0) {
         a->refusal = 1;
         return GUARD__BODY_REFUSAL;
       }
-      const char *t = pt && strcmp(pt, "output_text") == 0 ? str_of(part, "text") : NULL;
-      if (t && add_text(a, t) != 0) return GUARD__BODY_TOO_LARGE;
+      const char *t = pt && strcmp(pt, "output_text") == 0 ? guard__jstr(part, "text") : NULL;
+      if (t && guard__add_text(a, t) != 0) return GUARD__BODY_TOO_LARGE;
     }
   }
   return GUARD__BODY_OK;
@@ -420,13 +476,13 @@ static guard__body parse_responses(const cJSON *root, guard__answer *a) {
 static guard__body parse_gemini(const cJSON *root, guard__answer *a, int *finished) {
   const cJSON *usage = cJSON_GetObjectItemCaseSensitive(root, "usageMetadata");
   if (cJSON_IsObject(usage)) {
-    a->tokens_in = long_of(usage, "promptTokenCount");
-    a->tokens_out = long_of(usage, "candidatesTokenCount");
+    a->tokens_in = guard__jlong(usage, "promptTokenCount");
+    a->tokens_out = guard__jlong(usage, "candidatesTokenCount");
   }
   const cJSON *cands = cJSON_GetObjectItemCaseSensitive(root, "candidates");
   const cJSON *c0 = cJSON_IsArray(cands) ? cJSON_GetArrayItem(cands, 0) : NULL;
   if (!cJSON_IsObject(c0)) return GUARD__BODY_MISSING;
-  const char *fr = str_of(c0, "finishReason");
+  const char *fr = guard__jstr(c0, "finishReason");
   if (finished) *finished = fr != NULL;
   if (fr && (strcmp(fr, "SAFETY") == 0 || strcmp(fr, "RECITATION") == 0 ||
              strcmp(fr, "PROHIBITED_CONTENT") == 0 || strcmp(fr, "BLOCKLIST") == 0)) {
@@ -439,13 +495,13 @@ static guard__body parse_gemini(const cJSON *root, guard__answer *a, int *finish
   if (parts == NULL) return fr ? GUARD__BODY_OK : GUARD__BODY_MISSING;
   const cJSON *part;
   cJSON_ArrayForEach(part, parts) {
-    const char *t = str_of(part, "text");
-    if (t && add_text(a, t) != 0) return GUARD__BODY_TOO_LARGE;
+    const char *t = guard__jstr(part, "text");
+    if (t && guard__add_text(a, t) != 0) return GUARD__BODY_TOO_LARGE;
     const cJSON *fc = cJSON_GetObjectItemCaseSensitive(part, "functionCall");
-    guard_tool_call *c = cJSON_IsObject(fc) ? tc_at(a, a->ntc, 1) : NULL;
+    guard_tool_call *c = cJSON_IsObject(fc) ? guard__tc_at(a, a->ntc, 1) : NULL;
     if (c) {
-      tc_names(c, str_of(fc, "id"), str_of(fc, "name"));
-      tc_value(c, cJSON_GetObjectItemCaseSensitive(fc, "args"));
+      guard__tc_names(c, guard__jstr(fc, "id"), guard__jstr(fc, "name"));
+      guard__tc_value(c, cJSON_GetObjectItemCaseSensitive(fc, "args"));
     }
   }
   return GUARD__BODY_OK;
@@ -472,6 +528,12 @@ guard__body guard__wire_parse(const char *body, size_t len, guard__answer *a) {
     r = parse_responses(root, a);
   else if (a->dialect == GUARD_GEMINI)
     r = parse_gemini(root, a, NULL);
+  else if (a->dialect == GUARD_BEDROCK)
+    r = guard__bedrock_parse(root, a);
+  else if (a->dialect == GUARD_OLLAMA)
+    r = guard__ollama_parse(root, a);
+  else if (a->dialect == GUARD_COHERE)
+    r = guard__cohere_parse(root, a);
   else
     r = parse_openai(root, a);
   cJSON_Delete(root);
@@ -486,7 +548,8 @@ int guard__wire_error(const char *body, size_t len, guard__answer *a) {
   return found;
 }
 
-static void stream_bad(guard__answer *a, guard__body why) {
+/* Keeps the first problem a stream showed. */
+void guard__stream_bad(guard__answer *a, guard__body why) {
   if (a->bad == GUARD__BODY_OK) a->bad = why;
 }
 
@@ -494,11 +557,11 @@ static void openai_chunk(guard__answer *a, const cJSON *root) {
   const cJSON *choices = cJSON_GetObjectItemCaseSensitive(root, "choices");
   const cJSON *usage = cJSON_GetObjectItemCaseSensitive(root, "usage");
   if (cJSON_IsObject(usage)) {
-    a->tokens_in = long_of(usage, "prompt_tokens");
-    a->tokens_out = long_of(usage, "completion_tokens");
+    a->tokens_in = guard__jlong(usage, "prompt_tokens");
+    a->tokens_out = guard__jlong(usage, "completion_tokens");
   }
   if (!cJSON_IsArray(choices)) {
-    if (!cJSON_IsObject(usage)) stream_bad(a, GUARD__BODY_BAD_CHUNK);
+    if (!cJSON_IsObject(usage)) guard__stream_bad(a, GUARD__BODY_BAD_CHUNK);
     return;
   }
   const cJSON *c;
@@ -506,74 +569,74 @@ static void openai_chunk(guard__answer *a, const cJSON *root) {
     const cJSON *idx = cJSON_GetObjectItemCaseSensitive(c, "index");
     if (cJSON_IsNumber(idx) && idx->valuedouble != 0) continue;
     const cJSON *delta = cJSON_GetObjectItemCaseSensitive(c, "delta");
-    const char *fr = str_of(c, "finish_reason");
+    const char *fr = guard__jstr(c, "finish_reason");
     if (fr && strcmp(fr, "content_filter") == 0) a->refusal = 1;
     if (!cJSON_IsObject(delta)) {
-      if (fr == NULL) stream_bad(a, GUARD__BODY_BAD_CHUNK);
+      if (fr == NULL) guard__stream_bad(a, GUARD__BODY_BAD_CHUNK);
       continue;
     }
-    if (str_of(delta, "refusal")) a->refusal = 1;
-    const char *t = str_of(delta, "content");
-    if (t) add_text(a, t);
+    if (guard__jstr(delta, "refusal")) a->refusal = 1;
+    const char *t = guard__jstr(delta, "content");
+    if (t) guard__add_text(a, t);
     const cJSON *tcd;
     cJSON_ArrayForEach(tcd, cJSON_GetObjectItemCaseSensitive(delta, "tool_calls")) {
       const cJSON *ix = cJSON_GetObjectItemCaseSensitive(tcd, "index");
       const cJSON *fn = cJSON_GetObjectItemCaseSensitive(tcd, "function");
-      guard_tool_call *c = tc_at(a, cJSON_IsNumber(ix) ? (int)ix->valuedouble : 0, 1);
+      guard_tool_call *c = guard__tc_at(a, cJSON_IsNumber(ix) ? (int)ix->valuedouble : 0, 1);
       if (c == NULL) continue;
-      tc_names(c, str_of(tcd, "id"), cJSON_IsObject(fn) ? str_of(fn, "name") : NULL);
-      const char *args = cJSON_IsObject(fn) ? str_of(fn, "arguments") : NULL;
-      if (args) tc_append(c, args);
+      guard__tc_names(c, guard__jstr(tcd, "id"), cJSON_IsObject(fn) ? guard__jstr(fn, "name") : NULL);
+      const char *args = cJSON_IsObject(fn) ? guard__jstr(fn, "arguments") : NULL;
+      if (args) guard__tc_append(c, args);
     }
   }
 }
 
 static void anthropic_event(guard__answer *a, const char *event,
                             const cJSON *root) {
-  const char *type = str_of(root, "type");
+  const char *type = guard__jstr(root, "type");
   if (type == NULL) type = event;
   if (strcmp(type, "message_start") == 0) {
     const cJSON *m = cJSON_GetObjectItemCaseSensitive(root, "message");
     const cJSON *u = cJSON_IsObject(m) ? cJSON_GetObjectItemCaseSensitive(m, "usage") : NULL;
-    if (!cJSON_IsObject(m)) stream_bad(a, GUARD__BODY_BAD_CHUNK);
+    if (!cJSON_IsObject(m)) guard__stream_bad(a, GUARD__BODY_BAD_CHUNK);
     if (cJSON_IsObject(u)) {
-      a->tokens_in = long_of(u, "input_tokens");
-      long out = long_of(u, "output_tokens");
+      a->tokens_in = guard__jlong(u, "input_tokens");
+      long out = guard__jlong(u, "output_tokens");
       if (out >= 0) a->tokens_out = out;
     }
   } else if (strcmp(type, "content_block_start") == 0) {
     const cJSON *b = cJSON_GetObjectItemCaseSensitive(root, "content_block");
-    const char *bt = cJSON_IsObject(b) ? str_of(b, "type") : NULL;
+    const char *bt = cJSON_IsObject(b) ? guard__jstr(b, "type") : NULL;
     if (bt && strcmp(bt, "tool_use") == 0) {
-      guard_tool_call *c = tc_at(a, (int)long_of(root, "index"), 1);
-      if (c) tc_names(c, str_of(b, "id"), str_of(b, "name"));
+      guard_tool_call *c = guard__tc_at(a, (int)guard__jlong(root, "index"), 1);
+      if (c) guard__tc_names(c, guard__jstr(b, "id"), guard__jstr(b, "name"));
     }
   } else if (strcmp(type, "content_block_delta") == 0) {
     const cJSON *d = cJSON_GetObjectItemCaseSensitive(root, "delta");
     if (!cJSON_IsObject(d)) {
-      stream_bad(a, GUARD__BODY_BAD_CHUNK);
+      guard__stream_bad(a, GUARD__BODY_BAD_CHUNK);
       return;
     }
-    const char *dt = str_of(d, "type");
+    const char *dt = guard__jstr(d, "type");
     if (dt && strcmp(dt, "input_json_delta") == 0) {
-      guard_tool_call *c = tc_at(a, (int)long_of(root, "index"), 0);
-      const char *pj = str_of(d, "partial_json");
-      if (c && pj) tc_append(c, pj);
+      guard_tool_call *c = guard__tc_at(a, (int)guard__jlong(root, "index"), 0);
+      const char *pj = guard__jstr(d, "partial_json");
+      if (c && pj) guard__tc_append(c, pj);
     }
     if (dt && strcmp(dt, "text_delta") == 0) {
-      const char *t = str_of(d, "text");
+      const char *t = guard__jstr(d, "text");
       if (t == NULL)
-        stream_bad(a, GUARD__BODY_BAD_CHUNK);
+        guard__stream_bad(a, GUARD__BODY_BAD_CHUNK);
       else
-        add_text(a, t);
+        guard__add_text(a, t);
     }
   } else if (strcmp(type, "message_delta") == 0) {
     const cJSON *d = cJSON_GetObjectItemCaseSensitive(root, "delta");
     const cJSON *u = cJSON_GetObjectItemCaseSensitive(root, "usage");
-    const char *sr = cJSON_IsObject(d) ? str_of(d, "stop_reason") : NULL;
+    const char *sr = cJSON_IsObject(d) ? guard__jstr(d, "stop_reason") : NULL;
     if (sr && strcmp(sr, "refusal") == 0) a->refusal = 1;
     if (cJSON_IsObject(u)) {
-      long out = long_of(u, "output_tokens");
+      long out = guard__jlong(u, "output_tokens");
       if (out >= 0) a->tokens_out = out;
     }
   } else if (strcmp(type, "message_stop") == 0) {
@@ -585,43 +648,43 @@ static void anthropic_event(guard__answer *a, const char *event,
 /* One Responses API stream event: text deltas count, the response's own
    ending decides (completed, incomplete, failed). */
 static void responses_event(guard__answer *a, const char *event, const cJSON *root) {
-  const char *type = str_of(root, "type");
+  const char *type = guard__jstr(root, "type");
   if (type == NULL) type = event;
   if (strcmp(type, "response.output_text.delta") == 0) {
-    const char *t = str_of(root, "delta");
-    if (t == NULL) stream_bad(a, GUARD__BODY_BAD_CHUNK);
-    else add_text(a, t);
+    const char *t = guard__jstr(root, "delta");
+    if (t == NULL) guard__stream_bad(a, GUARD__BODY_BAD_CHUNK);
+    else guard__add_text(a, t);
   } else if (strcmp(type, "response.refusal.delta") == 0) {
     a->refusal = 1;
   } else if (strcmp(type, "response.output_item.added") == 0) {
     const cJSON *it = cJSON_GetObjectItemCaseSensitive(root, "item");
-    const char *it_type = cJSON_IsObject(it) ? str_of(it, "type") : NULL;
+    const char *it_type = cJSON_IsObject(it) ? guard__jstr(it, "type") : NULL;
     if (it_type && strcmp(it_type, "function_call") == 0) {
-      guard_tool_call *c = tc_at(a, (int)long_of(root, "output_index"), 1);
-      if (c) tc_names(c, str_of(it, "call_id"), str_of(it, "name"));
+      guard_tool_call *c = guard__tc_at(a, (int)guard__jlong(root, "output_index"), 1);
+      if (c) guard__tc_names(c, guard__jstr(it, "call_id"), guard__jstr(it, "name"));
     }
   } else if (strcmp(type, "response.function_call_arguments.delta") == 0) {
-    guard_tool_call *c = tc_at(a, (int)long_of(root, "output_index"), 0);
-    const char *d = str_of(root, "delta");
-    if (c && d) tc_append(c, d);
+    guard_tool_call *c = guard__tc_at(a, (int)guard__jlong(root, "output_index"), 0);
+    const char *d = guard__jstr(root, "delta");
+    if (c && d) guard__tc_append(c, d);
   } else if (strcmp(type, "response.completed") == 0 ||
              strcmp(type, "response.incomplete") == 0) {
     const cJSON *r = cJSON_GetObjectItemCaseSensitive(root, "response");
     const cJSON *u = cJSON_IsObject(r) ? cJSON_GetObjectItemCaseSensitive(r, "usage") : NULL;
     if (cJSON_IsObject(u)) {
-      a->tokens_in = long_of(u, "input_tokens");
-      a->tokens_out = long_of(u, "output_tokens");
+      a->tokens_in = guard__jlong(u, "input_tokens");
+      a->tokens_out = guard__jlong(u, "output_tokens");
     }
     const cJSON *inc = cJSON_IsObject(r) ? cJSON_GetObjectItemCaseSensitive(r, "incomplete_details")
                                          : NULL;
-    const char *reason = cJSON_IsObject(inc) ? str_of(inc, "reason") : NULL;
+    const char *reason = cJSON_IsObject(inc) ? guard__jstr(inc, "reason") : NULL;
     if (reason && strcmp(reason, "content_filter") == 0) a->refusal = 1;
     a->done = 1;
   } else if (strcmp(type, "response.failed") == 0) {
     a->error = 1;
     const cJSON *r = cJSON_GetObjectItemCaseSensitive(root, "response");
     const cJSON *e = cJSON_IsObject(r) ? cJSON_GetObjectItemCaseSensitive(r, "error") : NULL;
-    const char *code = cJSON_IsObject(e) ? str_of(e, "code") : NULL;
+    const char *code = cJSON_IsObject(e) ? guard__jstr(e, "code") : NULL;
     if (code) guard__strlcpy(a->err_code, code, sizeof a->err_code);
   }
 }
@@ -637,14 +700,16 @@ int guard__wire_stream_event(guard__answer *a, const char *event,
   cJSON *root = guard__json_parse(data, len, &a->oom);
   if (!cJSON_IsObject(root)) {
     cJSON_Delete(root);
-    stream_bad(a, GUARD__BODY_BAD_CHUNK);
+    guard__stream_bad(a, GUARD__BODY_BAD_CHUNK);
     return 0;
   }
-  const char *type = str_of(root, "type");
-  if (read_error(root, a) || (type && strcmp(type, "error") == 0) ||
+  const char *type = guard__jstr(root, "type");
+  if (a->dialect == GUARD_COHERE) {
+    guard__cohere_event(a, event, root); /* its errors are typed events */
+  } else if (read_error(root, a) || (type && strcmp(type, "error") == 0) ||
       strcmp(event, "error") == 0) {
     a->error = 1;
-    const char *code = str_of(root, "code"); /* Responses: the code is top-level */
+    const char *code = guard__jstr(root, "code"); /* Responses: the code is top-level */
     if (code && !a->err_code[0]) guard__strlcpy(a->err_code, code, sizeof a->err_code);
   } else if (a->dialect == GUARD_ANTHROPIC) {
     anthropic_event(a, event, root);
@@ -653,7 +718,7 @@ int guard__wire_stream_event(guard__answer *a, const char *event,
   } else if (a->dialect == GUARD_GEMINI) {
     int finished = 0;
     guard__body b = parse_gemini(root, a, &finished);
-    if (b == GUARD__BODY_MISSING) stream_bad(a, GUARD__BODY_BAD_CHUNK);
+    if (b == GUARD__BODY_MISSING) guard__stream_bad(a, GUARD__BODY_BAD_CHUNK);
     if (finished) a->done = 1;
   } else {
     openai_chunk(a, root);

@@ -12,6 +12,8 @@ return scenario {
     chat { content = "hello from bedrock" },
   },
 
+  client = { dialect = "bedrock" },
+
   expect = {
     point = { "outcome", "attempts" },
     attempts = 1,

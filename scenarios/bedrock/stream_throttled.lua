@@ -14,7 +14,7 @@ return scenario {
     stream { content = "hello from bedrock" },
   },
 
-  client = { call = "stream", deadline = 8, attempts = 3 },
+  client = { dialect = "bedrock", call = "stream", deadline = 8, attempts = 3 },
 
   expect = {
     point = { "no_stream_splice" },

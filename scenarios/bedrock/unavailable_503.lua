@@ -14,7 +14,7 @@ return scenario {
     chat { content = "hello from bedrock" },
   },
 
-  client = { deadline = 10, attempts = 3 },
+  client = { dialect = "bedrock", deadline = 10, attempts = 3 },
 
   expect = {
     point = { "outcome", "attempts" },

@@ -10,6 +10,8 @@ return scenario {
     chat { content = "hello from cohere" },
   },
 
+  client = { dialect = "cohere" },
+
   expect = {
     point = { "outcome", "attempts" },
     attempts = 1,

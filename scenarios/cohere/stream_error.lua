@@ -13,7 +13,7 @@ return scenario {
     stream { content = "hello from cohere" },
   },
 
-  client = { call = "stream", deadline = 8, attempts = 3 },
+  client = { dialect = "cohere", call = "stream", deadline = 8, attempts = 3 },
 
   expect = {
     point = { "no_stream_splice" },

@@ -12,7 +12,7 @@ return scenario {
     chat { content = "hello from cohere" },
   },
 
-  client = { deadline = 10, attempts = 3 },
+  client = { dialect = "cohere", deadline = 10, attempts = 3 },
 
   expect = {
     point = { "outcome", "attempts" },

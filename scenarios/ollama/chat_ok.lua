@@ -10,6 +10,8 @@ return scenario {
     chat { content = "hello from ollama" },
   },
 
+  client = { dialect = "ollama" },
+
   expect = {
     point = { "outcome", "attempts" },
     attempts = 1,

@@ -13,7 +13,7 @@ return scenario {
     chat { content = "hello from ollama" },
   },
 
-  client = { deadline = 8, attempts = 3 },
+  client = { dialect = "ollama", deadline = 8, attempts = 3 },
 
   expect = {
     point = { "outcome", "attempts" },

@@ -41,6 +41,21 @@ while read -r name scen dialect model path stream; do
   [ "$facts" = "$want_facts" ] && ok || bad "$name: any_api.sh arrived as '$facts', want '$want_facts'"
 done <<< "$cases"
 
+# Bedrock, Ollama and Cohere (client.dialect bedrock, ollama, cohere): the
+# variables name them too (any_api.sh does not speak them; their SDK clients
+# are tested in sdk_apis.sh).
+own="bedrock scenarios/bedrock/converse_ok.lua bedrock-converse bedrock-fusebox /model/bedrock-fusebox/converse 0
+bedrock-stream scenarios/bedrock/stream_throttled.lua bedrock-converse bedrock-fusebox /model/bedrock-fusebox/converse-stream 1
+ollama scenarios/ollama/stream_no_done.lua ollama-chat ollama-fusebox /api/chat 1
+cohere scenarios/cohere/unavailable_503.lua cohere cohere-fusebox /v2/chat 0"
+while read -r name scen dialect model path stream; do
+  out="$tmp/$name.env"
+  "$bin" exec --quiet --timeout 20 "$scen" -- sh -c "env | grep ^FUSEBOX_ > '$out'" > /dev/null 2>&1
+  got=$(grep -E '^FUSEBOX_(DIALECT|MODEL|PATH|STREAM)=' "$out" 2>/dev/null | sort | tr '\n' ' ')
+  want="FUSEBOX_DIALECT=$dialect FUSEBOX_MODEL=$model FUSEBOX_PATH=$path FUSEBOX_STREAM=$stream "
+  [ "$got" = "$want" ] && ok || bad "$name: got '$got', want '$want'"
+done <<< "$own"
+
 # Where the answer comes back, the generic client prints it in every API.
 for name in chat:back\ again responses:hello gemini:hello; do
   want=${name#*:} name=${name%%:*}

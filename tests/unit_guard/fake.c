@@ -103,7 +103,7 @@ static guard_tx f_transport(void *ud, const guard_http_request *req,
     headers(resp, st.headers);
   }
   if (st.body != NULL) {
-    size_t len = strlen(st.body), step = split > 0 ? (size_t)split : len;
+    size_t len = st.body_len ? st.body_len : strlen(st.body), step = split > 0 ? (size_t)split : len;
     for (size_t i = 0; i < len; i += step) {
       size_t n = len - i < step ? len - i : step;
       if (guard_resp_body(resp, st.body + i, n) != GUARD_OK) return GUARD_TX_TOOBIG;

@@ -21,6 +21,7 @@ typedef struct fake_step {
   int status;
   const char *headers;   /* "name: value\n" lines */
   const char *body;
+  size_t body_len;       /* bytes of body (a binary one holds NULs); 0 = strlen */
   guard_tx tx;           /* how it ends */
   double ms;             /* time it takes; a TIMEOUT/IDLE with 0 takes the
                             request's timeout */

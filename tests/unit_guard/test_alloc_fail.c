@@ -1,7 +1,9 @@
 /*
  * test_alloc_fail.c - the guard when memory runs out: a full session (a
  * retried chat, its client event, a streamed chat, a side effect whose
- * result is unknown) against the scripted fake transport, with the Nth
+ * result is unknown; then, on a second handle, Bedrock and Cohere
+ * providers that fail for good falling back to Ollama's NDJSON stream,
+ * Bedrock's event stream, and Cohere's typed stream) against the scripted fake transport, with the Nth
  * allocation failing, for every N up to the session's total. For every N:
  * no crash, every call returns GUARD_OK or GUARD_ENOMEM, the session ends
  * with GUARD_ENOMEM unless the failed allocation did not matter (the fake
@@ -23,6 +25,7 @@
 #include <CUnit/CUnit.h>
 #include <cjson/cJSON.h>
 #include <errno.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -46,6 +49,15 @@
   "data: {\"choices\":[{\"index\":0,\"delta\":{\"content\":\"" t "\"}}]}\n\n"
 #define OAI_USAGE \
   "data: {\"choices\":[],\"usage\":{\"prompt_tokens\":6,\"completion_tokens\":5}}\n\n"
+#define OLLAMA_STREAM \
+  "{\"message\":{\"content\":\"hel\"},\"done\":false}\n" \
+  "{\"message\":{\"content\":\"lo\"},\"done\":true,\"prompt_eval_count\":6,\"eval_count\":5}\n"
+#define COHERE_STREAM \
+  "event: message-start\ndata: {\"type\":\"message-start\"}\n\n" \
+  "event: content-delta\ndata: {\"type\":\"content-delta\",\"delta\":" \
+  "{\"message\":{\"content\":{\"text\":\"hello\"}}}}\n\n" \
+  "event: message-end\ndata: {\"type\":\"message-end\",\"delta\":" \
+  "{\"finish_reason\":\"COMPLETE\"}}\n\n"
 #define APPLIED "{\"key\":\"op-1\",\"applied\":true,\"result\":{\"id\":42}}"
 #define NOT_APPLIED "{\"key\":\"op-1\",\"applied\":false}"
 
@@ -76,6 +88,76 @@ static int result_ok(const guard_result *r) {
   return 1;
 }
 
+/* Bedrock's ConverseStream answering "hello", as event stream messages
+ * built here (no allocation: the sweep counts every one). */
+static char BR_STREAM[1024];
+static size_t br_len;
+
+static void put32(char *p, uint32_t v) {
+  for (int k = 0; k < 4; k++) p[k] = (char)(v >> (24 - 8 * k));
+}
+
+static void br_event(const char *type, const char *json) {
+  char *m = BR_STREAM + br_len, *p = m + 12;
+  size_t tl = strlen(type), jl = strlen(json);
+  static const char MT[] = "\x0d:message-type\x07\x00\x05" "event";
+  memcpy(p, MT, sizeof MT - 1);
+  p += sizeof MT - 1;
+  *p++ = 11;
+  memcpy(p, ":event-type", 11);
+  p += 11;
+  *p++ = 7, *p++ = 0, *p++ = (char)tl;
+  memcpy(p, type, tl);
+  p += tl;
+  size_t hlen = (size_t)(p - m - 12);
+  memcpy(p, json, jl);
+  p += jl;
+  size_t total = (size_t)(p - m) + 4;
+  put32(m, (uint32_t)total);
+  put32(m + 4, (uint32_t)hlen);
+  put32(m + 8, guard__crc32(0, m, 8));
+  put32(p, guard__crc32(0, m, total - 4));
+  br_len += total;
+}
+
+static void br_build(void) {
+  if (br_len) return;
+  br_event("messageStart", "{\"role\":\"assistant\"}");
+  br_event("contentBlockDelta", "{\"contentBlockIndex\":0,\"delta\":{\"text\":\"hel\"}}");
+  br_event("contentBlockDelta", "{\"contentBlockIndex\":0,\"delta\":{\"text\":\"lo\"}}");
+  br_event("messageStop", "{\"stopReason\":\"end_turn\"}");
+  br_event("metadata", "{\"usage\":{\"inputTokens\":6,\"outputTokens\":5}}");
+}
+
+/* The second handle: Bedrock, Cohere and Ollama, three streamed calls
+ * (Bedrock and Cohere refuse, Ollama answers; Bedrock answers; Bedrock
+ * refuses, Cohere answers). Returns GUARD_OK or the first error code. */
+static int other_apis(session *s, fake *f) {
+  static const guard_provider prov[] = {
+      {"bedrock", "http://fake", GUARD_BEDROCK, NULL, "anthropic.claude-test:0", NULL},
+      {"cohere", "http://fake", GUARD_COHERE, "co-test", "command-test", NULL},
+      {"ollama", "http://fake", GUARD_OLLAMA, NULL, "llama-test", NULL}};
+  guard_config cfg;
+  fake_config(&cfg, f);
+  cfg.providers = prov;
+  cfg.nproviders = 3;
+  guard *g = NULL;
+  guard_result *r = NULL;
+  guard_chat_request req = fake_request();
+  req.stream = 1;
+  int rc = guard_new(&cfg, &g, NULL);
+  for (int call = 0; call < 3 && rc == GUARD_OK; call++) {
+    rc = guard_chat(g, &req, &r);
+    if (rc == GUARD_OK && !result_ok(r)) rc = 98;
+    if (rc == GUARD_OK) sig_add(s, r);
+    if (rc != GUARD_OK && r != NULL && rc < 90) rc = 96; /* no result on error */
+    guard_result_free(r);
+    r = NULL;
+  }
+  guard_free(g);
+  return rc;
+}
+
 /* One session; stops at the first error code. Every call's result is
  * checked and freed here. */
 static void run_session(session *s) {
@@ -93,6 +175,19 @@ static void run_session(session *s) {
   fake_add(&f, (fake_step){.url_has = "/effects/send_email", .tx = GUARD_TX_CLOSED, .ms = 1});
   fake_add(&f, (fake_step){.url_has = "/effects/op-", .status = 200, .body = NOT_APPLIED});
   fake_add(&f, (fake_step){.url_has = "/effects/send_email", .status = 200, .body = APPLIED});
+  br_build();
+#define BR_400 .status = 400, .headers = "x-amzn-errortype: ValidationException\n", \
+                .body = "{\"message\":\"bad\"}"
+  fake_add(&f, (fake_step){.url_has = "/converse-stream", BR_400});
+  fake_add(&f, (fake_step){.url_has = "/v2/chat", .status = 400, .body = "{\"message\":\"bad\"}"});
+  fake_add(&f, (fake_step){.url_has = "/api/chat", .status = 200,
+                           .headers = "content-type: application/x-ndjson\n", .body = OLLAMA_STREAM});
+  fake_add(&f, (fake_step){.url_has = "/converse-stream", .status = 200,
+                           .headers = "content-type: application/vnd.amazon.eventstream\n",
+                           .body = BR_STREAM, .body_len = br_len});
+  fake_add(&f, (fake_step){.url_has = "/converse-stream", BR_400});
+  fake_add(&f, (fake_step){.url_has = "/v2/chat", .status = 200, .headers = SSE_HDR,
+                           .body = COHERE_STREAM});
   guard_config cfg;
   fake_config(&cfg, &f);
   guard *g = NULL;
@@ -145,6 +240,9 @@ static void run_session(session *s) {
     goto out;
   }
   sig_add(s, r);
+  guard_result_free(r);
+  r = NULL;
+  s->rc = other_apis(s, &f);
 
 out:
   if (s->rc != GUARD_OK && r != NULL && s->rc < 90) s->rc = 96; /* no result on error */
@@ -170,6 +268,8 @@ static void sweep(int fail_rest) {
   }
   CU_ASSERT_EQUAL(af_live, live0);
   CU_ASSERT_PTR_NOT_NULL(strstr(base.sig, "ok:hello:2:transient,ok,|ok:hello:1:ok,|ok:"));
+  CU_ASSERT_PTR_NOT_NULL(
+      strstr(base.sig, "|ok:hello:3:permanent,permanent,ok,|ok:hello:1:ok,|ok:hello:2:permanent,ok,|"));
   CU_ASSERT(total > 50);
 
   long enomem = 0, same = 0, absorbed = 0, bad = 0, leaks = 0;

@@ -14,6 +14,8 @@
   X(stream)                                                                    \
   X(wire)                                                                      \
   X(wire_apis)                                                                 \
+  X(eventstream)                                                               \
+  X(wire_providers)                                                            \
   X(result_json)                                                               \
   X(limits)                                                                    \
   X(transport_curl)                                                            \
