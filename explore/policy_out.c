@@ -14,7 +14,7 @@ static void add_retries(xpl__sbuf *b, const xpl_policy *p) {
   xpl__add(b, "  retries = {");
   for (int i = 0; i < p->nretries; i++) {
     const char *r = p->retries[i];
-    int num = r[0] >= '0' && r[0] <= '9';
+    int num = r[0] >= '0' && r[0] <= '9' && !strchr(r, '-');
     if (strcmp(r, "429") == 0 && (p->quota_except || p->ra_required)) {
       xpl__add(b, " { status = 429");
       if (p->quota_except) xpl__add(b, ", except = { \"insufficient_quota\" }");

@@ -59,9 +59,10 @@ edit 's/base = 0.5/base = 0.52/'; expect_rc 1 'base 0.5 vs 0.52 without --tolera
 sed 's/base = 0.5/base = 0.52/' "$base" > "$tmp/new.lua"
 dp --tolerance 0.1 "$base" "$tmp/new.lua"; rc=$?; expect_rc 0 'base 0.5 vs 0.52 with --tolerance 0.1'
 
-# openai 6.49 -> 7.x as the issue states it: exactly the Retry-After facts
+# openai 6.49 -> 7.x: the three Retry-After facts the issue states, and the body
+# timeout of 7.x that fusebox learn found (tests/cli/learn_bump.sh)
 dp "$base" tests/data/profiles/openai-node-7.lua; rc=$?; expect_rc 1 '6.49 vs 7.x'
-if [ "$(grep -c '→' "$tmp/out")" = 3 ] && grep -qxF 'Retry-After over 60 s: slept as asked → falls back to backoff' "$tmp/out" \
+if [ "$(grep -c '→' "$tmp/out")" = 4 ] && grep -qxF 'timeout covers: headers → whole' "$tmp/out" && grep -qxF 'Retry-After over 60 s: slept as asked → falls back to backoff' "$tmp/out" \
    && grep -qxF 'unparsable Retry-After: retried at once → falls back to backoff' "$tmp/out" \
    && grep -qxF 'zero, negative or past Retry-After: retried at once → falls back to backoff' "$tmp/out"; then ok
 else bad "6.49 vs 7.x: $(cat "$tmp/out")"; fi

@@ -23,7 +23,10 @@ r6=$?
 [ $r6 = 0 ] && [ $r7 = 0 ] || { bad "learn exit $r6 / $r7: $(cat "$tmp/6.err" "$tmp/7.err")"; finish; }
 "$bin" diff-policy --tolerance 0.35 "$tmp/6.lua" "$tmp/7.lua" > "$tmp/diff" 2>&1
 rc=$?
+# (and one the issue did not know: 7.x bounds a body that is not streamed by
+# its timeout, parseResponseWithTimeout; 6.49 clears the timer at the head)
 want='Retry-After over 60 s: slept as asked → falls back to backoff
+timeout covers: headers → whole
 unparsable Retry-After: retried at once → falls back to backoff
 zero, negative or past Retry-After: retried at once → falls back to backoff'
 got=$(grep ' → ' "$tmp/diff" | sort)
