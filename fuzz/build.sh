@@ -75,7 +75,7 @@ SRC[control]="${SIM_ALL[*]} ${REPORTS[*]} ${COMMON[*]} $root/cli/control.c $root
 SRC[redis]="${SIM_ALL[*]} ${COMMON[*]}"
 XLIBS[redis]="$(pkg-config --libs libmicrohttpd)"
 # The HTTP/2 bridge alone, with libnghttp2 (in PKGS).
-SRC[h2]="$root/sim/h2_bridge.c"
+SRC[h2]="$root/sim/h2_bridge.c $root/sim/h2c.c"
 if [ -f "$root/import/import.c" ]; then
   SRC[import]="$(echo "$root"/import/import*.c) ${SIM_LUA[*]} ${COMMON[*]}"
 fi

@@ -13,14 +13,21 @@
  *   bits 1-3 the client's bytes in pieces of 2^(k-1) bytes (k = 0: whole)
  *   bit 4    the sink takes at most 7 bytes a call, bit 5 it says
  *            "would block" every other call
+ *   bit 6    the client's bytes begin with an HTTP/1.1 request: when
+ *            sim__h2c_parse takes it as an h2c Upgrade, it becomes stream
+ *            1 (sim__h2_upgrade, as sim__h2c_serve does) and the bytes
+ *            after it are the HTTP/2 ones
  *
- * Checks beyond no crash, leak or UB: the session's first frame is its
+ * Checks beyond no crash, leak or UB: an h2c request sim__h2c_parse
+ * takes is one nghttp2 takes (its settings checks are nghttp2's); the
+ * session's first frame is its
  * SETTINGS; each request the HTTP/1.1 side gets is one request line and
  * header lines each ending in CRLF (no bare CR or LF: no smuggling), with
  * a Content-Length equal to the body bytes that follow it.
  */
 #define _GNU_SOURCE /* memmem */
 #include "sim/h2_bridge.h"
+#include "sim/h2c.h"
 
 #include <errno.h>
 #include <stdint.h>
@@ -124,6 +131,12 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   }
   sim_h2 *h = sim__h2_new(sink, &f, add, &f);
   if (h == NULL) return 0;
+  sim_h2c_req up;
+  if ((f.mode & 64) && sim__h2c_parse((const char *)in, n, &up) == SIM_H2C_YES) {
+    if (sim__h2_upgrade(h, &up) != 0) abort();
+    in += up.head_len + up.body_len;
+    n -= up.head_len + up.body_len;
+  }
   int rc = sim__h2_send(h);
   if (rc == 0 && (f.mode & 1))
     rc = sim__h2_recv(h, (const uint8_t *)SIM_H2_PREFACE, sizeof SIM_H2_PREFACE - 1);

@@ -7,6 +7,11 @@
  * running h2_bridge.c (the client preface, HTTP/2 with prior knowledge).
  * A byte that differs from the preface decides at once: "POST", "GET" and
  * every HTTP/1.1 method differ from "PRI " by their second byte at most.
+ * An HTTP/1.1 connection whose first bytes are a whole request asking for
+ * the h2c Upgrade (sim/h2c.c says which) is read here and goes to the
+ * bridge too (sim__h2c_serve); one whose head is whole but not its body
+ * waits for it (SO_RCVLOWAT: poll wakes when it is all in) at most until
+ * the silent limit, then goes to libmicrohttpd untouched, as every other.
  */
 #define _GNU_SOURCE /* accept4 */
 #include <arpa/inet.h>
@@ -21,6 +26,7 @@
 #include <unistd.h>
 
 #include "sim/h2_bridge.h"
+#include "sim/h2c.h"
 #include "sim/server_int.h"
 
 #define FRONT_PENDING 256 /* accepted, first bytes not yet in */
@@ -42,9 +48,15 @@ struct sim_front {
   int nh2;
   int stopping;
   int started;              /* the thread runs */
+  char peek[SIM_H2C_MAX_HEAD + SIM_H2C_MAX_BODY]; /* a connection's first bytes (front thread) */
 };
 
-typedef struct { sim_front *f; int slot; } h2_job;
+typedef struct {
+  sim_front *f;
+  int slot;
+  char *up;     /* an h2c Upgrade request read from the socket, or NULL */
+  size_t uplen;
+} h2_job;
 
 static int add_to_loops(void *arg, int fd) { return sim__loops_add(arg, fd); }
 
@@ -53,7 +65,9 @@ static void *h2_main(void *arg) {
   free(arg);
   sim_front *f = j.f;
   int fd = f->h2fd[j.slot];
-  (void)sim__h2_serve(fd, add_to_loops, f->loops); /* closes fd */
+  if (j.up != NULL) (void)sim__h2c_serve(fd, j.up, j.uplen, add_to_loops, f->loops);
+  else (void)sim__h2_serve(fd, add_to_loops, f->loops); /* either closes fd */
+  free(j.up);
   pthread_mutex_lock(&f->lock);
   f->h2fd[j.slot] = -1;
   f->nh2--;
@@ -62,9 +76,10 @@ static void *h2_main(void *arg) {
   return NULL;
 }
 
-/* Starts a thread for an HTTP/2 connection; refused (closed) beyond
+/* Starts a thread for an HTTP/2 connection (up: the h2c Upgrade request
+   read from it, taken; NULL for prior knowledge); refused (closed) beyond
    FRONT_H2_MAX or at stop. */
-static void start_h2(sim_front *f, int fd) {
+static void start_h2(sim_front *f, int fd, char *up, size_t uplen) {
   pthread_mutex_lock(&f->lock);
   int slot = -1;
   for (int i = 0; !f->stopping && i < FRONT_H2_MAX && slot < 0; i++)
@@ -75,7 +90,7 @@ static void start_h2(sim_front *f, int fd) {
   pthread_attr_init(&at);
   pthread_attr_setdetachstate(&at, PTHREAD_CREATE_DETACHED);
   if (j != NULL) {
-    *j = (h2_job){f, slot};
+    *j = (h2_job){f, slot, up, uplen};
     f->h2fd[slot] = fd;
     f->nh2++;
     if (pthread_create(&t, &at, h2_main, j) != 0) {
@@ -87,7 +102,10 @@ static void start_h2(sim_front *f, int fd) {
   }
   pthread_attr_destroy(&at);
   pthread_mutex_unlock(&f->lock);
-  if (j == NULL) close(fd);
+  if (j == NULL) {
+    free(up);
+    close(fd);
+  }
 }
 
 /* 1 HTTP/2, 0 HTTP/1.1, -1 not known yet, -2 closed before a byte. */
@@ -98,6 +116,36 @@ static int sniff(int fd) {
   if (n < 0) return errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR ? -1 : -2;
   if (memcmp(b, SIM_H2_PREFACE, (size_t)n) != 0) return 0;
   return (size_t)n == sizeof b ? 1 : -1;
+}
+
+/* Peeks at an HTTP/1.1 connection's first bytes: SIM_H2C_YES (a whole
+   h2c Upgrade request, *need bytes), SIM_H2C_MORE (its body is not all in
+   yet: *need bytes will be), or SIM_H2C_NO. */
+static int h2c_look(sim_front *f, int fd, size_t *need) {
+  ssize_t n = recv(fd, f->peek, sizeof f->peek, MSG_PEEK | MSG_DONTWAIT);
+  if (n <= 0) return SIM_H2C_NO;
+  sim_h2c_req r;
+  int k = sim__h2c_parse(f->peek, (size_t)n, &r);
+  *need = r.head_len + r.body_len;
+  return k;
+}
+
+/* Reads the h2c Upgrade request (its need bytes are in) off fd and hands
+   the connection to the bridge. */
+static void take_h2c(sim_front *f, int fd, size_t need) {
+  char *up = malloc(need);
+  if (up == NULL || recv(fd, up, need, MSG_WAITALL) != (ssize_t)need) {
+    free(up);
+    close(fd);
+    return;
+  }
+  start_h2(f, fd, up, need);
+}
+
+/* poll() says readable once n bytes are in (1: as usual). */
+static void set_lowat(int fd, size_t n) {
+  int v = (int)n;
+  (void)setsockopt(fd, SOL_SOCKET, SO_RCVLOWAT, &v, sizeof v);
 }
 
 static long long mono_ms(void) {
@@ -111,23 +159,39 @@ static void *front_main(void *arg) {
   struct pollfd p[2 + FRONT_PENDING];
   int pend[FRONT_PENDING], np = 0;
   long long since[FRONT_PENDING];
+  char lowat[FRONT_PENDING]; /* 1: waits for an h2c request's body */
   for (;;) {
     p[0] = (struct pollfd){.fd = f->wake[0], .events = POLLIN};
     /* the listener is not watched while the pending list is full */
     p[1] = (struct pollfd){.fd = np < FRONT_PENDING ? f->lfd : -1, .events = POLLIN};
-    for (int i = 0; i < np; i++) p[2 + i] = (struct pollfd){.fd = pend[i], .events = POLLIN};
+    for (int i = 0; i < np; i++)
+      p[2 + i] = (struct pollfd){.fd = pend[i], .events = POLLIN | POLLRDHUP};
     if (poll(p, (nfds_t)(2 + np), np > 0 ? 100 : -1) < 0 && errno != EINTR) break;
     if (p[0].revents) break;
     long long now = mono_ms();
     for (int i = np - 1; i >= 0; i--) {
       int silent = now - since[i] >= FRONT_SILENT_MS;
-      if (!p[2 + i].revents && !silent) continue;
-      int fd = pend[i], kind = p[2 + i].revents ? sniff(fd) : 0;
+      short ev = p[2 + i].revents;
+      if (!ev && !silent) continue;
+      int fd = pend[i], kind = ev ? sniff(fd) : 0;
       if (kind == -1 && !silent) continue;
+      size_t need = 0;
+      if (kind == 0 && !silent && !(ev & (POLLRDHUP | POLLHUP | POLLERR))) {
+        int h = h2c_look(f, fd, &need);
+        if (h == SIM_H2C_MORE) {
+          set_lowat(fd, need);
+          lowat[i] = 1;
+          continue;
+        }
+        if (h == SIM_H2C_YES) kind = 2;
+      }
+      if (lowat[i]) set_lowat(fd, 1);
       pend[i] = pend[np - 1];
       since[i] = since[np - 1];
+      lowat[i] = lowat[np - 1];
       np--;
-      if (kind == 1) start_h2(f, fd);
+      if (kind == 1) start_h2(f, fd, NULL, 0);
+      else if (kind == 2) take_h2c(f, fd, need);
       else if (kind >= -1) (void)sim__loops_add(f->loops, fd);
       else close(fd);
     }
@@ -136,6 +200,7 @@ static void *front_main(void *arg) {
         int fd = accept4(f->lfd, NULL, NULL, SOCK_CLOEXEC);
         if (fd < 0) break;
         since[np] = now;
+        lowat[np] = 0;
         pend[np++] = fd;
       }
     }

@@ -1,6 +1,6 @@
 /*
- * h2_bridge.c - serves one cleartext HTTP/2 connection (prior knowledge)
- * by turning each of its streams into an HTTP/1.1 request to fusebox's own
+ * h2_bridge.c - serves one cleartext HTTP/2 connection (prior knowledge,
+ * or an HTTP/1.1 request's h2c Upgrade: its request is stream 1) by turning each of its streams into an HTTP/1.1 request to fusebox's own
  * HTTP/1.1 listener, so HTTP/2 feeds exactly the request path, sessions,
  * trace, steps and verdicts HTTP/1.1 does. The answer comes back as
  * HEADERS and DATA frames; a response the HTTP/1.1 side ends early (drop,
@@ -28,6 +28,7 @@
 #include <unistd.h>
 
 #include "sim/h2_bridge.h"
+#include "sim/h2c.h"
 #include "sim/sim_int.h"
 
 #define H2B_MAX_STREAMS 64
@@ -350,53 +351,60 @@ static void backend_read(h2b_conn *c, h2b_stream *st) {
 
 /* ---------------------------------------------------- from the client */
 
-static int on_begin_headers(nghttp2_session *s, const nghttp2_frame *f, void *arg) {
-  h2b_conn *c = arg;
-  if (f->hd.type != NGHTTP2_HEADERS || f->headers.cat != NGHTTP2_HCAT_REQUEST) return 0;
-  if (c->nstreams >= H2B_MAX_STREAMS)
-    return nghttp2_submit_rst_stream(s, NGHTTP2_FLAG_NONE, f->hd.stream_id, NGHTTP2_REFUSED_STREAM);
+/* A new stream's state, or NULL when out of memory. */
+static h2b_stream *stream_open(h2b_conn *c, int32_t id) {
   h2b_stream *st = calloc(1, sizeof *st);
-  if (st == NULL) return NGHTTP2_ERR_CALLBACK_FAILURE;
-  st->id = f->hd.stream_id;
+  if (st == NULL) return NULL;
+  st->id = id;
   st->fd = -1;
   st->clen = -1;
   st->next = c->streams;
   c->streams = st;
   c->nstreams++;
-  /* the request line is written when :method and :path are in */
-  st->head_len = 0;
-  return 0;
+  return st; /* the request line is written when :method and :path are in */
 }
 
-/* Pseudo-headers become the request line (kept at the head's start:
-   ":method SP :path SP HTTP/1.1"), the rest header lines. */
+static int on_begin_headers(nghttp2_session *s, const nghttp2_frame *f, void *arg) {
+  h2b_conn *c = arg;
+  if (f->hd.type != NGHTTP2_HEADERS || f->headers.cat != NGHTTP2_HCAT_REQUEST) return 0;
+  if (c->nstreams >= H2B_MAX_STREAMS)
+    return nghttp2_submit_rst_stream(s, NGHTTP2_FLAG_NONE, f->hd.stream_id, NGHTTP2_REFUSED_STREAM);
+  return stream_open(c, f->hd.stream_id) ? 0 : NGHTTP2_ERR_CALLBACK_FAILURE;
+}
+
+/* A request field: pseudo-headers are kept tagged at the head ("\x01M"
+   method, "\x01P" path; made the request line at forward) or as the
+   authority, the rest become header lines. Shared by HTTP/2 streams and
+   the h2c Upgrade's request (whose names may be in any case). */
+static void stream_field(h2b_stream *st, const char *name, size_t nlen, const char *value,
+                         size_t vlen) {
+  if (nlen > 0 && name[0] == ':') {
+    if (nlen == 10 && memcmp(name, ":authority", 10) == 0) {
+      size_t n = vlen < sizeof st->authority - 1 ? vlen : sizeof st->authority - 1;
+      memcpy(st->authority, value, n);
+      st->authority[n] = '\0';
+    } else if (nlen == 7 && memcmp(name, ":method", 7) == 0) {
+      head_add(st, "\x01M", 2, value, vlen, "\n", 1);
+    } else if (nlen == 5 && memcmp(name, ":path", 5) == 0) {
+      head_add(st, "\x01P", 2, value, vlen, "\n", 1);
+    }
+    return;
+  }
+  if (memchr(value, '\r', vlen) || memchr(value, '\n', vlen)) return; /* no smuggling */
+  /* framing is the bridge's own (Content-Length, Connection: close) */
+  static const char *own[] = {"host", "content-length", "connection", "te"};
+  for (size_t i = 0; i < sizeof own / sizeof own[0]; i++)
+    if (strlen(own[i]) == nlen && strncasecmp(own[i], name, nlen) == 0) return;
+  head_add(st, name, nlen, ": ", 2, "", 0);
+  head_add(st, value, vlen, "\r\n", 2, "", 0);
+}
+
 static int on_header(nghttp2_session *s, const nghttp2_frame *f, const uint8_t *name, size_t nlen,
                      const uint8_t *value, size_t vlen, uint8_t flags, void *arg) {
   (void)s;
   (void)flags;
   h2b_stream *st = find(arg, f->hd.stream_id);
-  if (st == NULL) return 0;
-  if (nlen > 0 && name[0] == ':') {
-    /* kept as header lines with their colon; made a request line at send */
-    if (nlen == 10 && memcmp(name, ":authority", 10) == 0) {
-      size_t n = vlen < sizeof st->authority - 1 ? vlen : sizeof st->authority - 1;
-      memcpy(st->authority, value, n);
-      st->authority[n] = '\0';
-      return 0;
-    }
-    if (nlen == 7 && memcmp(name, ":method", 7) == 0)
-      head_add(st, "\x01M", 2, (const char *)value, vlen, "\n", 1);
-    else if (nlen == 5 && memcmp(name, ":path", 5) == 0)
-      head_add(st, "\x01P", 2, (const char *)value, vlen, "\n", 1);
-    return 0;
-  }
-  if (memchr(value, '\r', vlen) || memchr(value, '\n', vlen)) return 0; /* no smuggling */
-  /* framing is the bridge's own (Content-Length, Connection: close) */
-  static const char *own[] = {"host", "content-length", "connection", "te"};
-  for (size_t i = 0; i < sizeof own / sizeof own[0]; i++)
-    if (strlen(own[i]) == nlen && memcmp(own[i], name, nlen) == 0) return 0;
-  head_add(st, (const char *)name, nlen, ": ", 2, "", 0);
-  head_add(st, (const char *)value, vlen, "\r\n", 2, "", 0);
+  if (st != NULL) stream_field(st, (const char *)name, nlen, (const char *)value, vlen);
   return 0;
 }
 
@@ -596,12 +604,9 @@ static ssize_t send_fd(void *arg, const uint8_t *data, size_t len) {
   return n;
 }
 
-int sim__h2_serve(int fd, sim_h2_add_fn add, void *add_arg) {
-  sim_h2 *c = sim__h2_new(send_fd, &fd, add, add_arg);
-  if (c == NULL) {
-    close(fd);
-    return -1;
-  }
+/* Runs the session c over the client's socket fd until either side ends
+   it, then releases c and closes fd. */
+static void serve_loop(sim_h2 *c, int fd) {
   while (sim__h2_send(c) == 0) {
     struct pollfd p[1 + 2 * H2B_MAX_STREAMS];
     h2b_stream *who[H2B_MAX_STREAMS];
@@ -621,5 +626,47 @@ int sim__h2_serve(int fd, sim_h2_add_fn add, void *add_arg) {
   }
   sim__h2_free(c);
   close(fd);
+}
+
+int sim__h2_serve(int fd, sim_h2_add_fn add, void *add_arg) {
+  sim_h2 *c = sim__h2_new(send_fd, &fd, add, add_arg);
+  if (c == NULL) {
+    close(fd);
+    return -1;
+  }
+  serve_loop(c, fd);
+  return 0;
+}
+
+int sim__h2_upgrade(sim_h2 *c, const sim_h2c_req *r) {
+  int head = r->method.n == 4 && memcmp(r->method.p, "HEAD", 4) == 0;
+  if (nghttp2_session_upgrade2(c->s, r->settings, r->settings_len, head, NULL) != 0) return -1;
+  h2b_stream *st = stream_open(c, 1);
+  if (st == NULL || (r->body_len && (st->body = malloc(r->body_len)) == NULL)) return -1;
+  stream_field(st, ":method", 7, r->method.p, r->method.n);
+  stream_field(st, ":path", 5, r->path.p, r->path.n);
+  stream_field(st, ":authority", 10, r->authority.p, r->authority.n);
+  for (int i = 0; i < r->nfields; i++)
+    stream_field(st, r->name[i].p, r->name[i].n, r->value[i].p, r->value[i].n);
+  if (r->body_len) memcpy(st->body, r->body, r->body_len);
+  st->body_len = r->body_len;
+  forward(c, st); /* stream 1 is half-closed (remote): its request is whole */
+  return 0;
+}
+
+int sim__h2c_serve(int fd, const char *req, size_t len, sim_h2_add_fn add, void *add_arg) {
+  static const char ok[] = "HTTP/1.1 101 Switching Protocols\r\nConnection: Upgrade\r\n"
+                           "Upgrade: h2c\r\n\r\n";
+  sim_h2c_req r;
+  sim_h2 *c = NULL;
+  if (sim__h2c_parse(req, len, &r) != SIM_H2C_YES || (c = sim__h2_new(send_fd, &fd, add, add_arg)) == NULL ||
+      sim__h2_upgrade(c, &r) != 0 || send(fd, ok, sizeof ok - 1, MSG_NOSIGNAL) != (ssize_t)(sizeof ok - 1)) {
+    int cfd = fd;
+    fd = -1; /* no frame goes to a client that was not switched */
+    sim__h2_free(c);
+    close(cfd);
+    return -1;
+  }
+  serve_loop(c, fd);
   return 0;
 }

@@ -53,6 +53,21 @@ void sim__h2_free(sim_h2 *h);
    session could be made. */
 int sim__h2_serve(int fd, sim_h2_add_fn add, void *add_arg);
 
+struct sim_h2c_req;
+/* Makes the request of an h2c Upgrade (sim/h2c.h: read from the HTTP/1.1
+   head and body; copied) stream 1 of a new session h, half-closed by the
+   client, and sends it to the HTTP/1.1 side; its answer comes as stream
+   1's frames once the client's preface is in. Call before the first
+   sim__h2_recv. 0, or -1 (bad settings, out of memory: end the session). */
+int sim__h2_upgrade(sim_h2 *h, const struct sim_h2c_req *req);
+
+/* Serves a connection whose first len bytes, req (already read from fd,
+   still the caller's), are a whole h2c Upgrade request (sim__h2c_parse
+   says SIM_H2C_YES): sends 101 Switching Protocols, then serves HTTP/2 on
+   fd as sim__h2_serve, the request being stream 1. Closes fd. 0, or -1
+   when no session could be made (fd closed, nothing sent). */
+int sim__h2c_serve(int fd, const char *req, size_t len, sim_h2_add_fn add, void *add_arg);
+
 /* The line play.c writes on a stream's socket pair instead of a response
    to have the bridge send RST_STREAM (fault SIM_H2_RST) or GOAWAY
    (SIM_H2_GOAWAY) with code: "\0h2 R 7\n". Its length, or -1. */

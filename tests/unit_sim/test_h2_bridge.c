@@ -3,7 +3,8 @@
    socket pair this test answers on: a whole answer; a body held back (the
    HEADERS, no DATA, a PING still answered, then the DATA once it comes: how
    h2_window{} looks to a client); a body in the same read as a head of
-   nearly 16 KiB, whole. */
+   nearly 16 KiB, whole; an h2c Upgrade's request as stream 1, its body
+   whole on the HTTP/1.1 side and its answer in stream 1's frames. */
 #include <CUnit/CUnit.h>
 #include <nghttp2/nghttp2.h>
 #include <stdlib.h>
@@ -12,6 +13,7 @@
 #include <unistd.h>
 
 #include "sim/h2_bridge.h"
+#include "sim/h2c.h"
 
 typedef struct hb {
   nghttp2_session *cli;
@@ -89,8 +91,8 @@ static void settle(hb *t) {
   }
 }
 
-/* A client with one POST in flight, and the bridge it talks to. */
-static void start(hb *t, const char *resp, int shut) {
+/* A client and the bridge it talks to, nothing sent yet. */
+static void open_pair(hb *t, const char *resp, int shut) {
   memset(t, 0, sizeof *t);
   t->resp = resp;
   t->shut = shut;
@@ -105,6 +107,11 @@ static void start(hb *t, const char *resp, int shut) {
   nghttp2_session_callbacks_del(cb);
   t->srv = sim__h2_new(srv_out, t, srv_add, t);
   CU_ASSERT_PTR_NOT_NULL_FATAL(t->srv);
+}
+
+/* A client with one GET in flight, and the bridge it talks to. */
+static void start(hb *t, const char *resp, int shut) {
+  open_pair(t, resp, shut);
   nghttp2_submit_settings(t->cli, NGHTTP2_FLAG_NONE, NULL, 0);
 #define NV(n, v) {(uint8_t *)n, (uint8_t *)v, sizeof n - 1, sizeof v - 1, NGHTTP2_NV_FLAG_NONE}
   nghttp2_nv nv[] = {NV(":method", "GET"), NV(":scheme", "http"),
@@ -175,12 +182,48 @@ static void test_long_head(void) {
   stop(&t);
 }
 
+static void test_upgrade(void) {
+  hb t;
+  open_pair(&t, "HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok", 1);
+  uint8_t pay[12];
+  nghttp2_settings_entry set[] = {{NGHTTP2_SETTINGS_MAX_CONCURRENT_STREAMS, 100},
+                                  {NGHTTP2_SETTINGS_INITIAL_WINDOW_SIZE, 1 << 20}};
+  CU_ASSERT_FATAL(nghttp2_pack_settings_payload(pay, sizeof pay, set, 2) == 12);
+  CU_ASSERT_FATAL(nghttp2_session_upgrade2(t.cli, pay, 12, 0, NULL) == 0);
+  /* the same request as HTTP/1.1 (base64url of pay) */
+  static const char req[] =
+      "POST /v1/chat/completions HTTP/1.1\r\nHost: 127.0.0.1:9\r\n"
+      "Connection: Upgrade, HTTP2-Settings\r\nUpgrade: h2c\r\n"
+      "HTTP2-Settings: AAMAAABkAAQAEAAA\r\nContent-Type: application/json\r\n"
+      "Content-Length: 9\r\n\r\n{\"a\":\"b\"}";
+  sim_h2c_req r;
+  CU_ASSERT_FATAL(sim__h2c_parse(req, sizeof req - 1, &r) == SIM_H2C_YES);
+  CU_ASSERT_FATAL(r.settings_len == 12 && memcmp(r.settings, pay, 12) == 0);
+  CU_ASSERT_FATAL(sim__h2_upgrade(t.srv, &r) == 0);
+  CU_ASSERT(t.peer >= 0); /* stream 1 is forwarded before the preface */
+  settle(&t);
+  CU_ASSERT_STRING_EQUAL(t.status, "200");
+  CU_ASSERT(t.body_len == 2 && memcmp(t.body, "ok", 2) == 0);
+  CU_ASSERT(t.closed && t.close_code == 0);
+  char got[1024] = {0};
+  CU_ASSERT(recv(t.peer, got, sizeof got - 1, MSG_DONTWAIT) > 0);
+  const char *top = "POST /v1/chat/completions HTTP/1.1\r\nHost: 127.0.0.1:9\r\n";
+  CU_ASSERT(strncmp(got, top, strlen(top)) == 0);
+  CU_ASSERT_PTR_NOT_NULL(strstr(got, "\r\nContent-Type: application/json\r\n"));
+  CU_ASSERT_PTR_NULL(strstr(got, "h2c"));
+  CU_ASSERT_PTR_NULL(strstr(got, "HTTP2-Settings"));
+  const char *end = strstr(got, "\r\n\r\n");
+  CU_ASSERT(end && strstr(got, "Content-Length: 9\r\n") && strcmp(end + 4, "{\"a\":\"b\"}") == 0);
+  stop(&t);
+}
+
 int suite_h2_bridge(void) {
   CU_pSuite s = CU_add_suite("h2_bridge", NULL, NULL);
   if (s == NULL) return CU_get_error();
   if (!CU_add_test(s, "a whole answer", test_whole) ||
       !CU_add_test(s, "a held body: HEADERS, PING answered, then DATA", test_held) ||
-      !CU_add_test(s, "a body read with a head of nearly 16 KiB", test_long_head))
+      !CU_add_test(s, "a body read with a head of nearly 16 KiB", test_long_head) ||
+      !CU_add_test(s, "an h2c Upgrade's request as stream 1", test_upgrade))
     return CU_get_error();
   return 0;
 }

@@ -26,4 +26,5 @@
   X(suggest)           \
   X(frames)            \
   X(upstream_step)      \
-  X(h2_bridge)
+  X(h2_bridge)          \
+  X(h2c)
