@@ -8,6 +8,8 @@
 #
 #   sh examples/interop/learn_all.sh            WARP=2 JOBS=2 OUT=DIR
 #   ONLY=langchain-js sh examples/interop/learn_all.sh   (one client)
+#   LIB=scenarios sh examples/interop/learn_all.sh       (judged over the
+#                                                          standard library)
 set -u
 here=$(cd "$(dirname "$0")" && pwd)
 root=$(cd "$here/../.." && pwd)
@@ -30,13 +32,17 @@ one() {
   [ $rc = 0 ] || { echo "$name: learn failed ($rc): $(tail -1 "$OUT/$name.err")"; return; }
   "$bin" diff-policy --tolerance 0.35 "$root/profiles/$profile.lua" "$OUT/$name.lua" > "$OUT/$name.diff" 2>&1
   nd=$(grep -c '→' "$OUT/$name.diff")
-  "$bin" exec --warp "$WARP" --profile "$OUT/$name.lua" --json "$OUT/$name.exec.json" -q "$root/examples/interop" \
-    -- "$@" > /dev/null 2>&1
+  "$bin" exec --warp "$WARP" --timeout 60 --profile "$OUT/$name.lua" --json "$OUT/$name.exec.json" -q \
+    "$root/${LIB:-examples/interop}" -- "$@" > /dev/null 2>&1
   pf=$(python3 -c 'import json,sys
 r = json.load(open(sys.argv[1]))["results"]
 v = [x["status"] for s in r for x in s["verdicts"] if x["name"] == "profile"]
 print("%d pass, %d fail, %d n/a" % (v.count("pass"), v.count("fail"), v.count("n/a")))' "$OUT/$name.exec.json" 2>/dev/null)
-  echo "$name: learned in ${took%.*} s; $nd facts differ from profiles/$profile.lua; its own profile verdict over examples/interop: $pf"
+  fails=$(python3 -c 'import json,sys
+r = json.load(open(sys.argv[1]))["results"]
+print("; ".join("%s: %s" % (s.get("file", "?"), x["evidence"][:160]) for s in r for x in s["verdicts"]
+                if x["name"] == "profile" and x["status"] == "fail"))' "$OUT/$name.exec.json" 2>/dev/null)
+  echo "$name: learned in ${took%.*} s; $nd facts differ from profiles/$profile.lua; its own profile verdict over ${LIB:-examples/interop}: $pf${fails:+ ($fails)}"
 }
 n=$root/examples/clients/node
 one openai-node openai openai-node node "$n/openai_chat.mjs"

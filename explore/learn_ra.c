@@ -1,0 +1,128 @@
+/*
+ * learn_ra.c - the Retry-After probes of `fusebox learn`: which forms the
+ * client reads (played side by side, each as often as --confidence asks)
+ * and which wins when two come, the client's own time a waited-out value
+ * shows, the cap found by bisection and what a longer value leads to, an
+ * unparsable and a past value.
+ */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "explore/learn_int.h"
+
+/* What followed a probe's first attempt, for the evidence: a static text. */
+static const char *lrn_after(const xpl_outcome *o) {
+  static char b[64];
+  if (!lrn_retried(o)) return "no retry";
+  snprintf(b, sizeof b, "retried after %.2f s", lrn_gap(o, 1));
+  return b;
+}
+
+/* One 429 probe with step text; 1 when the retry waited at least want s. */
+static int lrn_wait_probe(learner *l, const char *step, double want, xpl_outcome *out) {
+  char *s[1] = {(char *)step};
+  if (lrn_play_n(l, 1, s, out) != 0) return -1;
+  return lrn_retried(out) && lrn_gap(out, 1) >= want * 0.95 - 0.02;
+}
+
+/* Retry-After: each form, the cap (by bisection), bad and past values. */
+int lrn_probe_retry_after(learner *l) {
+  xpl_policy *p = l->p;
+  if (!p->retries_429 || p->max_attempts < 2) return 0;
+  /* a value that stands out from the backoff */
+  double v = ceil(3 * p->base * (p->factor > 1 ? p->factor : 1) + 1);
+  if (v < 2) v = 2;
+  char step[256];
+  xpl_outcome out;
+  /* each form, its plays side by side; a Retry-After waited out shows the
+     client's own time per request: the gap beyond the wait asked (the
+     shortest of the forms read) */
+  char fs[3][128];
+  snprintf(fs[0], sizeof fs[0], "    fail { status = 429, retry_after_ms = %.0f },\n", v * 1000);
+  snprintf(fs[1], sizeof fs[1], "    fail { status = 429, retry_after = %.0f },\n", v);
+  snprintf(fs[2], sizeof fs[2], "    fail { status = 429, retry_after_date = %.0f },\n", v + 1);
+  char *fl[3] = {fs[0], fs[1], fs[2]};
+  static const char *const FORM[3] = {"retry-after-ms", "seconds", "an HTTP-date"};
+  xpl_outcome *fo = lrn_play_each(l, 3, fl);
+  if (!fo) return -1;
+  int read[3];
+  double over = -1;
+  lrn_ev(p, XPL_EV_RA_FORMS, "a 429 asking for %.0f s:", v);
+  for (int i = 0; i < 3; i++) {
+    int c = 0;
+    double g = -1;
+    for (int j = 0; j < p->plays; j++) {
+      const xpl_outcome *o = &fo[i * p->plays + j];
+      int w = lrn_retried(o) && lrn_gap(o, 1) >= v * 0.95 - 0.02;
+      c += w;
+      if (w && (over < 0 || lrn_gap(o, 1) - v < over)) over = lrn_gap(o, 1) - v;
+      if (lrn_retried(o) && (g < 0 || lrn_gap(o, 1) < g)) g = lrn_gap(o, 1);
+    }
+    if (c != 0 && c != p->plays) p->nflaky++;
+    read[i] = 2 * c >= p->plays;
+    char b[48];
+    if (g < 0) lrn_ev(p, XPL_EV_RA_FORMS, "%s as %s: no retry", i ? ";" : "", FORM[i]);
+    else lrn_ev(p, XPL_EV_RA_FORMS, "%s as %s: retried after %.2f s%s", i ? ";" : "", FORM[i], g,
+            lrn_split(p, c, b));
+  }
+  free(fo);
+  int ms = read[0], sec = read[1], date = read[2];
+  if (over > 0 && over < p->min_gap) {
+    /* the backoff as the client waits it, without that time */
+    p->overhead = over;
+    double raw = p->own_backoff > 0 ? p->min_gap : p->base;
+    p->base = lrn_round2(raw - over > 0.01 ? raw - over : raw);
+  }
+  /* both headers read: which wins when both come (v ms and v + 2 s) */
+  int ms_first = 1;
+  if (ms && (sec || date)) {
+    snprintf(step, sizeof step, "    fail { status = 429, retry_after_ms = %.0f, retry_after = %.0f },\n",
+             v * 1000, v + 2);
+    if (lrn_wait_probe(l, step, v + 2, &out) < 0) return -1;
+    ms_first = !(lrn_retried(&out) && lrn_gap(&out, 1) >= (v + 2) * 0.95 - 0.02);
+    lrn_ev(p, XPL_EV_RA_FORMS, "; retry-after-ms %.0f and Retry-After %.0f together: %s (one play)",
+       v * 1000, v + 2, lrn_after(&out));
+  }
+  if (ms && ms_first) snprintf(p->forms[p->nforms++], 16, "retry-after-ms");
+  if (sec) snprintf(p->forms[p->nforms++], 16, "seconds");
+  if (date) snprintf(p->forms[p->nforms++], 16, "date");
+  if (ms && !ms_first) snprintf(p->forms[p->nforms++], 16, "retry-after-ms");
+  p->ra_honoured = p->nforms > 0;
+  if (!p->ra_honoured) return 0;
+  const char *form = sec ? "retry_after" : ms ? "retry_after_ms" : "retry_after_date";
+  double mult = ms && !sec ? 1000 : 1;
+  /* the cap: is 61 s waited out? else bisect between v and 61 */
+  double lo = v, hi = l->o->max_wait > 0 ? l->o->max_wait : 61;
+  snprintf(step, sizeof step, "    fail { status = 429, %s = %.0f },\n", form, hi * mult);
+  int r = lrn_wait_probe(l, step, hi, &out);
+  if (r < 0) return -1;
+  if (r) {
+    p->ra_cap = 0; /* none up to hi */
+    p->ra_cap_probed = hi;
+    lrn_ev(p, XPL_EV_RA_CAP, "a 429 asking for %.0f s: waited out (one play)", hi);
+  } else {
+    snprintf(p->over_cap, sizeof p->over_cap, "%s", lrn_classify(p, &out));
+    lrn_ev(p, XPL_EV_RA_CAP, "a 429 asking for %.0f s: %s; ", hi, lrn_after(&out));
+    for (int i = 0; i < 8 && hi - lo > 1; i++) {
+      double mid = floor((lo + hi) / 2);
+      snprintf(step, sizeof step, "    fail { status = 429, %s = %.0f },\n", form, mid * mult);
+      if ((r = lrn_wait_probe(l, step, mid, &out)) < 0) return -1;
+      if (r) lo = mid;
+      else hi = mid;
+    }
+    p->ra_cap = lo;
+    lrn_ev(p, XPL_EV_RA_CAP, "bisection: %.0f s waited out, %.0f s not (one play each)", lo, hi);
+  }
+  /* an unparsable value, and a date in the past */
+  snprintf(step, sizeof step, "    fail { status = 429, retry_after = \"soon\" },\n");
+  if (lrn_wait_probe(l, step, 0, &out) < 0) return -1;
+  snprintf(p->invalid, sizeof p->invalid, "%s", lrn_classify(p, &out));
+  lrn_ev(p, XPL_EV_RA_BAD, "Retry-After: soon: %s; ", lrn_after(&out));
+  snprintf(step, sizeof step, "    fail { status = 429, retry_after_date = -5 },\n");
+  if (lrn_wait_probe(l, step, 0, &out) < 0) return -1;
+  snprintf(p->past, sizeof p->past, "%s", lrn_classify(p, &out));
+  lrn_ev(p, XPL_EV_RA_BAD, "a date 5 s past: %s (one play each)", lrn_after(&out));
+  return 0;
+}
