@@ -30,8 +30,8 @@ static char *lrn_probe_lua(const learner *l, const char *steps) {
 
 /* Plays n probes (each its step text) at once into out. */
 int lrn_play_n(learner *l, int n, char *const *steps, xpl_outcome *out) {
-  char *lua[XPL_BATCH];
-  long idx[XPL_BATCH];
+  char *lua[XPL_BATCH] = {0};
+  long idx[XPL_BATCH] = {0};
   for (int i = 0; i < n; i++) {
     lua[i] = lrn_probe_lua(l, steps[i]);
     idx[i] = l->index++;
