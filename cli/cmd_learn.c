@@ -173,7 +173,7 @@ int cmd_learn(int argc, char **argv) {
       snprintf(who, sizeof who, "fusebox's built-in %s client", run_client_name(h.kind));
     snprintf(how, sizeof how,
              "Learned by fusebox learn from %ld probes in %.1f s (seed %llu) against %s; "
-             "%sthe length of timeouts is not probed.",
+             "%sa call deadline is not probed.",
              p.runs, took, (unsigned long long)h.seed, who,
              p.streams_probed ? "" : "it did not stream when asked, so stream faults, ");
     char *lua = xpl_policy_lua(&p, a.name, a.version, how, a.lo.dialect);

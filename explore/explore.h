@@ -242,6 +242,7 @@ typedef struct xpl_policy {
   char idem[12];                      /* false, per_call, per_attempt */
   int timeout_seen;                   /* the client ended an attempt by its own timeout */
   char covers[8];                     /* what it bounds: headers, idle, whole; "" unknown */
+  double timeout_len;                 /* its own attempt timeout (s), 0 none up to --max-wait */
   int streams_probed;                 /* the client streamed when asked: the next two hold */
   int streams_retried;                /* a stream cut after content is retried */
   long runs;                          /* probes played */

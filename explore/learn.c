@@ -197,6 +197,32 @@ static int probe_covers(learner *l) {
   return 0;
 }
 
+/* The length of the client's own attempt timeout, none told: an answer
+   after the longest probed wait (--max-wait) + 5 s; the first attempt
+   given up before it shows the length. A longer one (openai's 10 min) is
+   left out, and said so. */
+static int probe_timeout_length(learner *l) {
+  xpl_policy *p = l->p;
+  double w = (l->o->max_wait > 0 ? l->o->max_wait : 61) + 5;
+  char step[128];
+  snprintf(step, sizeof step, "    delay { %.0f, chat { content = \"The answer is forty-two.\" } },\n", w);
+  char *st[1] = {step};
+  xpl_outcome *out = lrn_play_each(l, 1, st);
+  if (!out) return -1;
+  const xpl_arrival *a = out[0].narr > 0 ? &out[0].arr[0] : NULL;
+  double took = a && a->t_end >= 0 ? a->t_end - a->t_arrive : -1;
+  if (took >= 0 && took < w - 1) {
+    p->timeout_len = lrn_round2(took);
+    lrn_ev(p, XPL_EV_TIMEOUT, "; told none, an answer after %.0f s: given up after %.2f s (one play)",
+           w, took);
+  } else {
+    lrn_ev(p, XPL_EV_TIMEOUT, "; told none, an answer after %.0f s: waited for (no timeout that short)",
+           w);
+  }
+  free(out);
+  return 0;
+}
+
 static int stream_asked(const xpl_outcome *o) { return o->narr > 0 && o->arr[0].stream; }
 static int stream_retried(const xpl_outcome *o) { return stream_asked(o) && lrn_retried(o); }
 
@@ -387,7 +413,8 @@ int xpl_learn(const xpl_learn_opts *o, xpl_play_fn play, void *arg, xpl_policy *
   snprintf(p->invalid, sizeof p->invalid, "backoff");
   snprintf(p->past, sizeof p->past, "backoff");
   if (probe_backoff(&l) != 0 || probe_retries(&l) != 0 || probe_timeout(&l) != 0 ||
-      probe_streams(&l) != 0 || probe_covers(&l) != 0 || lrn_probe_retry_after(&l) != 0)
+      probe_streams(&l) != 0 || probe_covers(&l) != 0 || probe_timeout_length(&l) != 0 ||
+      lrn_probe_retry_after(&l) != 0)
     return -1;
   return 0;
 }

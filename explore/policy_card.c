@@ -64,6 +64,8 @@ static void make(card *c, const xpl_policy *p) {
   } else {
     row(c, "Retry-After", "%s", p->retries_429 ? "not honoured" : "429 not retried");
   }
+  if (p->timeout_len > 0) row(c, "attempt timeout", "%g s", p->timeout_len);
+  else row(c, "attempt timeout", "none shorter than the longest wait probed");
   row(c, "attempt timeout covers", "%s", p->covers[0] ? p->covers : "not told apart");
   row(c, "stream cut after content", "%s",
       !p->streams_probed ? "not probed (the client did not stream when asked)"

@@ -82,6 +82,7 @@ char *xpl_policy_lua(const xpl_policy *p, const char *name, const char *version,
   xpl__add(&b, "  x_should_retry = %s,\n", p->should_retry ? "true" : "false");
   for (int k = XPL_EV_RA_FORMS; k <= XPL_EV_RA_BAD; k++) add_evidence(&b, p, k);
   add_retry_after(&b, p);
+  if (p->timeout_len > 0) xpl__add(&b, "  timeout = %g,\n", p->timeout_len);
   if (p->covers[0]) xpl__add(&b, "  timeout_covers = \"%s\",\n", p->covers);
   add_evidence(&b, p, XPL_EV_STREAMS);
   if (p->streams_probed) xpl__add(&b, "  streams_retried = %s,\n", p->streams_retried ? "true" : "false");

@@ -25,6 +25,7 @@ typedef struct policy {
   const char *covers; /* keeps a told attempt timeout over: headers, idle, whole */
   int ms_form;        /* reads retry-after-ms; 2: before Retry-After when both come */
   int retry_4xx;      /* retries every 4xx (a wrapper's ">=300") */
+  double timeout;     /* its own attempt timeout, none told (0: none) */
   int asked_401; /* how often it was (play changes it) */
 } policy;
 
@@ -61,6 +62,15 @@ static int play(void *arg, int reference, int n, char *const *lua, const long *i
     if (pol->ms_form && ra_ms > 0 && (ra <= 0 || pol->ms_form == 2)) ra = ra_ms;
     memset(&out[i], 0, sizeof out[i]);
     int streamed = pol->streams && strstr(lua[i], "call = \"stream\"") != NULL;
+    if (strstr(lua[i], "delay { 66,") && !strstr(lua[i], "attempt_timeout")) {
+      /* the answer after 66 s: waited for, or given up at its own timeout */
+      xpl_arrival *a = &out[i].arr[out[i].narr++];
+      a->t_end = pol->timeout > 0 ? pol->timeout : 66;
+      a->status = pol->timeout > 0 ? 0 : 200;
+      a->attempt = 1;
+      out[i].attempts = 1;
+      continue;
+    }
     if (pol->covers && (strstr(lua[i], "attempt_timeout = 1") || strstr(lua[i], "attempt_timeout = 2"))) {
       /* gives up when its timeout is over, unless what is slow is not covered */
       int slow = strstr(lua[i], "delay { 1.2,") != NULL;
@@ -342,6 +352,14 @@ static void test_covers(void) {
   char *lua = xpl_policy_lua(&p, NULL, NULL, NULL, NULL);
   CU_ASSERT_PTR_NOT_NULL(strstr(lua, "timeout_covers = \"whole\","));
   CU_ASSERT_PTR_NOT_NULL(strstr(lua, "told 2 s, a head after 1.2 s and its body 1.2 s later: given up"));
+  free(lua);
+  CU_ASSERT_DOUBLE_EQUAL(p.timeout_len, 0, 1e-9); /* waited 66 s: none that short */
+  pol.timeout = 30; /* httpx's default */
+  CU_ASSERT_EQUAL_FATAL(xpl_learn(&o, play, &pol, &p, err), 0);
+  CU_ASSERT_DOUBLE_EQUAL(p.timeout_len, 30, 1e-9);
+  lua = xpl_policy_lua(&p, NULL, NULL, NULL, NULL);
+  CU_ASSERT_PTR_NOT_NULL(strstr(lua, "  timeout = 30,\n"));
+  CU_ASSERT_PTR_NOT_NULL(strstr(lua, "told none, an answer after 66 s: given up after 30.00 s"));
   free(lua);
   pol.covers = NULL; /* no timeout kept: not probed */
   CU_ASSERT_EQUAL_FATAL(xpl_learn(&o, play, &pol, &p, err), 0);
