@@ -5,7 +5,7 @@
  * (per-status rules with exceptions and Retry-After conditions included);
  * no giving up after such a failure with attempts left; each gap at least
  * what the profile waits (its backoff or fixed schedule, its Retry-After
- * reading with cap, invalid, past and over-cap rules, or the longer of the
+ * reading with cap, invalid, negative, past, decimal and over-cap rules, or the longer of the
  * two) and not far over it. Every key of the profile is read; an unknown
  * key or a bad value is an error, never a silent default.
  */
@@ -17,8 +17,8 @@
 #include <string.h>
 
 /* What a client does with a Retry-After it does not simply wait out. */
-enum { RA_BACKOFF, RA_IMMEDIATE, RA_STOP, RA_HANG };
-static const char *const BEHAVIOURS[] = {"backoff", "immediate", "stop", "hang", NULL};
+enum { RA_BACKOFF, RA_IMMEDIATE, RA_STOP, RA_HANG, RA_TRUNCATE };
+static const char *const BEHAVIOURS[] = {"backoff", "immediate", "stop", "hang", "truncate", NULL};
 
 typedef struct profile {
   const char *name;
@@ -29,9 +29,10 @@ typedef struct profile {
   const cJSON *retries;    /* the list */
   int x_should_retry;
   int ra_honoured;
-  const cJSON *ra_forms;   /* "retry-after-ms", "seconds", "date"; NULL = all */
+  const cJSON *ra_forms;   /* "retry-after-ms", "seconds", "decimal", "date"; NULL = all */
   double ra_cap_ms;        /* < 0: no cap */
-  int over_cap, invalid, past; /* RA_* */
+  int over_cap, invalid, past, negative; /* RA_* */
+  int decimal;             /* RA_*, or -1: waited as asked (absent, as before the key) */
   int combine_max;         /* wait the longer of backoff and Retry-After */
   int streams_retried;
   const cJSON *dialect;    /* string, list, or NULL */
@@ -48,10 +49,10 @@ static const char *const TOP_KEYS[] = {
 static const char *const BACKOFF_KEYS[] = {"base", "factor", "cap", "jitter", "fraction",
                                            "schedule", NULL};
 static const char *const RA_KEYS[] = {"honoured", "forms", "cap", "over_cap", "invalid", "past",
-                                      "combine", NULL};
+                                      "negative", "decimal", "combine", NULL};
 static const char *const RULE_KEYS[] = {"status", "except", "retry_after", NULL};
 static const char *const JITTERS[] = {"none", "subtract", "full", "equal", "add", NULL};
-static const char *const FORMS[] = {"retry-after-ms", "seconds", "date", NULL};
+static const char *const FORMS[] = {"retry-after-ms", "seconds", "decimal", "date", NULL};
 static const char *const KINDS[] = {"connection", "timeout", "body", "stream_error", "shape",
                                     "no_end_marker", NULL};
 
@@ -59,6 +60,15 @@ static int word_in(const char *s, const char *const *set) {
   for (int i = 0; set[i]; i++)
     if (strcmp(s, set[i]) == 0) return i;
   return -1;
+}
+
+/* Whether the profile's client reads this Retry-After form (no list: all). */
+static int has_form(const profile *p, const char *form) {
+  if (p->ra_forms == NULL) return 1;
+  const cJSON *e;
+  cJSON_ArrayForEach(e, p->ra_forms)
+    if (cJSON_IsString(e) && strcmp(e->valuestring, form) == 0) return 1;
+  return 0;
 }
 
 /* Checks that obj's keys are among allowed; where names the table. */
@@ -90,12 +100,18 @@ static int num_or_false(rpt__ctx *c, const char *name, const cJSON *o, const cha
   return 0;
 }
 
-static int behaviour(rpt__ctx *c, const char *name, const cJSON *ra, const char *k, int *out) {
+/* What retry_after.k says a value leads to; absent gives def. "truncate"
+   (wait the whole seconds) is a word of `decimal` only. */
+static int behaviour(rpt__ctx *c, const char *name, const cJSON *ra, const char *k, int def,
+                     int *out) {
   const cJSON *v = cJSON_GetObjectItemCaseSensitive(ra, k);
-  *out = RA_BACKOFF;
+  int trunc = strcmp(k, "decimal") == 0;
+  *out = def;
   if (v == NULL) return 0;
   int i = cJSON_IsString(v) ? word_in(v->valuestring, BEHAVIOURS) : -1;
-  if (i < 0) return rpt__bad_value(c, name, "retry_after.%s: expected backoff, immediate, stop or hang", k);
+  if (i < 0 || (i == RA_TRUNCATE && !trunc))
+    return rpt__bad_value(c, name, "retry_after.%s: expected backoff, immediate, stop%s hang%s", k,
+                          trunc ? "," : " or", trunc ? " or truncate" : "");
   *out = i;
   return 0;
 }
@@ -200,17 +216,22 @@ static int read_retry_after(rpt__ctx *c, const char *name, const cJSON *ra, prof
   if (f) {
     if (!cJSON_IsArray(f)) return rpt__bad_value(c, name, "retry_after.forms must be a list");
     cJSON_ArrayForEach(it, f) if (!cJSON_IsString(it) || word_in(it->valuestring, FORMS) < 0)
-      return rpt__bad_value(c, name, "retry_after.forms: retry-after-ms, seconds or date");
+      return rpt__bad_value(c, name, "retry_after.forms: retry-after-ms, seconds, decimal or date");
     p->ra_forms = f;
   }
   double cap;
   if ((rc = num_or_false(c, name, ra, "cap", -1, &cap, "retry_after"))) return rc;
   p->ra_cap_ms = cap < 0 ? -1 : cap * 1000.0;
-  if ((rc = behaviour(c, name, ra, "over_cap", &p->over_cap))) return rc;
+  if ((rc = behaviour(c, name, ra, "over_cap", RA_BACKOFF, &p->over_cap))) return rc;
   if (cJSON_GetObjectItemCaseSensitive(ra, "over_cap") && p->ra_cap_ms < 0)
     return rpt__bad_value(c, name, "retry_after.over_cap: only with a cap");
-  if ((rc = behaviour(c, name, ra, "invalid", &p->invalid))) return rc;
-  if ((rc = behaviour(c, name, ra, "past", &p->past))) return rc;
+  if ((rc = behaviour(c, name, ra, "invalid", RA_BACKOFF, &p->invalid))) return rc;
+  if ((rc = behaviour(c, name, ra, "past", RA_BACKOFF, &p->past))) return rc;
+  /* absent, a negative number means what `past` says (one key held both) */
+  if ((rc = behaviour(c, name, ra, "negative", p->past, &p->negative))) return rc;
+  if ((rc = behaviour(c, name, ra, "decimal", -1, &p->decimal))) return rc;
+  if (p->decimal >= 0 && has_form(p, "decimal"))
+    return rpt__bad_value(c, name, "retry_after.decimal: only when forms lists seconds, not decimal");
   const cJSON *cb = cJSON_GetObjectItemCaseSensitive(ra, "combine");
   if (cb && !(cJSON_IsString(cb) && (strcmp(cb->valuestring, "max") == 0 ||
                                      strcmp(cb->valuestring, "replace") == 0)))
@@ -410,15 +431,9 @@ static const char *failure(const rpt__arrival *a, char *buf, size_t n) {
 
 /* ------------------------------------------------------- Retry-After */
 
-enum { RAK_NONE, RAK_VALID, RAK_INVALID, RAK_PAST };
-
-static int has_form(const profile *p, const char *form) {
-  if (p->ra_forms == NULL) return 1;
-  const cJSON *e;
-  cJSON_ArrayForEach(e, p->ra_forms)
-    if (cJSON_IsString(e) && strcmp(e->valuestring, form) == 0) return 1;
-  return 0;
-}
+/* none read; a wait; unparsable; a date now or past; a number <= 0; a
+   decimal the client does not read as one */
+enum { RAK_NONE, RAK_VALID, RAK_INVALID, RAK_PAST, RAK_NEGATIVE, RAK_DECIMAL };
 
 /* A whole number or decimal, nothing else: its value in *v. */
 static int numeric(const char *s, double *v) {
@@ -428,9 +443,25 @@ static int numeric(const char *s, double *v) {
 }
 
 /*
+ * A number of seconds in Retry-After: a wait (*ms), a number <= 0, or a
+ * decimal the client reads as such, truncates (curl: 2.5 is 2 s) or
+ * treats as `decimal` says; NONE when it reads no such form.
+ */
+static int ra_seconds(const profile *p, double v, double *ms) {
+  int dec = v != floor(v), reads_dec = has_form(p, "decimal");
+  if (!has_form(p, "seconds") && !reads_dec) return RAK_NONE;
+  if (v <= 0) return RAK_NEGATIVE;
+  *ms = v * 1000.0;
+  if (!dec || reads_dec || p->decimal < 0) return RAK_VALID;
+  if (p->decimal != RA_TRUNCATE) return RAK_DECIMAL;
+  *ms = floor(v) * 1000.0;
+  return *ms > 0 ? RAK_VALID : RAK_NEGATIVE; /* 0.75 is a zero */
+}
+
+/*
  * What the response's Retry-After means to this client: none it reads,
- * a usable wait (*ms), an unparseable value, or zero / negative / a past
- * date. The forms are tried in the profile's order.
+ * a usable wait (*ms), an unparseable value, a past date, a number <= 0,
+ * or a decimal not read as one. The forms are tried in the profile's order.
  */
 static int ra_kind(const profile *p, const rpt__arrival *a, double *ms) {
   double v;
@@ -438,14 +469,10 @@ static int ra_kind(const profile *p, const rpt__arrival *a, double *ms) {
   if (!p->ra_honoured) return RAK_NONE;
   if (a->ra_ms_header && has_form(p, "retry-after-ms") && numeric(a->ra_ms_header, &v)) {
     *ms = v;
-    return v > 0 ? RAK_VALID : RAK_PAST;
+    return v > 0 ? RAK_VALID : RAK_NEGATIVE;
   }
   if (a->ra_header) {
-    if (numeric(a->ra_header, &v)) {
-      if (!has_form(p, "seconds")) return RAK_NONE;
-      *ms = v * 1000.0;
-      return v > 0 ? RAK_VALID : RAK_PAST;
-    }
+    if (numeric(a->ra_header, &v)) return ra_seconds(p, v, ms);
     if (!has_form(p, "date")) return RAK_NONE;
     /* An HTTP-date: the server recorded what it meant (negative = past). */
     if (strchr(a->ra_header, ',') && a->retry_after_ms != -1) {
@@ -471,6 +498,8 @@ static int ra_plan(const profile *p, const rpt__arrival *a, double *ra_ms) {
     return -1;
   case RAK_INVALID: return p->invalid;
   case RAK_PAST: return p->past;
+  case RAK_NEGATIVE: return p->negative;
+  case RAK_DECIMAL: return p->decimal;
   default: return RA_BACKOFF;
   }
 }

@@ -22,7 +22,7 @@ static const char *const PROFILE_KEYS[] = {
 static const char *const BACKOFF_KEYS[] = {"base", "factor", "cap", "jitter", "fraction",
                                            "schedule", NULL};
 static const char *const RETRY_AFTER_KEYS[] = {"honoured", "forms", "cap", "over_cap", "invalid",
-                                               "past", "combine", NULL};
+                                               "past", "negative", "decimal", "combine", NULL};
 static const char *const RULE_KEYS[] = {"status", "except", "retry_after", NULL};
 
 typedef struct chunk {
