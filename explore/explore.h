@@ -234,11 +234,14 @@ typedef struct xpl_policy {
   int ra_required;                    /* a 429 is retried only with a Retry-After */
   int should_retry;                   /* x-should-retry obeyed (either way) */
   int ra_honoured;
-  char forms[3][16];
+  char forms[4][16];                  /* retry-after-ms, seconds, decimal, date */
   int nforms;
   double ra_cap;                      /* 0 = none (up to ra_cap_probed) */
   double ra_cap_probed;
   char over_cap[12], invalid[12], past[12]; /* backoff, stop, immediate */
+  char negative[12];                  /* a number of seconds <= 0: the same words */
+  char decimal[12];                   /* a decimal not read as one: the same or truncate;
+                                         "" when read (or seconds are not) */
   char idem[12];                      /* false, per_call, per_attempt */
   int timeout_seen;                   /* the client ended an attempt by its own timeout */
   char covers[8];                     /* what it bounds: headers, idle, whole; "" unknown */

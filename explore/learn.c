@@ -412,6 +412,7 @@ int xpl_learn(const xpl_learn_opts *o, xpl_play_fn play, void *arg, xpl_policy *
   snprintf(p->over_cap, sizeof p->over_cap, "backoff");
   snprintf(p->invalid, sizeof p->invalid, "backoff");
   snprintf(p->past, sizeof p->past, "backoff");
+  snprintf(p->negative, sizeof p->negative, "backoff");
   if (probe_backoff(&l) != 0 || probe_retries(&l) != 0 || probe_timeout(&l) != 0 ||
       probe_streams(&l) != 0 || probe_covers(&l) != 0 || probe_timeout_length(&l) != 0 ||
       lrn_probe_retry_after(&l) != 0)

@@ -3,7 +3,9 @@
  * client reads (played side by side, each as often as --confidence asks)
  * and which wins when two come, the client's own time a waited-out value
  * shows, the cap found by bisection and what a longer value leads to, an
- * unparsable and a past value.
+ * unparsable value, a negative number, a date in the past (curl backs off
+ * on the one and hangs on the other) and a decimal (read, its whole
+ * seconds waited, or something else done).
  */
 #include <math.h>
 #include <stdio.h>
@@ -25,6 +27,27 @@ static int lrn_wait_probe(learner *l, const char *step, double want, xpl_outcome
   char *s[1] = {(char *)step};
   if (lrn_play_n(l, 1, s, out) != 0) return -1;
   return lrn_retried(out) && lrn_gap(out, 1) >= want * 0.95 - 0.02;
+}
+
+/*
+ * Retry-After: 3.5 where a whole v is read (v + 0.5 s): waited in full
+ * (beyond the client's own time, own) is the form "decimal"; its whole
+ * seconds waited is "truncate"; else what the retry shows. 0 or -1.
+ */
+static int probe_decimal(learner *l, double v, double own) {
+  xpl_policy *p = l->p;
+  char step[128];
+  xpl_outcome out;
+  snprintf(step, sizeof step, "    fail { status = 429, retry_after = %.1f },\n", v + 0.5);
+  if (lrn_wait_probe(l, step, 0, &out) < 0) return -1;
+  double g = lrn_retried(&out) ? lrn_gap(&out, 1) : -1;
+  if (g - (own > 0 ? own : 0) >= v + 0.25) p->decimal[0] = '\0';
+  else if (g >= v * 0.95 - 0.02) snprintf(p->decimal, sizeof p->decimal, "truncate");
+  else snprintf(p->decimal, sizeof p->decimal, "%s", lrn_classify(p, &out));
+  lrn_ev(p, XPL_EV_RA_BAD, "%sRetry-After: %.1f: %s%s", p->evidence[XPL_EV_RA_BAD][0] ? "; " : "",
+         v + 0.5, lrn_after(&out),
+         !p->decimal[0] ? " (read)" : strcmp(p->decimal, "truncate") == 0 ? " (its whole seconds)" : "");
+  return 0;
 }
 
 /* Retry-After: each form, the cap (by bisection), bad and past values. */
@@ -87,10 +110,20 @@ int lrn_probe_retry_after(learner *l) {
   }
   if (ms && ms_first) snprintf(p->forms[p->nforms++], 16, "retry-after-ms");
   if (sec) snprintf(p->forms[p->nforms++], 16, "seconds");
+  int dec_at = sec ? p->nforms++ : -1; /* "decimal" goes here if read */
   if (date) snprintf(p->forms[p->nforms++], 16, "date");
   if (ms && !ms_first) snprintf(p->forms[p->nforms++], 16, "retry-after-ms");
   p->ra_honoured = p->nforms > 0;
   if (!p->ra_honoured) return 0;
+  if (sec) { /* a decimal, where whole seconds are read */
+    if (probe_decimal(l, v, over) < 0) return -1;
+    if (p->decimal[0]) { /* not read: its slot goes */
+      memmove(p->forms[dec_at], p->forms[dec_at + 1], (size_t)(p->nforms - dec_at - 1) * 16);
+      p->nforms--;
+    } else {
+      snprintf(p->forms[dec_at], 16, "decimal");
+    }
+  }
   const char *form = sec ? "retry_after" : ms ? "retry_after_ms" : "retry_after_date";
   double mult = ms && !sec ? 1000 : 1;
   /* the cap: is 61 s waited out? else bisect between v and 61 */
@@ -115,14 +148,19 @@ int lrn_probe_retry_after(learner *l) {
     p->ra_cap = lo;
     lrn_ev(p, XPL_EV_RA_CAP, "bisection: %.0f s waited out, %.0f s not (one play each)", lo, hi);
   }
-  /* an unparsable value, and a date in the past */
+  /* an unparsable value, a negative number and a date in the past */
   snprintf(step, sizeof step, "    fail { status = 429, retry_after = \"soon\" },\n");
   if (lrn_wait_probe(l, step, 0, &out) < 0) return -1;
   snprintf(p->invalid, sizeof p->invalid, "%s", lrn_classify(p, &out));
-  lrn_ev(p, XPL_EV_RA_BAD, "Retry-After: soon: %s; ", lrn_after(&out));
+  lrn_ev(p, XPL_EV_RA_BAD, "%sRetry-After: soon: %s", p->evidence[XPL_EV_RA_BAD][0] ? "; " : "",
+         lrn_after(&out));
+  snprintf(step, sizeof step, "    fail { status = 429, retry_after = \"-5\" },\n");
+  if (lrn_wait_probe(l, step, 0, &out) < 0) return -1;
+  snprintf(p->negative, sizeof p->negative, "%s", lrn_classify(p, &out));
+  lrn_ev(p, XPL_EV_RA_BAD, "; Retry-After: -5: %s", lrn_after(&out));
   snprintf(step, sizeof step, "    fail { status = 429, retry_after_date = -5 },\n");
   if (lrn_wait_probe(l, step, 0, &out) < 0) return -1;
   snprintf(p->past, sizeof p->past, "%s", lrn_classify(p, &out));
-  lrn_ev(p, XPL_EV_RA_BAD, "a date 5 s past: %s (one play each)", lrn_after(&out));
+  lrn_ev(p, XPL_EV_RA_BAD, "; a date 5 s past: %s (one play each)", lrn_after(&out));
   return 0;
 }

@@ -60,7 +60,10 @@ static void make(card *c, const xpl_policy *p) {
     if (p->ra_cap > 0) row(c, "Retry-After over cap", "over %g s: %s", p->ra_cap, p->over_cap);
     else row(c, "Retry-After cap", "none (%g s waited out)", p->ra_cap_probed);
     row(c, "unparsable Retry-After", "%s", p->invalid);
-    row(c, "Retry-After in the past", "%s", p->past);
+    row(c, "zero or negative Retry-After", "%s", p->negative);
+    row(c, "Retry-After date in the past", "%s", p->past);
+    if (p->decimal[0]) row(c, "decimal Retry-After", "%s", strcmp(p->decimal, "truncate") == 0
+                                                            ? "its whole seconds waited" : p->decimal);
   } else {
     row(c, "Retry-After", "%s", p->retries_429 ? "not honoured" : "429 not retried");
   }

@@ -37,7 +37,9 @@ static void add_retry_after(xpl__sbuf *b, const xpl_policy *p) {
   xpl__add(b, " },\n");
   if (p->ra_cap > 0) xpl__add(b, "    cap = %g,\n    over_cap = \"%s\",\n", p->ra_cap, p->over_cap);
   else xpl__add(b, "    cap = false, -- none: %g s was waited out\n", p->ra_cap_probed);
-  xpl__add(b, "    invalid = \"%s\",\n    past = \"%s\",\n  },\n", p->invalid, p->past);
+  if (p->decimal[0]) xpl__add(b, "    decimal = \"%s\",\n", p->decimal);
+  xpl__add(b, "    invalid = \"%s\",\n    negative = \"%s\",\n    past = \"%s\",\n  },\n", p->invalid,
+           p->negative, p->past);
 }
 
 /* The evidence of fact k as a comment line, when there is some. */

@@ -26,11 +26,15 @@ typedef struct policy {
   int ms_form;        /* reads retry-after-ms; 2: before Retry-After when both come */
   int retry_4xx;      /* retries every 4xx (a wrapper's ">=300") */
   double timeout;     /* its own attempt timeout, none told (0: none) */
+  int negative;       /* Retry-After: -5: 0 backoff, 1 at once, 2 gives up */
+  int past_date;      /* a Retry-After date in the past: the same */
+  int decimal;        /* Retry-After: 3.5: 0 read, 1 its whole seconds (curl), 2 gives up */
   int asked_401; /* how often it was (play changes it) */
 } policy;
 
 /* The first fault of the probe, as the client sees it: status (0 for a
-   drop), and the Retry-After seconds asked (-1 none). */
+   drop), and the Retry-After seconds asked (-1 none, -2 unparsable, -3 a
+   negative number, -4 a date in the past). */
 static void first_fault(const char *lua, int *status, double *ra, int *quota, int *faults,
                         double *ra_ms) {
   const char *p = strstr(lua, "provider = {\n");
@@ -41,7 +45,9 @@ static void first_fault(const char *lua, int *status, double *ra, int *quota, in
   if (f) {
     *status = atoi(f + 16);
     const char *r = strstr(f, "retry_after = ");
-    if (r && r < strchr(f, '\n')) *ra = r[14] == '"' ? -2 : atof(r + 14);
+    if (r && r < strchr(f, '\n')) *ra = r[14] != '"' ? atof(r + 14) : r[15] == '-' ? -3 : -2;
+    const char *d = strstr(f, "retry_after_date = -");
+    if (d && d < strchr(f, '\n')) *ra = -4;
     const char *m = strstr(f, "retry_after_ms = ");
     if (m && m < strchr(f, '\n')) *ra_ms = atof(m + 17) / 1000;
   } else if (strstr(p, "drop {}")) {
@@ -112,13 +118,65 @@ static int play(void *arg, int reference, int n, char *const *lua, const long *i
       if (status == 429 && pol->seconds_form && ra > 0) {
         if (ra > pol->cap) break; /* over the cap: gives up */
         wait = ra;
+        if (ra != (double)(long)ra && pol->decimal == 2) break;
+        if (ra != (double)(long)ra && pol->decimal == 1) wait = (double)(long)ra;
       }
+      int bad = status != 429 || !pol->seconds_form ? 0 : ra == -3 ? pol->negative
+                : ra == -4 ? pol->past_date : 0;
+      if (bad == 2) break;
+      if (bad == 1) wait = 0;
       if (status == 429 && pol->seconds_form && ra == -2) wait = 0; /* unparsable: at once */
       t = a->t_end + wait + pol->own;
     }
     out[i].attempts = out[i].narr;
   }
   return 0;
+}
+
+/* A negative Retry-After and a past date told apart (curl backs off on
+   the one and hangs on the other), and a decimal read, its whole seconds
+   waited or given up on; a client that reads no Retry-After has no such
+   facts (n/a: none written). */
+static void test_ra_negative_decimal(void) {
+  policy pol = {.attempts = 4, .base = 1, .factor = 2, .retry_5xx = 1, .retry_429 = 1,
+                .seconds_form = 1, .cap = 100, .negative = 0, .past_date = 2, .decimal = 1};
+  xpl_learn_opts o = {0};
+  xpl_policy p;
+  char err[XPL_ERRLEN];
+  CU_ASSERT_EQUAL_FATAL(xpl_learn(&o, play, &pol, &p, err), 0);
+  CU_ASSERT_STRING_EQUAL(p.negative, "backoff");
+  CU_ASSERT_STRING_EQUAL(p.past, "stop");
+  CU_ASSERT_STRING_EQUAL(p.decimal, "truncate");
+  CU_ASSERT_EQUAL(p.nforms, 1);
+  char *lua = xpl_policy_lua(&p, "fake", "1", NULL, NULL);
+  CU_ASSERT_PTR_NOT_NULL_FATAL(lua);
+  CU_ASSERT_PTR_NOT_NULL(strstr(lua, "forms = { \"seconds\", },\n"));
+  CU_ASSERT_PTR_NOT_NULL(strstr(lua, "decimal = \"truncate\",\n"));
+  CU_ASSERT_PTR_NOT_NULL(strstr(lua, "negative = \"backoff\",\n    past = \"stop\","));
+  CU_ASSERT_PTR_NOT_NULL(strstr(lua, "Retry-After: 7.5: retried after 7.00 s (its whole seconds)"));
+  free(lua);
+  pol.negative = 1, pol.past_date = 0, pol.decimal = 0;
+  CU_ASSERT_EQUAL_FATAL(xpl_learn(&o, play, &pol, &p, err), 0);
+  CU_ASSERT_STRING_EQUAL(p.negative, "immediate");
+  CU_ASSERT_STRING_EQUAL(p.past, "backoff");
+  CU_ASSERT_STRING_EQUAL(p.decimal, "");
+  CU_ASSERT_EQUAL_FATAL(p.nforms, 2);
+  CU_ASSERT_STRING_EQUAL(p.forms[1], "decimal");
+  lua = xpl_policy_lua(&p, "fake", "1", NULL, NULL);
+  CU_ASSERT_PTR_NULL(strstr(lua, "decimal = "));
+  free(lua);
+  pol.decimal = 2, pol.negative = 2;
+  CU_ASSERT_EQUAL_FATAL(xpl_learn(&o, play, &pol, &p, err), 0);
+  CU_ASSERT_STRING_EQUAL(p.decimal, "stop");
+  CU_ASSERT_STRING_EQUAL(p.negative, "stop");
+  pol.seconds_form = 0; /* reads no Retry-After: nothing to say */
+  CU_ASSERT_EQUAL_FATAL(xpl_learn(&o, play, &pol, &p, err), 0);
+  CU_ASSERT_EQUAL(p.ra_honoured, 0);
+  CU_ASSERT_STRING_EQUAL(p.decimal, "");
+  lua = xpl_policy_lua(&p, "fake", "1", NULL, NULL);
+  CU_ASSERT_PTR_NULL(strstr(lua, "decimal"));
+  CU_ASSERT_PTR_NULL(strstr(lua, "negative"));
+  free(lua);
 }
 
 static int has(const xpl_policy *p, const char *r) {
@@ -144,8 +202,9 @@ static void test_known_policy(void) {
   CU_ASSERT(!has(&p, "401"));
   CU_ASSERT_EQUAL(p.quota_except, 1);
   CU_ASSERT_EQUAL(p.ra_honoured, 1);
-  CU_ASSERT_EQUAL(p.nforms, 1);
+  CU_ASSERT_EQUAL(p.nforms, 2); /* it reads a decimal too (atof) */
   CU_ASSERT_STRING_EQUAL(p.forms[0], "seconds");
+  CU_ASSERT_STRING_EQUAL(p.forms[1], "decimal");
   CU_ASSERT_DOUBLE_EQUAL(p.ra_cap, 20, 1e-9);
   CU_ASSERT_STRING_EQUAL(p.over_cap, "stop");
   CU_ASSERT_STRING_EQUAL(p.idem, "false");
@@ -300,7 +359,7 @@ static void test_card(void) {
   char err[XPL_ERRLEN];
   CU_ASSERT_EQUAL_FATAL(xpl_learn(&o, play, &pol, &p, err), 0);
   char *md = xpl_policy_markdown(&p, "fake", "how");
-  CU_ASSERT_PTR_NOT_NULL(strstr(md, "| Retry-After read as | seconds |"));
+  CU_ASSERT_PTR_NOT_NULL(strstr(md, "| Retry-After read as | seconds, decimal |"));
   CU_ASSERT_PTR_NOT_NULL(strstr(md, "- backoff: first gap 0.50-0.50 s over 5 plays, growth x2.00"));
   CU_ASSERT_PTR_NOT_NULL(strstr(md, "- Retry-After cap: a 429 asking for 61 s: no retry; bisection: 20 s waited out, 21 s not"));
   free(md);
@@ -371,7 +430,7 @@ static void test_covers(void) {
    in forms (the verdict tries them in that order). */
 static void test_forms_rank(void) {
   policy pol = {.attempts = 3, .base = 0.5, .factor = 2, .retry_5xx = 1, .retry_429 = 1,
-                .seconds_form = 1, .cap = 100, .ms_form = 2};
+                .seconds_form = 1, .cap = 100, .ms_form = 2, .decimal = 1};
   xpl_learn_opts o = {0};
   xpl_policy p;
   char err[XPL_ERRLEN];
@@ -438,6 +497,7 @@ int suite_learn(void) {
   CU_add_test(s, "x-should-retry obeyed or ignored", test_should_retry);
   CU_add_test(s, "what the attempt timeout covers", test_covers);
   CU_add_test(s, "which of two Retry-After headers wins", test_forms_rank);
+  CU_add_test(s, "a negative Retry-After, a past date and a decimal", test_ra_negative_decimal);
   CU_add_test(s, "every 4xx retried is 400-499", test_all_4xx);
   CU_add_test(s, "--confidence plays a yes/no probe until a flaky fact shows", test_confidence);
   CU_add_test(s, "the policy card, Markdown and HTML, with the evidence", test_card);
