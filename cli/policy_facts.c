@@ -31,7 +31,9 @@ static const fact_key KEYS[] = {
     {"retry_after.honoured", "Retry-After honoured", NULL},
     {"retry_after.forms", "Retry-After forms read", NULL},
     {"retry_after.invalid", "unparsable Retry-After", "backoff"},
-    {"retry_after.past", "zero, negative or past Retry-After", "backoff"},
+    {"retry_after.negative", "zero or negative Retry-After", "backoff"},
+    {"retry_after.past", "past Retry-After date", "backoff"},
+    {"retry_after.decimal", "decimal Retry-After", "read"},
     {"retry_after.combine", "Retry-After and backoff", "replace"},
     {"timeout", "attempt timeout (s)", "none"},
     {"timeout_covers", "timeout covers", NULL},
@@ -47,6 +49,8 @@ static const char *outcome_words(const char *w) {
   if (strcmp(w, "immediate") == 0) return "retried at once";
   if (strcmp(w, "stop") == 0) return "gives up";
   if (strcmp(w, "hang") == 0) return "hangs";
+  if (strcmp(w, "truncate") == 0) return "its whole seconds waited";
+  if (strcmp(w, "read") == 0) return "waited as asked";
   return w;
 }
 
@@ -170,6 +174,41 @@ static void backoff_canonical(cJSON *root) {
   }
 }
 
+/* Sets retry_after.KEY to the string v. */
+static void set_ra(cJSON *ra, const char *key, const char *v) {
+  cJSON *s = cJSON_CreateString(v);
+  if (s && !cJSON_ReplaceItemInObjectCaseSensitive(ra, key, s) && !cJSON_AddItemToObject(ra, key, s))
+    cJSON_Delete(s);
+}
+
+/* One spelling of the Retry-After facts: a negative number follows `past`
+   when the profile does not say (profiles/README.md), and a decimal is
+   its own fact, "read" whether the forms list it or the profile is older
+   than the key; so "decimal" leaves the forms. */
+static void ra_canonical(cJSON *root) {
+  cJSON *ra = cJSON_GetObjectItemCaseSensitive(root, "retry_after");
+  if (!cJSON_IsObject(ra)) return;
+  const cJSON *past = cJSON_GetObjectItemCaseSensitive(ra, "past");
+  if (!cJSON_GetObjectItemCaseSensitive(ra, "negative"))
+    set_ra(ra, "negative", cJSON_IsString(past) ? past->valuestring : "backoff");
+  cJSON *forms = cJSON_GetObjectItemCaseSensitive(ra, "forms"), *e;
+  if (!cJSON_IsArray(forms)) return;
+  int sec = 0, dec = -1, i = 0;
+  cJSON_ArrayForEach(e, forms) {
+    if (cJSON_IsString(e) && strcmp(e->valuestring, "seconds") == 0) sec = 1;
+    if (cJSON_IsString(e) && strcmp(e->valuestring, "decimal") == 0) dec = i;
+    i++;
+  }
+  if (dec >= 0 && sec) {
+    cJSON_DeleteItemFromArray(forms, dec);
+  } else if (dec >= 0) { /* a client that reads decimals reads whole seconds too */
+    cJSON *w = cJSON_CreateString("seconds");
+    if (w && !cJSON_ReplaceItemInArray(forms, dec, w)) cJSON_Delete(w);
+  } else if (!sec && !cJSON_GetObjectItemCaseSensitive(ra, "decimal")) {
+    set_ra(ra, "decimal", "backoff"); /* no number of seconds read at all */
+  }
+}
+
 /* The window of the first backoff wait, from the canonical backoff. */
 static void first_window(const cJSON *root, policy_facts *f) {
   const cJSON *base = at_path(root, "backoff.base"), *j = at_path(root, "backoff.jitter");
@@ -188,6 +227,7 @@ int policy_facts_read(const char *profile_json, policy_facts *f) {
   cJSON *root = cJSON_Parse(profile_json);
   if (root == NULL) return -1;
   backoff_canonical(root);
+  ra_canonical(root);
   first_window(root, f);
   int honoured = cJSON_IsTrue(at_path(root, "retry_after.honoured"));
   int retries_at_all = 1;
@@ -208,7 +248,8 @@ int policy_facts_read(const char *profile_json, policy_facts *f) {
     if (node) render(node, v, sizeof v);
     else snprintf(v, sizeof v, "%s", k->dflt ? k->dflt : "unset");
     none_for_false(k->path, v);
-    if (strcmp(k->path, "retry_after.invalid") == 0 || strcmp(k->path, "retry_after.past") == 0)
+    if (strncmp(k->path, "retry_after.", 12) == 0 && strcmp(k->path, "retry_after.honoured") != 0 &&
+        strcmp(k->path, "retry_after.forms") != 0 && strcmp(k->path, "retry_after.combine") != 0)
       snprintf(v, sizeof v, "%s", outcome_words(v));
     if (fact_add(f, k->path, k->label, v) != 0) break;
   }

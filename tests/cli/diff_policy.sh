@@ -32,6 +32,13 @@ one_fact 's/"retry-after-ms", //' 'Retry-After forms read: retry-after-ms, secon
 one_fact 's/idempotency_key = false/idempotency_key = "per_call"/' 'Idempotency-Key: false → per_call'
 # the cap is stated as what a longer Retry-After leads to
 one_fact 's/cap      = false, /cap = 60, over_cap = "backoff", /' 'Retry-After over 60 s: slept as asked → falls back to backoff'
+# a negative number and a past date are two facts; absent, negative is past's
+one_fact 's/past     = "immediate",/past = "immediate", negative = "backoff",/' 'zero or negative Retry-After: retried at once → falls back to backoff'
+one_fact 's/past     = "immediate",/past = "stop", negative = "immediate",/' 'past Retry-After date: retried at once → gives up'
+# a decimal read is one fact however it is spelt; truncated is another
+one_fact 's/past     = "immediate",/past = "immediate", decimal = "truncate",/' 'decimal Retry-After: waited as asked → its whole seconds waited'
+edit 's/"seconds", "date"/"seconds", "decimal", "date"/'; expect_rc 0 '"decimal" among the forms vs a profile older than the key'
+edit 's/past     = "immediate",/past = "immediate", negative = "immediate",/'; expect_rc 0 'negative spelt out as past'
 # the same policy spelt otherwise
 edit 's/">=500"/"500-599"/'; expect_rc 0 '">=500" vs "500-599"'
 edit 's/factor = 2, //'; expect_rc 0 'factor left to its default 2'
@@ -59,12 +66,14 @@ edit 's/base = 0.5/base = 0.52/'; expect_rc 1 'base 0.5 vs 0.52 without --tolera
 sed 's/base = 0.5/base = 0.52/' "$base" > "$tmp/new.lua"
 dp --tolerance 0.1 "$base" "$tmp/new.lua"; rc=$?; expect_rc 0 'base 0.5 vs 0.52 with --tolerance 0.1'
 
-# openai 6.49 -> 7.x: the three Retry-After facts the issue states, and the body
+# openai 6.49 -> 7.x: the Retry-After facts the issue states (over 60 s,
+# unparsable, negative and a past date: the last two one key before), and the body
 # timeout of 7.x that fusebox learn found (tests/cli/learn_bump.sh)
 dp "$base" tests/data/profiles/openai-node-7.lua; rc=$?; expect_rc 1 '6.49 vs 7.x'
-if [ "$(grep -c '→' "$tmp/out")" = 4 ] && grep -qxF 'timeout covers: headers → whole' "$tmp/out" && grep -qxF 'Retry-After over 60 s: slept as asked → falls back to backoff' "$tmp/out" \
+if [ "$(grep -c '→' "$tmp/out")" = 5 ] && grep -qxF 'timeout covers: headers → whole' "$tmp/out" && grep -qxF 'Retry-After over 60 s: slept as asked → falls back to backoff' "$tmp/out" \
    && grep -qxF 'unparsable Retry-After: retried at once → falls back to backoff' "$tmp/out" \
-   && grep -qxF 'zero, negative or past Retry-After: retried at once → falls back to backoff' "$tmp/out"; then ok
+   && grep -qxF 'zero or negative Retry-After: retried at once → falls back to backoff' "$tmp/out" \
+   && grep -qxF 'past Retry-After date: retried at once → falls back to backoff' "$tmp/out"; then ok
 else bad "6.49 vs 7.x: $(cat "$tmp/out")"; fi
 
 # bad input
