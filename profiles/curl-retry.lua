@@ -8,7 +8,12 @@ return profile {
               transient: a timeout and HTTP 408, 429, 500, 502, 503, 504; not
               409, not 529, not an empty reply or a reset. Its wait starts at
               1 s and doubles up to 10 min, unless Retry-After says otherwise.
-              Checked on the wire (examples/interop/FINDINGS.md).]],
+              It reads Retry-After as a whole number (a decimal is cut at the
+              point, a negative one or 0 means none) or else a date, whose
+              time left may be negative. Checked on the wire
+              (examples/interop/FINDINGS.md): Retry-After 2.5 waited 2.3 s,
+              1.5 1.2 s, 0.75 1.2 s, -5 1.3 s, 0 1.5 s; a date 5 s past never
+              retried.]],
   dialect = "openai",
   example = "sh examples/interop/client.sh curl-retry",
 
@@ -21,6 +26,8 @@ return profile {
     forms    = { "seconds", "date" },
     cap      = false,
     invalid  = "backoff",
+    decimal  = "truncate",   -- whole seconds only: 2.5 waits 2 s; 0.75 is a 0, below
+    negative = "backoff",    -- -5 or 0 is no Retry-After to curl: its 1 s backoff
     past     = "hang",       -- "Will retry in -29 seconds", then no retry at all
   },
   timeout = false,           -- none unless the script passes --max-time
