@@ -30,9 +30,10 @@ static int lrn_wait_probe(learner *l, const char *step, double want, xpl_outcome
 }
 
 /*
- * Retry-After: 3.5 where a whole v is read (v + 0.5 s): waited in full
- * (beyond the client's own time, own) is the form "decimal"; its whole
- * seconds waited is "truncate"; else what the retry shows. 0 or -1.
+ * Retry-After: v + 0.5, where a whole v was read (7.5 for curl): waited
+ * in full (beyond own, the client's own time per retry) is the form
+ * "decimal"; its whole seconds waited is "truncate" (curl); else what the
+ * retry shows (urllib3 gives up). 0 or -1.
  */
 static int probe_decimal(learner *l, double v, double own) {
   xpl_policy *p = l->p;
