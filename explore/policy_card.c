@@ -61,7 +61,7 @@ static void make(card *c, const xpl_policy *p) {
     else row(c, "Retry-After cap", "none (%g s waited out)", p->ra_cap_probed);
     row(c, "unparsable Retry-After", "%s", p->invalid);
     row(c, "zero or negative Retry-After", "%s", p->negative);
-    row(c, "Retry-After date in the past", "%s", p->past);
+    row(c, "past Retry-After date", "%s", p->past);
     if (p->decimal[0]) row(c, "decimal Retry-After", "%s", strcmp(p->decimal, "truncate") == 0
                                                             ? "its whole seconds waited" : p->decimal);
   } else {

@@ -63,8 +63,9 @@ grep -q -- "-- a second attempt came after: 400, 401," "$tmp/naive.lua" \
   && ok || bad "no evidence in the learned profile: $(cat "$tmp/naive.lua")"
 grep -q "<tr><td>attempts per call</td><td>3</td></tr>" "$tmp/naive.html" && grep -q "</html>" "$tmp/naive.html" \
   && ok || bad "no HTML card: $(cat "$tmp/naive.html")"
+# (guard reads decimal seconds too: guard/retry_after.c)
 "$bin" learn --client sdk-default --time-scale 0.2 -q -o "$tmp/sdk.lua"
-grep -q 'forms = { "retry-after-ms", "seconds", "date", }' "$tmp/sdk.lua" && grep -q "max_attempts = 3," "$tmp/sdk.lua" \
+grep -q 'forms = { "retry-after-ms", "seconds", "decimal", "date", }' "$tmp/sdk.lua" && grep -q "max_attempts = 3," "$tmp/sdk.lua" \
   && grep -q "retries = { 408, 409, 429, \">=500\"" "$tmp/sdk.lua" && ok || bad "sdk-default learned as: $(cat "$tmp/sdk.lua")"
 
 # bad input
