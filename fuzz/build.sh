@@ -74,6 +74,8 @@ SRC[control]="${SIM_ALL[*]} ${REPORTS[*]} ${COMMON[*]} $root/cli/control.c $root
 # sim/ against the fake hiredis of fuzz_redis.c (libhiredis not linked).
 SRC[redis]="${SIM_ALL[*]} ${COMMON[*]}"
 XLIBS[redis]="$(pkg-config --libs libmicrohttpd)"
+# The body scanner alone, held to cJSON (in PKGS).
+SRC[body]="$root/sim/body_scan.c"
 # The HTTP/2 bridge alone, with libnghttp2 (in PKGS).
 SRC[h2]="$root/sim/h2_bridge.c $root/sim/h2c.c"
 if [ -f "$root/import/import.c" ]; then

@@ -51,6 +51,7 @@ max_len() {
     control) echo 16384 ;;
     redis) echo 2048 ;;
     h2) echo 8192 ;;
+    body) echo 4096 ;;
     *) echo 8192 ;;
   esac
 }

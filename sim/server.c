@@ -200,20 +200,28 @@ static void hdr_list_clear(hdr_list *l) {
 /* Reads what the trace and the decision need from the request body. */
 static void parse_body(sim_conn *c) {
   c->tokens_in_est = sim__estimate_tokens(c->body_len);
-  cJSON *j = c->body_len ? cJSON_ParseWithLength(c->body, c->body_len) : NULL;
-  cJSON *model = cJSON_GetObjectItemCaseSensitive(j, "model");
-  c->model = strdup(cJSON_IsString(model) ? model->valuestring
-                    : c->path_model[0]    ? c->path_model
-                                          : "fusebox-1");
-  cJSON *stream = cJSON_GetObjectItemCaseSensitive(j, "stream");
-  c->stream_req = cJSON_IsTrue(stream) || c->path_stream ||
-                  (stream == NULL && sim__dialect_streams_by_default(c->dialect));
-  sim__offered_tools(c, j);
-  cJSON *input = cJSON_GetObjectItemCaseSensitive(j, "input");
-  c->ninputs = cJSON_IsArray(input) ? cJSON_GetArraySize(input) : 1;
+  const char *dflt = c->path_model[0] ? c->path_model : "fusebox-1";
+  sim_body_fields f;
+  if (c->body_len && sim__body_scan(c->body, c->body_len, &f)) {
+    /* the common body: its fields read in place (body_scan.c) */
+    c->model = f.model ? strndup(f.model, f.model_len) : strdup(dflt);
+    c->stream_req = f.stream || c->path_stream ||
+                    (!f.has_stream && sim__dialect_streams_by_default(c->dialect));
+    c->ninputs = f.input_n >= 0 ? f.input_n : 1;
+  } else {
+    cJSON *j = c->body_len ? cJSON_ParseWithLength(c->body, c->body_len) : NULL;
+    cJSON *model = cJSON_GetObjectItemCaseSensitive(j, "model");
+    c->model = strdup(cJSON_IsString(model) ? model->valuestring : dflt);
+    cJSON *stream = cJSON_GetObjectItemCaseSensitive(j, "stream");
+    c->stream_req = cJSON_IsTrue(stream) || c->path_stream ||
+                    (stream == NULL && sim__dialect_streams_by_default(c->dialect));
+    sim__offered_tools(c, j);
+    cJSON *input = cJSON_GetObjectItemCaseSensitive(j, "input");
+    c->ninputs = cJSON_IsArray(input) ? cJSON_GetArraySize(input) : 1;
+    cJSON_Delete(j);
+  }
   if (c->ninputs > 2048) c->ninputs = 2048;
   if (c->ninputs < 1) c->ninputs = 1;
-  cJSON_Delete(j);
 }
 
 /* Reads a request as arrive() does, before keying it; see server_int.h. */

@@ -241,6 +241,21 @@ enum MHD_Result sim__direct_answer(sim_conn *c, const char *method, const char *
    (owned by c). Also the seam fuzz/fuzz_api.c feeds requests through. */
 void sim__request_read(sim_conn *c, const char *method, const char *url);
 
+/* body_scan.c: a request body's top-level fields as cJSON's lookups
+   would find them (the first member of each name), without its tree.
+   Returns 1 when they were read, with model pointing into body (NULL
+   when absent or not a string); 0 when the body must be left to cJSON
+   (not strict JSON, an object offering tools, and the other cases the
+   file lists). */
+typedef struct {
+  int has_model, has_stream, has_input;
+  const char *model; /* not NUL-terminated: model_len bytes */
+  size_t model_len;
+  int stream;  /* 1: "stream": true */
+  int input_n; /* elements of an "input" array, else -1 */
+} sim_body_fields;
+int sim__body_scan(const char *body, size_t len, sim_body_fields *out);
+
 /* tools_trace.c: tool calls in the trace. */
 void sim__offered_tools(sim_conn *c, const cJSON *body);
 /* The end event's tool_calls array, or NULL; owned by the caller. */

@@ -27,4 +27,5 @@
   X(frames)            \
   X(upstream_step)      \
   X(h2_bridge)          \
-  X(h2c)
+  X(h2c)                \
+  X(body_scan)
