@@ -14,10 +14,13 @@ need_python json
 cd "$src"
 apis="openai bedrock ollama cohere"
 
-# the four side by side: probes mostly wait
+# the four side by side: probes mostly wait. Seed 4: the guard's jitter
+# draws (seeded) put each gap after a bad Retry-After well clear of the
+# threshold that tells "at once" from a backoff, which seed 1's 0.06 s does
+# not on a loaded machine.
 pids=()
 for a in $apis; do
-  "$bin" learn --client guard --api "$a" --time-scale 0.2 -q -o "$tmp/$a.lua" 2> "$tmp/$a.err" &
+  "$bin" learn --client guard --api "$a" --seed 4 --time-scale 0.2 -q -o "$tmp/$a.lua" 2> "$tmp/$a.err" &
   pids+=($!)
 done
 i=0
