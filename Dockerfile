@@ -9,7 +9,7 @@
 FROM debian:12 AS build
 RUN apt-get update \
  && apt-get install -y --no-install-recommends build-essential cmake pkg-config \
-      libmicrohttpd-dev libcurl4-openssl-dev libssl-dev libcjson-dev liblua5.4-dev libcunit1-dev libhiredis-dev libnghttp2-dev \
+      libmicrohttpd-dev libcurl4-openssl-dev libssl-dev libcjson-dev liblua5.4-dev libcunit1-dev libhiredis-dev libnghttp2-dev zlib1g-dev \
  && rm -rf /var/lib/apt/lists/*
 WORKDIR /src
 COPY CMakeLists.txt README.md ./
@@ -29,9 +29,9 @@ COPY scripts/docker-build-stage.sh scripts/
 RUN bash scripts/docker-build-stage.sh /out/usr/local /tmp/build
 
 FROM debian:12-slim
-# runtime: libcjson1 libcurl4 libhiredis0.14 liblua5.4-0 libmicrohttpd12 libnghttp2-14 libssl3 (libc6 is in the base)
+# runtime: libcjson1 libcurl4 libhiredis0.14 liblua5.4-0 libmicrohttpd12 libnghttp2-14 libssl3 zlib1g (libc6 is in the base)
 RUN apt-get update \
- && apt-get install -y --no-install-recommends libcjson1 libcurl4 libhiredis0.14 liblua5.4-0 libmicrohttpd12 libnghttp2-14 libssl3 \
+ && apt-get install -y --no-install-recommends libcjson1 libcurl4 libhiredis0.14 liblua5.4-0 libmicrohttpd12 libnghttp2-14 libssl3 zlib1g \
  && rm -rf /var/lib/apt/lists/*
 COPY --from=build /out/usr/local /usr/local
 RUN fusebox --version

@@ -37,7 +37,7 @@ if [ ! -f "$GUARD_BUILD/libfusebox_guard.a" ]; then
     cmake --build "$GUARD_BUILD" --target fusebox_guard -j2 >/dev/null || die "cannot build the guard library"
 fi
 make -s -C "$BENCH_DIR" OUT="$BENCH_OUT" GUARD_BUILD="$GUARD_BUILD" cost >/dev/null ||
-  die "cannot build guard_cost/curl_cost (needs libcurl and libcjson dev packages)"
+  die "cannot build guard_cost/curl_cost (needs libcurl, libcjson and zlib dev packages)"
 
 cat >"$WORK/ok.lua" <<'EOF'
 return scenario { name = "bench: cost ok", provider = { chat {} } }

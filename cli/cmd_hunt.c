@@ -53,7 +53,8 @@ static void usage(FILE *f) {
           "\n"
           "  --call LIST       what the client is asked to do: chat, stream, tools,\n"
           "                    stream_tools, effect or any (default chat,stream)\n"
-          "  --api NAME        client.dialect: openai, anthropic, responses, gemini (default openai)\n"
+          "  --api NAME        client.dialect (default openai): openai, anthropic,\n"
+          "                    responses, gemini, bedrock, ollama or cohere\n"
           "  --max-attempts N  faulted attempts in a schedule, 1..%d (default 3)\n"
           "  --max-retry-after S  the longest Retry-After drawn (default a day: 1, 5, 30,\n"
           "                    120 and 86400 s are drawn)\n"
@@ -251,12 +252,12 @@ int hunt_client_option(const char *cmd, const char *opt, const char *val, hunt_c
     }
     h->kind = (run_client_kind)k;
   } else if (strcmp(opt, "--api") == 0) {
-    static const char *const apis[] = {"openai", "anthropic", "responses", "gemini"};
+    static const char *const apis[] = {"openai", "anthropic", "responses", "gemini",
+                                       "bedrock", "ollama",    "cohere"};
     int ok = 0;
     for (size_t k = 0; k < sizeof apis / sizeof apis[0]; k++) ok |= strcmp(val, apis[k]) == 0;
     if (!ok) {
-      fprintf(stderr, "fusebox %s: --api is openai, anthropic, responses or gemini, not '%s'\n", cmd,
-              val);
+      fprintf(stderr, "fusebox %s: --api is " CLI_API_NAMES ", not '%s'\n", cmd, val);
       return -1;
     }
     *dialect = val;

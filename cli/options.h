@@ -14,6 +14,9 @@
 
 /* The built-in clients, by name (run --client, matrix --client). */
 #define CLI_CLIENT_NAMES "guard, naive or sdk-default"
+/* The APIs a probe or hunt scenario's client calls (learn --api, hunt
+   --api): client.dialect's names (cli/client_config.c). */
+#define CLI_API_NAMES "openai, anthropic, responses, gemini, bedrock, ollama or cohere"
 
 /* --time-scale: one range for every command. A built-in client compresses
    time by default; a server for an outside client plays in real time. */

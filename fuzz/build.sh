@@ -30,7 +30,7 @@ if ! "$CC" -fsanitize=fuzzer,address,undefined "$probe/p.c" -o "$probe/p" 2>"$pr
   exit 2
 fi
 
-PKGS="libcjson libcurl lua5.4 libcrypto libnghttp2" # libcrypto: SHA-256 in sim/keying.c; libnghttp2: sim/h2_bridge.c
+PKGS="libcjson libcurl lua5.4 libcrypto libnghttp2 zlib" # libcrypto: SHA-256 in sim/keying.c; libnghttp2: sim/h2_bridge.c; zlib: CRC-32 in */eventstream.c
 CFLAGS=(-std=gnu11 -g -O1 -fno-omit-frame-pointer
         -fsanitize=fuzzer-no-link,address,undefined -fno-sanitize-recover=undefined
         -I"$root" $(pkg-config --cflags $PKGS)

@@ -145,8 +145,6 @@ typedef struct guard__es {
   void *ud;
 } guard__es;
 
-/* The IEEE CRC-32 of n bytes continuing from crc (0 to start), as zlib's. */
-uint32_t guard__crc32(uint32_t crc, const void *data, size_t n);
 /* Prepares a decoder calling cb(ud, ...) per message; max_message bounds one. */
 void guard__es_init(guard__es *e, size_t max_message, guard__es_cb cb, void *ud);
 /* Feeds n bytes. Returns 0; 1 once the stream is broken (e->broken says

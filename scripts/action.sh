@@ -18,7 +18,7 @@ tmpbase=${RUNNER_TEMP:-${TMPDIR:-/tmp}}
 prefix=${FB_PREFIX:-$tmpbase/fusebox}
 
 install() {
-  local mods="libmicrohttpd libcurl libcjson lua5.4 cunit hiredis libcrypto" missing=0 m
+  local mods="libmicrohttpd libcurl libcjson lua5.4 cunit hiredis libcrypto zlib" missing=0 m
   command -v cmake > /dev/null && command -v cc > /dev/null && command -v pkg-config > /dev/null || missing=1
   for m in $mods; do [ $missing = 1 ] || pkg-config --exists "$m" || missing=1; done
   if [ $missing = 1 ]; then
@@ -28,7 +28,7 @@ install() {
     $sudo apt-get update -qq
     $sudo env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends \
       build-essential cmake pkg-config libmicrohttpd-dev libcurl4-openssl-dev libssl-dev libcjson-dev \
-      liblua5.4-dev libcunit1-dev libhiredis-dev > /dev/null
+      liblua5.4-dev libcunit1-dev libhiredis-dev zlib1g-dev > /dev/null
   fi
   local build=$tmpbase/fusebox-build
   cmake -S "$src" -B "$build" -DCMAKE_BUILD_TYPE=RelWithDebInfo > /dev/null

@@ -4,7 +4,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-# Build: a compiler, cmake, pkg-config and the five libraries. Tests: curl,
+# Build: a compiler, cmake, pkg-config and the libraries (the -dev packages). Tests: curl,
 # python3, chromium (the HTML report), and what the example clients need
 # (jq, python3-httpx, python3-tenacity; the Node SDKs come from npm below),
 # python3-pytest (the pytest plugin's suite, integrations/pytest),
@@ -15,11 +15,12 @@ cd "$(dirname "$0")/.."
 # scripts/package.sh (built offline, tried in a venv by smoke-install.sh):
 # python3-pip python3-setuptools python3-wheel python3-venv.
 # libnghttp2-dev: cleartext HTTP/2 (sim/h2_bridge.c, issue 26).
+# zlib1g-dev: CRC-32 of AWS event stream frames (guard/, sim/eventstream.c).
 PKGS="build-essential cmake pkg-config curl python3 libmicrohttpd-dev libcurl4-openssl-dev libssl-dev
       libcjson-dev liblua5.4-dev libcunit1-dev valgrind chromium jq python3-httpx python3-tenacity
       python3-pytest faketime libfaketime libhiredis-dev redis-server nginx wrk
       python3-pip python3-setuptools python3-wheel python3-venv
-      libnghttp2-dev"
+      libnghttp2-dev zlib1g-dev"
 missing=""
 for p in $PKGS; do dpkg -s "$p" >/dev/null 2>&1 || missing="$missing $p"; done
 if [ -n "$missing" ]; then

@@ -6,34 +6,17 @@
  *   total length (u32 BE) | headers length (u32 BE) | prelude CRC32 (u32 BE)
  *   headers | payload | message CRC32 (u32 BE)
  *
- * with both CRCs the IEEE CRC-32 (zlib's), the prelude's over its first 8
- * bytes and the message's over everything before it; a header is
+ * with both CRCs the IEEE CRC-32 (zlib's crc32()), the prelude's over its
+ * first 8 bytes and the message's over everything before it; a header is
  * name length (u8) | name | type (u8; 7 = string) | value length (u16 BE) |
  * value. Only string headers are written: all Bedrock sends.
  */
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <zlib.h>
 
 #include "sim/sim_int.h"
-
-/* The IEEE CRC-32 (reflected, polynomial 0xEDB88320) of n bytes, continuing
-   from crc (0 to start): the value zlib's crc32() gives. */
-uint32_t sim__crc32(uint32_t crc, const unsigned char *p, size_t n) {
-  static uint32_t table[256];
-  static int ready;
-  if (!ready) { /* idempotent: two threads racing write the same table */
-    for (uint32_t i = 0; i < 256; i++) {
-      uint32_t c = i;
-      for (int k = 0; k < 8; k++) c = c & 1 ? 0xEDB88320u ^ (c >> 1) : c >> 1;
-      table[i] = c;
-    }
-    ready = 1;
-  }
-  crc = ~crc;
-  for (size_t i = 0; i < n; i++) crc = table[(crc ^ p[i]) & 0xff] ^ (crc >> 8);
-  return ~crc;
-}
 
 static void put32(unsigned char *p, uint32_t v) {
   p[0] = (unsigned char)(v >> 24);
@@ -67,7 +50,7 @@ char *sim__es_message(const char *const *names, const char *const *values, int n
   if (m == NULL) return NULL;
   put32(m, (uint32_t)total);
   put32(m + 4, (uint32_t)hlen);
-  put32(m + 8, sim__crc32(0, m, 8));
+  put32(m + 8, (uint32_t)crc32(0, m, 8));
   unsigned char *p = m + 12;
   for (int i = 0; i < nh; i++) {
     size_t nl = strlen(names[i]), vl = strlen(values[i]);
@@ -82,7 +65,7 @@ char *sim__es_message(const char *const *names, const char *const *values, int n
   }
   if (plen) memcpy(p, payload, plen);
   p += plen;
-  put32(p, sim__crc32(0, m, total - 4));
+  put32(p, (uint32_t)crc32(0, m, (uInt)(total - 4)));
   m[total] = '\0';
   *len = total;
   return (char *)m;

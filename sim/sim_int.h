@@ -558,7 +558,6 @@ int sim__frame_has_arguments(const char *f, size_t n);
 /* eventstream.c: AWS's binary event stream messages (see the file). Each
    returns the message (owned by the caller) and its length in *len, or
    NULL when out of memory or past its limits. */
-uint32_t sim__crc32(uint32_t crc, const unsigned char *p, size_t n);
 char *sim__es_message(const char *const *names, const char *const *values, int nh,
                       const char *payload, size_t plen, size_t *len);
 char *sim__es_event(const char *type, const char *json, size_t *len);

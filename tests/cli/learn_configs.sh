@@ -75,8 +75,8 @@ grep -q 'forms = { "retry-after-ms", "seconds", "decimal", "date", }' "$tmp/sdk.
 [ $? = 2 ] && ok || bad "--repeats 0 accepted"
 "$bin" learn --client naive --confidence 0.2 > "$tmp/bad.out" 2>&1
 [ $? = 2 ] && ok || bad "--confidence 0.2 accepted"
-"$bin" learn --client naive --api cohere > "$tmp/bad.out" 2>&1
-[ $? = 2 ] && ok || bad "--api cohere accepted"
+"$bin" learn --client naive --api vertex > "$tmp/bad.out" 2>&1
+[ $? = 2 ] && ok || bad "--api vertex accepted"
 "$bin" learn -- true > "$tmp/bad.out" 2>&1
 [ $? = 2 ] && grep -q "sent no request" "$tmp/bad.out" && ok || bad "a silent client: $(cat "$tmp/bad.out")"
 "$bin" learn -- /nonexistent/client > "$tmp/bad.out" 2>&1

@@ -29,6 +29,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <zlib.h>
 
 #if defined(__SANITIZE_ADDRESS__)
 #define AF_SKIP 1
@@ -115,8 +116,8 @@ static void br_event(const char *type, const char *json) {
   size_t total = (size_t)(p - m) + 4;
   put32(m, (uint32_t)total);
   put32(m + 4, (uint32_t)hlen);
-  put32(m + 8, guard__crc32(0, m, 8));
-  put32(p, guard__crc32(0, m, total - 4));
+  put32(m + 8, (uint32_t)crc32(0, (const Bytef *)m, 8));
+  put32(p, (uint32_t)crc32(0, (const Bytef *)m, (uInt)(total - 4)));
   br_len += total;
 }
 

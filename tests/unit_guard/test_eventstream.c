@@ -1,5 +1,5 @@
-/* test_eventstream.c - the guard's AWS event stream decoder: the CRC-32,
-   a hand-made frame whose CRCs were computed elsewhere (Python's zlib), a
+/* test_eventstream.c - the guard's AWS event stream decoder: a hand-made
+   frame whose CRCs were computed elsewhere (Python's zlib), a
    bad prelude CRC, a bad message CRC, bad lengths, frames cut at every
    byte, and frames from sim/eventstream.c's encoder (a round trip). */
 #include "guard/guard_int.h"
@@ -8,6 +8,7 @@
 #include <CUnit/CUnit.h>
 #include <stdlib.h>
 #include <string.h>
+#include <zlib.h>
 
 /* What the callback saw. */
 typedef struct seen {
@@ -57,13 +58,11 @@ static int decode(const char *p, size_t n, size_t step, seen *s, guard__es_broke
   return rc;
 }
 
+/* The vectors' CRCs are what the library computes (zlib's crc32()), so a
+   wrong vector fails here rather than as a puzzling decode. */
 static void test_crc32(void) {
-  CU_ASSERT_EQUAL(guard__crc32(0, "123456789", 9), 0xCBF43926u); /* the check value */
-  CU_ASSERT_EQUAL(guard__crc32(0, "", 0), 0u);
-  CU_ASSERT_EQUAL(guard__crc32(guard__crc32(0, "1234", 4), "56789", 5), 0xCBF43926u);
-  CU_ASSERT_EQUAL(guard__crc32(0, FRAME, 8), 0x14ead0efu);
-  CU_ASSERT_EQUAL(guard__crc32(0, FRAME, FRAME_LEN - 4), 0x21321b90u);
-  CU_ASSERT_EQUAL(sim__crc32(0, (const unsigned char *)FRAME, FRAME_LEN - 4), 0x21321b90u);
+  CU_ASSERT_EQUAL(crc32(0, (const Bytef *)FRAME, 8), 0x14ead0efu);
+  CU_ASSERT_EQUAL(crc32(0, (const Bytef *)FRAME, FRAME_LEN - 4), 0x21321b90u);
 }
 
 static void test_known_frame(void) {
@@ -133,7 +132,7 @@ static void test_bad_lengths(void) {
       p[k] = (unsigned char)(rows[i][0] >> (24 - 8 * k));
       p[4 + k] = (unsigned char)(rows[i][1] >> (24 - 8 * k));
     }
-    uint32_t c = guard__crc32(0, p, 8);
+    uint32_t c = (uint32_t)crc32(0, p, 8);
     for (int k = 0; k < 4; k++) p[8 + k] = (unsigned char)(c >> (24 - 8 * k));
     CU_ASSERT_EQUAL(decode((const char *)p, 16, 16, &s, &b), 1);
     CU_ASSERT_EQUAL(b, GUARD__ES_BAD_LENGTH);
@@ -162,7 +161,7 @@ static void test_bad_header(void) {
   char *m = sim__es_message(names, values, 1, "{}", 2, &n);
   CU_ASSERT_PTR_NOT_NULL_FATAL(m);
   m[12] = 100; /* the name length */
-  uint32_t c = guard__crc32(0, m, n - 4);
+  uint32_t c = (uint32_t)crc32(0, (const Bytef *)m, (uInt)(n - 4));
   for (int k = 0; k < 4; k++) m[n - 4 + k] = (char)(c >> (24 - 8 * k));
   seen s;
   guard__es_broken b;
@@ -199,7 +198,7 @@ static void test_round_trip(void) {
 int suite_eventstream(void) {
   CU_pSuite s = CU_add_suite("eventstream", NULL, NULL);
   if (s == NULL) return CU_get_error();
-  if (!CU_add_test(s, "CRC-32 check values", test_crc32) ||
+  if (!CU_add_test(s, "the vectors' CRC-32s", test_crc32) ||
       !CU_add_test(s, "a hand-made frame with known CRCs, split anywhere", test_known_frame) ||
       !CU_add_test(s, "a bad prelude CRC and a bad message CRC", test_bad_crcs) ||
       !CU_add_test(s, "impossible lengths", test_bad_lengths) ||

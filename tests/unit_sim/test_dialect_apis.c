@@ -11,6 +11,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <zlib.h>
 
 #include "sim/dialect_int.h"
 
@@ -247,8 +248,8 @@ static size_t es_read(const char *m, size_t avail, char *hdrs, size_t hcap, char
   CU_ASSERT_FATAL(avail >= 16);
   uint32_t total = be32(u), hlen = be32(u + 4);
   CU_ASSERT_FATAL(total <= avail && hlen + 16 <= total);
-  CU_ASSERT_EQUAL(be32(u + 8), sim__crc32(0, u, 8));
-  CU_ASSERT_EQUAL(be32(u + total - 4), sim__crc32(0, u, total - 4));
+  CU_ASSERT_EQUAL(be32(u + 8), crc32(0, u, 8));
+  CU_ASSERT_EQUAL(be32(u + total - 4), crc32(0, u, total - 4));
   size_t at = 12, h = 0;
   hdrs[0] = '\0';
   while (at < 12 + hlen) {
@@ -268,8 +269,7 @@ static size_t es_read(const char *m, size_t avail, char *hdrs, size_t hcap, char
 }
 
 static void test_eventstream(void) {
-  /* the IEEE CRC-32's check value, and AWS's "empty message" test vector */
-  CU_ASSERT_EQUAL(sim__crc32(0, (const unsigned char *)"123456789", 9), 0xCBF43926u);
+  /* AWS's "empty message" test vector */
   size_t len = 0;
   char *m = sim__es_message(NULL, NULL, 0, NULL, 0, &len);
   static const unsigned char empty[] = {0x00, 0x00, 0x00, 0x10, 0x00, 0x00, 0x00, 0x00,
