@@ -255,22 +255,41 @@ static size_t named_value_at(const char *s, size_t n, size_t i, int after_repl, 
   return j > v ? v : 0;
 }
 
+/* 1 when one of the secret-name rule's words (any case) is in the n bytes
+   at s: a named value (NAME: value, NAME=value) can only be there then. */
+static int has_name_word(const char *s, size_t n) {
+  static const char *const WORDS[] = {"auth", "key", "token", "secret", "cookie", "signature",
+                                      "password", "passwd", "credential", "session", NULL};
+  for (size_t i = 0; i < n; i++) {
+    char c = (char)tolower((unsigned char)s[i]);
+    if (strchr("aktscp", c) == NULL || c == '\0') continue;
+    for (int w = 0; WORDS[w] != NULL; w++) {
+      size_t wn = strlen(WORDS[w]);
+      if (WORDS[w][0] == c && wn <= n - i && strncasecmp(s + i, WORDS[w], wn) == 0) return 1;
+    }
+  }
+  return 0;
+}
+
 /* 1 when no rule can match the n bytes at s, so the text is its own
-   redaction: too short for a 32-digit key, no ':' or '=' (a named value
-   needs one), no blank (a Bearer or Basic value needs one) and no key
-   prefix. Most header values are such (issue 13: each was scanned for
-   every rule at every byte). */
+   redaction: too short for a 32-digit key, no blank (a Bearer or Basic
+   value needs one), no key prefix, and no ':' or '=' unless no secret
+   name's word is there either (a named value needs both). Most header
+   values are such (issue 13: each was scanned for every rule at every
+   byte; issue 30: `Host: 127.0.0.1:PORT` was, for its ':'). */
 static int nothing_to_find(const char *s, size_t n) {
   if (n >= 32) return 0;
+  int sep = 0;
   for (size_t i = 0; i < n; i++) {
     char c = s[i];
-    if (c == ':' || c == '=' || c == ' ' || c == '\0') return 0;
+    if (c == ' ' || c == '\0') return 0;
+    if (c == ':' || c == '=') sep = 1;
     if (c == 's' && i + 3 <= n && strncmp(s + i, "sk-", 3) == 0) return 0;
     if (c == 'A' && i + 4 <= n && strncmp(s + i, "AIza", 4) == 0) return 0;
     if (c == 'o' && i + 4 <= n && strncmp(s + i, "org-", 4) == 0) return 0;
     if (c == 'p' && i + 5 <= n && strncmp(s + i, "proj_", 5) == 0) return 0;
   }
-  return 1;
+  return !sep || !has_name_word(s, n);
 }
 
 /*

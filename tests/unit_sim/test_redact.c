@@ -97,6 +97,13 @@ static const struct {
     {"bad x-goog-api-key: k1 and api-key: k2", "bad x-goog-api-key: [redacted] and api-key: [redacted]"},
     {"X-Key-Error: value", "X-Key-Error: [redacted]"}, /* a header name, not a class */
     {"TokenExpiredError: jwt expired", "TokenExpiredError: jwt expired"},
+    /* Short texts with a ':' or '=': a secret name's word in any case, and
+       the value goes; none, and the text is left whole unscanned (issue 30) */
+    {"tOkEn=abc", "tOkEn=[redacted]"},
+    {"SESSION:abc", "SESSION:[redacted]"},
+    {"x=1;Passwd=p", "x=1;Passwd=[redacted]"},
+    {"127.0.0.1:40123", "127.0.0.1:40123"},
+    {"a=b;c=d", "a=b;c=d"},
     {"", ""},
 };
 
