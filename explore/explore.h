@@ -244,7 +244,8 @@ typedef struct xpl_policy {
   char covers[8];                     /* what it bounds: headers, idle, whole; "" unknown */
   double timeout_len;                 /* its own attempt timeout (s), 0 none up to --max-wait */
   int streams_probed;                 /* the client streamed when asked: the next two hold */
-  int streams_retried;                /* a stream cut after content is retried */
+  int streams_retried;                /* 1: a stream cut after content is retried; 2: only
+                                         one cut before any text (a tool call) */
   long runs;                          /* probes played */
   int plays;                          /* plays of each yes/no probe (--confidence) */
   double confidence;                  /* the chance a flaky fact would have shown */
