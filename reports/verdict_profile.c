@@ -413,7 +413,12 @@ static const char *failure(const rpt__arrival *a, char *buf, size_t n) {
   if (!a->has_end || strcmp(how, "client_abort") == 0 || strcmp(how, "shutdown") == 0)
     return "timeout";
   if (strcmp(how, "dropped") == 0 || strcmp(how, "reset") == 0)
-    return a->status >= 200 && a->status < 300 && a->chunks > 0 ? "stream_error" : "connection";
+    /* a stream broken after it began; a client that asked for no stream
+       read it as a body that broke off (exec once told a streamed tools
+       call not to stream, and LangChain's retry of that read as a
+       stream retried) */
+    return a->status >= 200 && a->status < 300 && a->chunks > 0 ? (a->stream ? "stream_error" : "body")
+                                                                 : "connection";
   if (strcmp(how, "early_close") == 0) return "body";
   if (a->status >= 200 && a->status < 300) {
     /* a body cut short does not parse; a garbage body may be JSON that
