@@ -294,6 +294,7 @@ static int probe_streams(learner *l) {
     lrn_ev(p, XPL_EV_STREAMS, "; a stream cut inside a tool call's arguments, no text before: %s%s",
            tool ? "retried" : "not retried", lrn_split(p, c4, b4));
   p->streams_probed = 1;
+  p->tool_cut = tool;
   if (cut) p->streams_retried = 1;
   else if (tool > 0) p->streams_retried = 2;
   if (cut || tool > 0) lrn_add_retry(p, "stream_error");
