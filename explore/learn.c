@@ -256,8 +256,8 @@ static int probe_tool_cut(learner *l, int *count) {
    event (also "stream_error" to a profile: the evidence says when the two
    differ); then, with tools offered, one cut inside a tool call's
    arguments before any text: retried there but not after text is
-   streams_retried = "before_content" (the AI SDK and LangChain buffer
-   tool-call deltas, so nothing reached their caller). A client that does
+   streams_retried = "before_content" (a client that buffers tool-call
+   deltas: nothing reached its caller). A client that does
    not ask for a stream when told to (its first request has no stream:
    true) tells nothing of streams: left out, and said so. */
 static int probe_streams(learner *l) {

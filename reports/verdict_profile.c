@@ -21,8 +21,10 @@ enum { RA_BACKOFF, RA_IMMEDIATE, RA_STOP, RA_HANG };
 static const char *const BEHAVIOURS[] = {"backoff", "immediate", "stop", "hang", NULL};
 
 /* Which broken 2xx streams are retried: none, any, or only those that had
-   sent no text yet (the AI SDK and LangChain buffer tool-call deltas, so a
-   cut inside a tool call's arguments reached their caller as nothing). */
+   sent no text yet (a client that buffers tool-call deltas can retry a cut
+   inside a tool call's arguments: nothing reached its caller). The AI SDK
+   6 and LangChain JS 1.4 do neither (profiles/: their retry wraps only the
+   request, the stream is read after it). */
 enum { STREAMS_NO, STREAMS_YES, STREAMS_BEFORE_CONTENT };
 
 typedef struct profile {
