@@ -54,7 +54,7 @@ int exec_describe(const char *client_json, exec_call *call, char err[EXEC_ERRLEN
     snprintf(err, EXEC_ERRLEN, "%s", rerr);
     return -1;
   }
-  call->stream = w.call == RUN_CALL_STREAM;
+  call->stream = w.call == RUN_CALL_STREAM || w.call == RUN_CALL_STREAM_TOOLS; /* a tools turn streamed too */
   call->effect = w.call == RUN_CALL_EFFECT;
   call->dialect = w.dialect;
   snprintf(call->effect_name, sizeof call->effect_name, "%s", w.effect);

@@ -54,6 +54,14 @@ static const char *outcome_words(const char *w) {
   return w;
 }
 
+/* What a streams_retried value means. */
+static const char *stream_words(const char *w) {
+  if (strcmp(w, "true") == 0) return "retried";
+  if (strcmp(w, "false") == 0) return "not retried";
+  if (strcmp(w, "before_content") == 0) return "retried only before any text";
+  return w;
+}
+
 static const cJSON *at_path(const cJSON *root, const char *path) {
   char buf[128];
   snprintf(buf, sizeof buf, "%s", path);
@@ -107,8 +115,15 @@ static void none_for_false(const char *path, char *v) {
 /* The statuses a retry policy is judged on (docs/learn.md). */
 static const int STATUSES[] = {400, 401, 403, 404, 408, 409, 410, 413, 422, 429,
                                451, 500, 501, 502, 503, 504, 529};
-static const char *const KINDS[] = {"connection", "timeout", "body", "stream_error", "shape",
-                                    "no_end_marker"};
+static const char *const KINDS[] = {"connection", "timeout", "body", "stream_error", "not_json",
+                                    "missing_fields", "no_end_marker"};
+
+/* 1 when a retries word names kind: "shape" is the old word for both. */
+static int names_kind(const char *word, const char *kind) {
+  if (strcmp(word, kind) == 0) return 1;
+  return strcmp(word, "shape") == 0 &&
+         (strcmp(kind, "not_json") == 0 || strcmp(kind, "missing_fields") == 0);
+}
 
 /* 1 when a retries entry (429, ">=500", "500-504") covers status. */
 static int covers(const cJSON *e, int status) {
@@ -251,6 +266,7 @@ int policy_facts_read(const char *profile_json, policy_facts *f) {
     if (strncmp(k->path, "retry_after.", 12) == 0 && strcmp(k->path, "retry_after.honoured") != 0 &&
         strcmp(k->path, "retry_after.forms") != 0 && strcmp(k->path, "retry_after.combine") != 0)
       snprintf(v, sizeof v, "%s", outcome_words(v));
+    if (strcmp(k->path, "streams_retried") == 0) snprintf(v, sizeof v, "%s", stream_words(v));
     if (fact_add(f, k->path, k->label, v) != 0) break;
   }
   /* the Retry-After cap and what a longer value does are one fact, judged
@@ -277,7 +293,7 @@ int policy_facts_read(const char *profile_json, policy_facts *f) {
     char key[48], label[64];
     int on = 0;
     const cJSON *e;
-    cJSON_ArrayForEach(e, retries) on |= cJSON_IsString(e) && strcmp(e->valuestring, KINDS[i]) == 0;
+    cJSON_ArrayForEach(e, retries) on |= cJSON_IsString(e) && names_kind(e->valuestring, KINDS[i]);
     snprintf(key, sizeof key, "retries[%s]", KINDS[i]);
     snprintf(label, sizeof label, "failure '%s'", KINDS[i]);
     if (fact_add(f, key, label, on ? "retried" : "not retried") != 0) break;

@@ -247,7 +247,10 @@ typedef struct xpl_policy {
   char covers[8];                     /* what it bounds: headers, idle, whole; "" unknown */
   double timeout_len;                 /* its own attempt timeout (s), 0 none up to --max-wait */
   int streams_probed;                 /* the client streamed when asked: the next two hold */
-  int streams_retried;                /* a stream cut after content is retried */
+  int streams_retried;                /* 1: a stream cut after content is retried; 2: only
+                                         one cut before any text (a tool call) */
+  int tool_cut;                       /* a stream cut in a tool call, no text yet: 1 retried,
+                                         0 not, -1 not probed (no stream with tools) */
   long runs;                          /* probes played */
   int plays;                          /* plays of each yes/no probe (--confidence) */
   double confidence;                  /* the chance a flaky fact would have shown */

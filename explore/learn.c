@@ -36,12 +36,14 @@ static const char *const EXTRA_STEPS[] = {
     "    fail { status = 429, code = \"insufficient_quota\", type = \"insufficient_quota\", "
     "message = \"quota\", retry_after = 1 },\n",
     "    fail { status = 503, headers = { [\"x-should-retry\"] = \"false\" } },\n",
-    "    fail { status = 400, headers = { [\"x-should-retry\"] = \"true\" } },\n"};
+    "    fail { status = 400, headers = { [\"x-should-retry\"] = \"true\" } },\n",
+    "    garbage { body = '{\"id\":\"chatcmpl-1\",\"object\":\"chat.completion\",\"model\":\"m\"}' },\n"};
 static const char *const EXTRA_NAMES[] = {"quota 429", "dropped connection", "cut body",
                                           "200 not JSON", "429 with Retry-After: 1",
                                           "quota 429 with Retry-After: 1",
                                           "503 with x-should-retry: false",
-                                          "400 with x-should-retry: true"};
+                                          "400 with x-should-retry: true",
+                                          "200 JSON without its fields"};
 #define NEXTRA ((int)(sizeof EXTRA_STEPS / sizeof EXTRA_STEPS[0]))
 
 /* The evidence of the retry probes: which got a second attempt. */
@@ -111,7 +113,10 @@ static int probe_retries(learner *l) {
   p->retries_429 = r[i429];
   if (yes[NSTATUSES + 1]) lrn_add_retry(p, "connection");
   if (yes[NSTATUSES + 2]) lrn_add_retry(p, "body");
-  if (yes[NSTATUSES + 3]) lrn_add_retry(p, "shape");
+  /* a 200 not JSON and one JSON without its answer apart: LangChain
+     retries the first (a SyntaxError without a status) only */
+  if (yes[NSTATUSES + 3]) lrn_add_retry(p, "not_json");
+  if (yes[NSTATUSES + 8]) lrn_add_retry(p, "missing_fields");
   /* x-should-retry obeyed: it stops a retry the status would get, or
      asks for one the status would not (either shows the client reads it) */
   p->should_retry = (yes[status_at(503)] && !yes[NSTATUSES + 6]) ||
@@ -226,13 +231,35 @@ static int probe_timeout_length(learner *l) {
 static int stream_asked(const xpl_outcome *o) { return o->narr > 0 && o->arr[0].stream; }
 static int stream_retried(const xpl_outcome *o) { return stream_asked(o) && lrn_retried(o); }
 
+/* The step of the tool-call probe: a stream whose first chunk starts a
+   tool call and is cut inside its arguments, no text before it. */
+#define TOOL_CUT "    stream { tool_calls = { { name = \"get_weather\", arguments = { city = " \
+                 "\"Paris\" } } }, drop_after = 1 },\n"
+
+/* A stream cut inside a tool call's arguments, the client told to stream
+   with tools: 1 retried, 0 not, -1 it did not stream (not asked), -2 error. */
+static int probe_tool_cut(learner *l, int *count) {
+  char *steps[1] = {TOOL_CUT};
+  l->stream = 2;
+  xpl_outcome *out = lrn_play_each(l, 1, steps);
+  l->stream = 0;
+  if (!out) return -2;
+  int asked = lrn_vote(l->p, out, 0, stream_asked, NULL);
+  int yes = asked ? lrn_vote(l->p, out, 0, stream_retried, count) : -1;
+  free(out);
+  return yes;
+}
+
 /* Broken streams, asked with the client told to stream: one cut after two
-   chunks ("stream_error"; retried, streams_retried), one that ends
+   chunks of text ("stream_error"; retried, streams_retried), one that ends
    without its end marker ("no_end_marker") and one ended by an error
    event (also "stream_error" to a profile: the evidence says when the two
-   differ). A client that does not ask for a stream when told to (its
-   first request has no stream: true) tells nothing of streams: left out,
-   and said so. */
+   differ); then, with tools offered, one cut inside a tool call's
+   arguments before any text: retried there but not after text is
+   streams_retried = "before_content" (a client that buffers tool-call
+   deltas: nothing reached its caller). A client that does
+   not ask for a stream when told to (its first request has no stream:
+   true) tells nothing of streams: left out, and said so. */
 static int probe_streams(learner *l) {
   char *steps[3] = {"    stream { " CHUNKS ", drop_after = 2 },\n",
                     "    stream { " CHUNKS ", no_end = true },\n",
@@ -250,20 +277,27 @@ static int probe_streams(learner *l) {
     lrn_ev(p, XPL_EV_STREAMS, "told to stream, the client's request did not ask for a stream: not probed");
     return 0;
   }
+  int c4 = 0, tool = probe_tool_cut(l, &c4);
+  if (tool == -2) return -1;
   char b1[48], b2[48];
   lrn_ev(p, XPL_EV_STREAMS, "a stream cut after two chunks: %s%s; a stream without its end marker: %s%s",
      cut ? "retried" : "not retried", lrn_split(p, c1, b1), noend ? "retried" : "not retried",
      lrn_split(p, c2, b2));
-  char b3[48];
+  char b3[48], b4[48];
   lrn_ev(p, XPL_EV_STREAMS, "; a stream ended by an error event after two chunks: %s%s%s",
      event ? "retried" : "not retried", lrn_split(p, c3, b3),
      event != cut ? " (a profile's one \"stream_error\" cannot tell it from the cut one: the cut "
                     "one decides)" : "");
+  if (tool < 0)
+    lrn_ev(p, XPL_EV_STREAMS, "; told to stream with tools, it did not stream: the tool-call cut not probed");
+  else
+    lrn_ev(p, XPL_EV_STREAMS, "; a stream cut inside a tool call's arguments, no text before: %s%s",
+           tool ? "retried" : "not retried", lrn_split(p, c4, b4));
   p->streams_probed = 1;
-  if (cut) {
-    p->streams_retried = 1;
-    lrn_add_retry(p, "stream_error");
-  }
+  p->tool_cut = tool;
+  if (cut) p->streams_retried = 1;
+  else if (tool > 0) p->streams_retried = 2;
+  if (cut || tool > 0) lrn_add_retry(p, "stream_error");
   if (noend) lrn_add_retry(p, "no_end_marker");
   return 0;
 }

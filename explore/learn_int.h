@@ -20,7 +20,8 @@ typedef struct learner {
   long index;
   char *err;
   const char *client_extra; /* more of the probes' client table (", attempt_timeout = 1") */
-  int stream;               /* the probes ask for a stream (call = "stream") */
+  int stream;               /* the probes ask for a stream (call = "stream"); 2: one
+                               offering tools (call = "stream_tools") */
 } learner;
 
 /* The answer a probe ends with, and the text its stream faults cut. */

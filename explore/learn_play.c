@@ -23,7 +23,7 @@ static char *lrn_probe_lua(const learner *l, const char *steps) {
            "  client = { call = \"%s\"%s%s%s%s, deadline = 120 },\n"
            "  expect = { max_requests = 100 },\n}\n",
            steps, l->stream ? "stream { " CHUNKS " }" : "chat { content = \"The answer is forty-two.\" }",
-           l->stream ? "stream" : "chat", l->o->dialect ? ", dialect = \"" : "", l->o->dialect ? l->o->dialect : "",
+           l->stream == 2 ? "stream_tools" : l->stream ? "stream" : "chat", l->o->dialect ? ", dialect = \"" : "", l->o->dialect ? l->o->dialect : "",
            l->o->dialect ? "\"" : "", l->client_extra ? l->client_extra : "");
   return s;
 }

@@ -72,7 +72,11 @@ static void make(card *c, const xpl_policy *p) {
   row(c, "attempt timeout covers", "%s", p->covers[0] ? p->covers : "not told apart");
   row(c, "stream cut after content", "%s",
       !p->streams_probed ? "not probed (the client did not stream when asked)"
-      : p->streams_retried ? "retried" : "not retried");
+      : p->streams_retried == 1 ? "retried" : "not retried");
+  if (p->streams_probed)
+    row(c, "stream cut in a tool call, no text yet", "%s",
+        p->tool_cut < 0 ? "not probed (no stream when tools were offered)"
+        : p->tool_cut ? "retried" : "not retried");
   row(c, "Idempotency-Key", "%s", strcmp(p->idem, "false") == 0 ? "none" : p->idem);
 }
 

@@ -87,7 +87,9 @@ char *xpl_policy_lua(const xpl_policy *p, const char *name, const char *version,
   if (p->timeout_len > 0) xpl__add(&b, "  timeout = %g,\n", p->timeout_len);
   if (p->covers[0]) xpl__add(&b, "  timeout_covers = \"%s\",\n", p->covers);
   add_evidence(&b, p, XPL_EV_STREAMS);
-  if (p->streams_probed) xpl__add(&b, "  streams_retried = %s,\n", p->streams_retried ? "true" : "false");
+  if (p->streams_probed) xpl__add(&b, "  streams_retried = %s,\n",
+                                 p->streams_retried == 2 ? "\"before_content\""
+                                 : p->streams_retried ? "true" : "false");
   add_evidence(&b, p, XPL_EV_IDEM);
   if (strcmp(p->idem, "false") == 0 || !p->idem[0]) xpl__add(&b, "  idempotency_key = false,\n");
   else xpl__add(&b, "  idempotency_key = \"%s\",\n", p->idem);

@@ -21,7 +21,15 @@ return profile {
               and so is a 200 whose body is not JSON: its SyntaxError has no
               status, so defaultFailedAttemptHandler lets it through (learned
               by fusebox learn, then checked with exec --profile over
-              scenarios/shape/garbage_html.lua: 2 attempts).
+              scenarios/shape/garbage_html.lua: 2 attempts). A 200 that is
+              JSON but has no choices is not retried ("missing_fields" is
+              left out): completionWithRetry returns it whole, and the
+              TypeError reading choices[0].message comes after, outside the
+              AsyncCaller (exec over scenarios/shape/missing_fields.lua: 1
+              attempt). A broken stream is not retried, a cut inside a tool
+              call's arguments with no text before it neither: the retry
+              wraps only the create() call, the stream is read after it
+              (exec over scenarios/tools/cut_mid_arguments.lua: 1 attempt).
               The OpenAI client's own timeout (10 min) bounds an attempt until
               its headers arrive. Checked on the wire over examples/interop
               with ChatOpenAI invoke / stream.]],
@@ -29,7 +37,7 @@ return profile {
 
   max_attempts = 7,
   backoff = { base = 1, factor = 2, cap = false, jitter = "add", fraction = 1 },
-  retries = { 408, "410-412", "414-428", "430-499", ">=500", "connection", "timeout", "body", "shape",
+  retries = { 408, "410-412", "414-428", "430-499", ">=500", "connection", "timeout", "body", "not_json",
               { status = 429, except = { "insufficient_quota" }, retry_after = "required" } },
   x_should_retry = false,
   retry_after = {

@@ -19,7 +19,12 @@ return profile {
               apart from a negative value. A 429 insufficient_quota is retried
               like any 429. A body cut below its Content-Length is a network error
               (isRetryable) and retried. A stream is retried only before it
-              begins. Checked on the wire over examples/interop with
+              begins: retry() wraps doStream, the stream is read after it,
+              and a cut one, even inside a tool call's arguments with no
+              text before (scenarios/tools/cut_mid_arguments.lua), fails as
+              an APICallError with status 200, not isRetryable. A 200 not
+              JSON and a 200 JSON without its choices both fail as "Invalid
+              JSON response" (status 200): neither is retried. Checked on the wire over examples/interop with
               generateText / streamText and @ai-sdk/openai's chat model.]],
   dialect = { "openai", "anthropic" },
 

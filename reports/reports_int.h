@@ -105,6 +105,7 @@ typedef struct rpt__arrival {
   int no_end_marker;  /* a stream that ended cleanly but without its end marker */
   int no_finish;      /* end.finish false: no finish chunk either */
   int error_event;    /* end.error_event: a stream that carried an in-band error */
+  int body_json;      /* end.body_json: a garbage body that is JSON (fields missing) */
   const char *state;  /* how it ended (attempt_state.c): end.state, or derived */
   int state_derived;  /* 1 when the trace had no end.state */
   const char *should_retry; /* the x-should-retry header sent, or NULL */

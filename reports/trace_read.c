@@ -351,6 +351,7 @@ static int fill_end(reader *r, const cJSON *o, double t, rpt__arrival *a) {
   a->no_end_marker = cJSON_IsFalse(em);
   a->no_finish = cJSON_IsFalse(cJSON_GetObjectItemCaseSensitive(o, "finish"));
   a->error_event = get_bool(o, "error_event");
+  a->body_json = get_bool(o, "body_json");
   const cJSON *hd = cJSON_GetObjectItemCaseSensitive(o, "headers");
   a->should_retry = get_str(r, hd, "x-should-retry");
   a->ra_header = get_str(r, hd, "retry-after");

@@ -20,6 +20,13 @@
 enum { RA_BACKOFF, RA_IMMEDIATE, RA_STOP, RA_HANG, RA_TRUNCATE };
 static const char *const BEHAVIOURS[] = {"backoff", "immediate", "stop", "hang", "truncate", NULL};
 
+/* Which broken 2xx streams are retried: none, any, or only those that had
+   sent no text yet (a client that buffers tool-call deltas can retry a cut
+   inside a tool call's arguments: nothing reached its caller). The AI SDK
+   6 and LangChain JS 1.4 do neither (profiles/: their retry wraps only the
+   request, the stream is read after it). */
+enum { STREAMS_NO, STREAMS_YES, STREAMS_BEFORE_CONTENT };
+
 typedef struct profile {
   const char *name;
   int max_attempts;
@@ -34,7 +41,7 @@ typedef struct profile {
   int over_cap, invalid, past, negative; /* RA_* */
   int decimal;             /* RA_*, or -1: waited as asked (absent, as before the key) */
   int combine_max;         /* wait the longer of backoff and Retry-After */
-  int streams_retried;
+  int streams_retried;     /* STREAMS_* */
   const cJSON *dialect;    /* string, list, or NULL */
   double timeout_ms, deadline_ms; /* < 0: none */
   const char *covers;      /* headers, idle, whole */
@@ -53,8 +60,9 @@ static const char *const RA_KEYS[] = {"honoured", "forms", "cap", "over_cap", "i
 static const char *const RULE_KEYS[] = {"status", "except", "retry_after", NULL};
 static const char *const JITTERS[] = {"none", "subtract", "full", "equal", "add", NULL};
 static const char *const FORMS[] = {"retry-after-ms", "seconds", "decimal", "date", NULL};
+/* "shape" is the old word for both not_json and missing_fields. */
 static const char *const KINDS[] = {"connection", "timeout", "body", "stream_error", "shape",
-                                    "no_end_marker", NULL};
+                                    "not_json", "missing_fields", "no_end_marker", NULL};
 
 static int word_in(const char *s, const char *const *set) {
   for (int i = 0; set[i]; i++)
@@ -138,8 +146,8 @@ static int check_rule(rpt__ctx *c, const char *name, const cJSON *e) {
   if (cJSON_IsString(e)) {
     if (word_in(e->valuestring, KINDS) < 0)
       return rpt__bad_value(c, name, "retries: unknown condition '%.40s' (a status, \">=500\", "
-                            "\"500-504\", connection, timeout, body, stream_error, shape, "
-                            "no_end_marker)", e->valuestring);
+                            "\"500-504\", connection, timeout, body, stream_error, not_json, "
+                            "missing_fields, shape, no_end_marker)", e->valuestring);
     return 0;
   }
   if (!cJSON_IsObject(e))
@@ -250,6 +258,20 @@ static int flag(rpt__ctx *c, const char *name, const cJSON *o, const char *k, in
   return 0;
 }
 
+/* streams_retried: true, false (or absent) or "before_content". */
+static int streams_flag(rpt__ctx *c, const char *name, const cJSON *o, int *out) {
+  const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, "streams_retried");
+  *out = STREAMS_NO;
+  if (v == NULL) return 0;
+  if (cJSON_IsString(v) && strcmp(v->valuestring, "before_content") == 0) {
+    *out = STREAMS_BEFORE_CONTENT;
+    return 0;
+  }
+  if (!cJSON_IsBool(v)) return rpt__bad_value(c, name, "streams_retried: true, false or \"before_content\"");
+  *out = cJSON_IsTrue(v) ? STREAMS_YES : STREAMS_NO;
+  return 0;
+}
+
 static int read_profile(rpt__ctx *c, const char *name, const cJSON *val, profile *p) {
   if (!cJSON_IsObject(val)) return rpt__bad_value(c, name, "expected a profile table");
   memset(p, 0, sizeof *p);
@@ -270,7 +292,7 @@ static int read_profile(rpt__ctx *c, const char *name, const cJSON *val, profile
   const cJSON *e;
   cJSON_ArrayForEach(e, p->retries) if ((rc = check_rule(c, name, e))) return rc;
   if ((rc = flag(c, name, val, "x_should_retry", &p->x_should_retry))) return rc;
-  if ((rc = flag(c, name, val, "streams_retried", &p->streams_retried))) return rc;
+  if ((rc = streams_flag(c, name, val, &p->streams_retried))) return rc;
   const cJSON *ra = cJSON_GetObjectItemCaseSensitive(val, "retry_after");
   if (ra == NULL) return rpt__bad_value(c, name, "retry_after is required");
   if ((rc = read_retry_after(c, name, ra, p))) return rc;
@@ -414,11 +436,18 @@ static const char *failure(const rpt__arrival *a, char *buf, size_t n) {
   if (!a->has_end || strcmp(how, "client_abort") == 0 || strcmp(how, "shutdown") == 0)
     return "timeout";
   if (strcmp(how, "dropped") == 0 || strcmp(how, "reset") == 0)
-    return a->status >= 200 && a->status < 300 && a->chunks > 0 ? "stream_error" : "connection";
+    /* a stream broken after it began; a client that asked for no stream
+       read it as a body that broke off (exec once told a streamed tools
+       call not to stream, and LangChain's retry of that read as a
+       stream retried) */
+    return a->status >= 200 && a->status < 300 && a->chunks > 0 ? (a->stream ? "stream_error" : "body")
+                                                                 : "connection";
   if (strcmp(how, "early_close") == 0) return "body";
   if (a->status >= 200 && a->status < 300) {
-    if (a->step && (strcmp(a->step, "truncate") == 0 || strcmp(a->step, "garbage") == 0))
-      return "shape";
+    /* a body cut short does not parse; a garbage body may be JSON that
+       lacks the fields of an answer (the server says: body_json) */
+    if (a->step && strcmp(a->step, "truncate") == 0) return "not_json";
+    if (a->step && strcmp(a->step, "garbage") == 0) return a->body_json ? "missing_fields" : "not_json";
     /* a 2xx stream that ended in an in-band error event broke like a cut
        one (before, it read as "ok" and any retry of it failed the verdict) */
     if (a->error_event) return "stream_error";
@@ -516,7 +545,12 @@ static int code_in(const cJSON *list, const char *code) {
 /* 1 if the profile retries this failure (Retry-After plans aside). */
 static int retries(const profile *p, const rpt__arrival *a, const char *f) {
   if (p->x_should_retry && a->should_retry) return strcmp(a->should_retry, "true") == 0;
-  if (strcmp(f, "stream_error") == 0 && !p->streams_retried) return 0;
+  if (strcmp(f, "stream_error") == 0) {
+    if (p->streams_retried == STREAMS_NO) return 0;
+    if (p->streams_retried == STREAMS_BEFORE_CONTENT && a->text && a->text[0]) return 0;
+  }
+  /* "shape" covers both ways a 2xx body can fail to be an answer */
+  int shape = strcmp(f, "not_json") == 0 || strcmp(f, "missing_fields") == 0;
   int is_status = f[0] >= '0' && f[0] <= '9', lo, hi;
   const cJSON *e;
   cJSON_ArrayForEach(e, p->retries) {
@@ -534,11 +568,19 @@ static int retries(const profile *p, const rpt__arrival *a, const char *f) {
     }
     if (status_cond(e, &lo, &hi)) {
       if (is_status && a->status >= lo && a->status <= hi) return 1;
-    } else if (cJSON_IsString(e) && strcmp(e->valuestring, f) == 0) {
+    } else if (cJSON_IsString(e) && (strcmp(e->valuestring, f) == 0 ||
+                                     (shape && strcmp(e->valuestring, "shape") == 0))) {
       return 1;
     }
   }
   return 0;
+}
+
+/* " after text" / " before any text" for a broken stream judged by
+   streams_retried = "before_content" (what decided it), else "". */
+static const char *text_note(const profile *p, const rpt__arrival *a, const char *f) {
+  if (p->streams_retried != STREAMS_BEFORE_CONTENT || strcmp(f, "stream_error") != 0) return "";
+  return a->text && a->text[0] ? " after text" : " before any text";
 }
 
 /* The least and most backoff the profile allows before retry number n (1-based). */
@@ -614,9 +656,9 @@ int rpt__v_profile(rpt__ctx *c, const char *name, const cJSON *val) {
         int plan = f ? ra_plan(&p, prev, &ra) : RA_BACKOFF;
         if (f == NULL || !retries(&p, prev, f) || plan == RA_STOP || plan == RA_HANG)
           return rpt__verdict_add(c, name, RPT_FAIL,
-                                  "request %s: retried after attempt %d ended %s%s, which %s does "
+                                  "request %s: retried after attempt %d ended %s%s%s, which %s does "
                                   "not retry",
-                                  key, n - 1, f ? f : "ok",
+                                  key, n - 1, f ? f : "ok", f ? text_note(&p, prev, f) : "",
                                   plan == RA_STOP || plan == RA_HANG ? " with its Retry-After" : "",
                                   p.name);
         double gap = a->t_arrive - (prev->has_end ? prev->t_end : prev->t_arrive);
@@ -657,9 +699,9 @@ int rpt__v_profile(rpt__ctx *c, const char *name, const cJSON *val) {
     }
     if (tr->has_done && !tr->cut_line)
       return rpt__verdict_add(c, name, RPT_FAIL,
-                              "request %s: gave up after attempt %d ended %s, which %s retries "
+                              "request %s: gave up after attempt %d ended %s%s, which %s retries "
                               "(up to %d attempts)",
-                              key, n, f, p.name, p.max_attempts);
+                              key, n, f, text_note(&p, prev, f), p.name, p.max_attempts);
   }
   if (checked == 0)
     return rpt__verdict_add(c, name, RPT_NA, "no request reached the scenario: no promise to judge");

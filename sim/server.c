@@ -551,6 +551,18 @@ static const char *state_of(const sim_conn *c, enum MHD_RequestTerminationCode t
   return sim__end_state_name(sim__end_state(&sent, e));
 }
 
+/* 1 when the step played was a garbage body that parses as JSON: an answer
+   with its fields missing, which clients treat apart from one that is not
+   JSON at all (reports: "missing_fields" vs "not_json"). A large shared
+   body is not looked at. */
+static int garbage_is_json(const sim_conn *c) {
+  const sim_step *s = c->cur;
+  if (s == NULL || s->kind != SIM_STEP_GARBAGE || s->body == NULL || s->body_blob != NULL) return 0;
+  cJSON *j = cJSON_Parse(s->body);
+  cJSON_Delete(j);
+  return j != NULL;
+}
+
 /* The end line: what was played and sent, field by field (no tree). */
 static void trace_end(sim_conn *c, enum MHD_RequestTerminationCode toe) {
   sim_jw *w = sim__trace_begin(c->srv->trace, "end", sim__srv_t(c->srv));
@@ -571,6 +583,7 @@ static void trace_end(sim_conn *c, enum MHD_RequestTerminationCode toe) {
   }
   if (c->has_ra) SIM__JW_NEXT_NUM(w, "retry_after_ms", c->retry_after_ms);
   if (c->sent.error_event) SIM__JW_LIT(w, ",\"error_event\":true");
+  if (garbage_is_json(c)) SIM__JW_LIT(w, ",\"body_json\":true");
   /* a fail step's error, or the one a stream carried in band (error_after) */
   if (c->cur && (c->cur->kind == SIM_STEP_FAIL || c->sent.error_event)) {
     if (c->cur->code) SIM__JW_NEXT_STR(w, "code", c->cur->code);

@@ -30,6 +30,16 @@ one_fact 's/"timeout" }/"timeout", "body" }/' "failure 'body': not retried → r
 one_fact 's/x_should_retry = true/x_should_retry = false/' 'x-should-retry obeyed: true → false'
 one_fact 's/"retry-after-ms", //' 'Retry-After forms read: retry-after-ms, seconds, date → seconds, date'
 one_fact 's/idempotency_key = false/idempotency_key = "per_call"/' 'Idempotency-Key: false → per_call'
+one_fact 's/streams_retried = false/streams_retried = "before_content"/' 'broken stream retried: not retried → retried only before any text'
+one_fact 's/"timeout" }/"timeout", "not_json" }/' "failure 'not_json': not retried → retried"
+# "shape" is both not_json and missing_fields: the same as the two spelt out,
+# not the same as one of them
+sed 's/"timeout" }/"timeout", "shape" }/' "$base" > "$tmp/shape.lua"
+sed 's/"timeout" }/"timeout", "not_json", "missing_fields" }/' "$base" > "$tmp/split.lua"
+dp "$tmp/shape.lua" "$tmp/split.lua"; rc=$?; expect_rc 0 '"shape" vs not_json + missing_fields'
+sed 's/"timeout" }/"timeout", "not_json" }/' "$base" > "$tmp/nj.lua"
+dp "$tmp/shape.lua" "$tmp/nj.lua"; rc=$?; expect_rc 1 '"shape" vs not_json alone'
+grep -qxF "failure 'missing_fields': retried → not retried" "$tmp/out" && ok || bad "shape vs not_json: $(cat "$tmp/out")"
 # the cap is stated as what a longer Retry-After leads to
 one_fact 's/cap      = false, /cap = 60, over_cap = "backoff", /' 'Retry-After over 60 s: slept as asked → falls back to backoff'
 # a negative number and a past date are two facts; absent, negative is past's

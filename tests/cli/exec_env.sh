@@ -3,7 +3,8 @@
 # item 6): FUSEBOX_DIALECT in docs/apis.md's names, FUSEBOX_MODEL of that
 # family and FUSEBOX_PATH, the path to call (a Gemini stream's own path), for
 # one scenario of each API, streamed and not; a scenario that names no API
-# gets chat completions. Then the generic curl client
+# gets chat completions; a streamed tools turn (call = "stream_tools") is
+# streamed too. Then the generic curl client
 # (examples/clients/curl/any_api.sh), which reads only these variables, calls
 # each scenario's API: the trace's arrivals carry that dialect, path and
 # model.
@@ -20,7 +21,8 @@ responses-stream scenarios/responses/stream_drop.lua openai-responses gpt-fusebo
 anthropic scenarios/transient/anthropic_529_overloaded.lua anthropic claude-fusebox /v1/messages 0
 anthropic-stream scenarios/stream/anthropic_overloaded_event.lua anthropic claude-fusebox /v1/messages 1
 gemini scenarios/gemini/unavailable_503.lua gemini gemini-fusebox /v1beta/models/gemini-fusebox:generateContent 0
-gemini-stream scenarios/gemini/stream_drop.lua gemini gemini-fusebox /v1beta/models/gemini-fusebox:streamGenerateContent?alt=sse 1"
+gemini-stream scenarios/gemini/stream_drop.lua gemini gemini-fusebox /v1beta/models/gemini-fusebox:streamGenerateContent?alt=sse 1
+tools-stream scenarios/tools/cut_mid_arguments.lua openai-chat gpt-fusebox /v1/chat/completions 1"
 
 while read -r name scen dialect model path stream; do
   out="$tmp/$name.env"

@@ -17,7 +17,9 @@ typedef struct policy {
   double base, factor;
   int retry_5xx, retry_429, retry_quota, seconds_form;
   int ra_required; /* a 429 without a Retry-After is not retried */
-  int streams;     /* asks for a stream when told to; 2: and retries a cut one */
+  int streams;     /* asks for a stream when told to; 2: and retries a cut one;
+                      3: retries only one cut before any text (a tool call's) */
+  int shape;       /* retries a 200 that is: 1 not JSON, 2 JSON without its fields */
   double cap; /* over it: stop */
   double own; /* the client's own time per retry, added to every gap */
   int flaky_401; /* a 401 is retried every other time it is asked */
@@ -67,7 +69,12 @@ static int play(void *arg, int reference, int n, char *const *lua, const long *i
     first_fault(lua[i], &status, &ra, &quota, &faults, &ra_ms);
     if (pol->ms_form && ra_ms > 0 && (ra <= 0 || pol->ms_form == 2)) ra = ra_ms;
     memset(&out[i], 0, sizeof out[i]);
-    int streamed = pol->streams && strstr(lua[i], "call = \"stream\"") != NULL;
+    int streamed = pol->streams && (strstr(lua[i], "call = \"stream\"") != NULL ||
+                                    strstr(lua[i], "call = \"stream_tools\"") != NULL);
+    /* the first fault: a stream cut inside a tool call, no text before it */
+    int tool_cut = strstr(lua[i], "tool_calls = {") && strstr(lua[i], "drop_after = 1");
+    /* a 200 whose body is not an answer: 1 not JSON, 2 JSON without its fields */
+    int bad_body = strstr(lua[i], "garbage { body") ? 2 : strstr(lua[i], "garbage {}") ? 1 : 0;
     if (strstr(lua[i], "delay { 66,") && !strstr(lua[i], "attempt_timeout")) {
       /* the answer after 66 s: waited for, or given up at its own timeout */
       xpl_arrival *a = &out[i].arr[out[i].narr++];
@@ -92,7 +99,8 @@ static int play(void *arg, int reference, int n, char *const *lua, const long *i
       out[i].attempts = 1;
       continue;
     }
-    if (strstr(lua[i], "drop_after = 2")) status = -1, faults = 1; /* a stream cut */
+    if (strstr(lua[i], "drop_after = 2") || tool_cut) status = -1, faults = 1; /* a stream cut */
+    if (bad_body) status = -2, faults = 1;
     for (int k = 0; k < pol->attempts; k++) {
       int failed = k < faults;
       xpl_arrival *a = &out[i].arr[out[i].narr++];
@@ -102,7 +110,8 @@ static int play(void *arg, int reference, int n, char *const *lua, const long *i
       a->attempt = k + 1;
       a->stream = streamed;
       if (!failed) break;
-      int again = status == -1 ? pol->streams == 2 && streamed
+      int again = status == -1 ? streamed && (pol->streams == 2 || (pol->streams == 3 && tool_cut))
+                  : status == -2 ? (pol->shape & bad_body) != 0
                   : status >= 500 ? pol->retry_5xx
                   : status == 429 ? (quota ? pol->retry_quota : pol->retry_429)
                   : status >= 400 ? pol->retry_4xx
@@ -324,6 +333,63 @@ static void test_streams(void) {
   free(md);
 }
 
+/* A stream cut inside a tool call's arguments, no text before it: a client
+   that retries only that one (the AI SDK, LangChain) is "before_content",
+   not true; one that retries every cut stays true, one that retries none
+   false; and the verdict's word loads. */
+static void test_streams_before_content(void) {
+  policy pol = {.attempts = 3, .base = 0.5, .factor = 2, .retry_5xx = 1, .streams = 3};
+  xpl_learn_opts o = {0};
+  xpl_policy p;
+  char err[XPL_ERRLEN];
+  CU_ASSERT_EQUAL_FATAL(xpl_learn(&o, play, &pol, &p, err), 0);
+  CU_ASSERT_EQUAL(p.streams_probed, 1);
+  CU_ASSERT_EQUAL(p.streams_retried, 2);
+  CU_ASSERT(has(&p, "stream_error"));
+  char *lua = xpl_policy_lua(&p, NULL, NULL, NULL, NULL);
+  CU_ASSERT_PTR_NOT_NULL(strstr(lua, "streams_retried = \"before_content\","));
+  free(lua);
+  CU_ASSERT_PTR_NOT_NULL(strstr(p.evidence[XPL_EV_STREAMS],
+                                "a stream cut inside a tool call's arguments, no text before: retried"));
+  char *md = xpl_policy_markdown(&p, "fake", "how");
+  CU_ASSERT_PTR_NOT_NULL(strstr(md, "| stream cut in a tool call, no text yet | retried |"));
+  CU_ASSERT_PTR_NOT_NULL(strstr(md, "| stream cut after content | not retried |"));
+  free(md);
+  pol.streams = 2;
+  CU_ASSERT_EQUAL_FATAL(xpl_learn(&o, play, &pol, &p, err), 0);
+  CU_ASSERT_EQUAL(p.streams_retried, 1);
+  pol.streams = 1;
+  CU_ASSERT_EQUAL_FATAL(xpl_learn(&o, play, &pol, &p, err), 0);
+  CU_ASSERT_EQUAL(p.streams_retried, 0);
+  CU_ASSERT(!has(&p, "stream_error"));
+  CU_ASSERT_PTR_NOT_NULL(strstr(p.evidence[XPL_EV_STREAMS],
+                                "a stream cut inside a tool call's arguments, no text before: not retried"));
+}
+
+/* A 200 that is not JSON and one that is JSON without its fields are two
+   facts: each retried alone is learned alone, both are both, neither none. */
+static void test_shape_split(void) {
+  policy pol = {.attempts = 3, .base = 0.5, .factor = 2, .retry_5xx = 1, .shape = 1};
+  xpl_learn_opts o = {0};
+  xpl_policy p;
+  char err[XPL_ERRLEN];
+  CU_ASSERT_EQUAL_FATAL(xpl_learn(&o, play, &pol, &p, err), 0);
+  CU_ASSERT(has(&p, "not_json"));
+  CU_ASSERT(!has(&p, "missing_fields"));
+  CU_ASSERT(!has(&p, "shape"));
+  CU_ASSERT_PTR_NOT_NULL(strstr(p.evidence[XPL_EV_RETRIES], "200 JSON without its fields"));
+  pol.shape = 2;
+  CU_ASSERT_EQUAL_FATAL(xpl_learn(&o, play, &pol, &p, err), 0);
+  CU_ASSERT(!has(&p, "not_json"));
+  CU_ASSERT(has(&p, "missing_fields"));
+  pol.shape = 3;
+  CU_ASSERT_EQUAL_FATAL(xpl_learn(&o, play, &pol, &p, err), 0);
+  CU_ASSERT(has(&p, "not_json") && has(&p, "missing_fields"));
+  pol.shape = 0;
+  CU_ASSERT_EQUAL_FATAL(xpl_learn(&o, play, &pol, &p, err), 0);
+  CU_ASSERT(!has(&p, "not_json") && !has(&p, "missing_fields"));
+}
+
 /* --confidence: each yes/no probe played until a flaky fact would show;
    a 401 retried every other time is then seen to differ, the majority
    written and the evidence says so; with one play (the default) it is not. */
@@ -494,6 +560,8 @@ int suite_learn(void) {
   CU_add_test(s, "the client's own time read from the backoff's growth", test_own_time_from_growth);
   CU_add_test(s, "a 429 retried only with a Retry-After", test_429_only_with_retry_after);
   CU_add_test(s, "broken streams", test_streams);
+  CU_add_test(s, "a stream retried only before content", test_streams_before_content);
+  CU_add_test(s, "not JSON and fields missing are two facts", test_shape_split);
   CU_add_test(s, "x-should-retry obeyed or ignored", test_should_retry);
   CU_add_test(s, "what the attempt timeout covers", test_covers);
   CU_add_test(s, "which of two Retry-After headers wins", test_forms_rank);

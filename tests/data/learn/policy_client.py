@@ -2,7 +2,8 @@
 """A client whose retry policy is set by the POLICY environment variable
 (JSON), for tests/cli/learn_configs.sh: fusebox learn must infer back what
 it was told. Keys: attempts, base, factor, jitter ("none" or "subtract:F"),
-retries (statuses and "connection", "body", "shape"), quota (retry an
+retries (statuses and "connection", "body", "not_json", "missing_fields";
+"shape" is both), quota (retry an
 insufficient_quota 429), forms (Retry-After forms read: "ms", "seconds",
 "date", in that order), cap (longest Retry-After honoured, null = none),
 over_cap / invalid / past ("backoff", "stop", "immediate"), idem ("none",
@@ -62,8 +63,10 @@ for n in range(P["attempts"]):
             try:
                 print(json.loads(raw)["choices"][0]["message"]["content"])
                 sys.exit(0)
-            except (ValueError, KeyError):
-                kind = "shape"
+            except ValueError:
+                kind = "not_json"
+            except (KeyError, IndexError, TypeError):
+                kind = "missing_fields"
     except urllib.error.HTTPError as e:
         kind, hd = e.code, e.headers
         if e.code == 429 and not P.get("quota") and b"insufficient_quota" in e.read():
@@ -72,7 +75,8 @@ for n in range(P["attempts"]):
         kind = "connection"
     except Exception:  # a body that broke off (http.client.IncompleteRead)
         kind = "body"
-    if kind not in P["retries"] or n + 1 == P["attempts"]:
+    shape = kind in ("not_json", "missing_fields") and "shape" in P["retries"]
+    if (kind not in P["retries"] and not shape) or n + 1 == P["attempts"]:
         sys.exit(1)
     wait = backoff(n)
     if kind == 429 and P.get("forms"):
