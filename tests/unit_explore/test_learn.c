@@ -32,6 +32,8 @@ typedef struct policy {
   int past_date;      /* a Retry-After date in the past: the same */
   int decimal;        /* Retry-After: 3.5: 0 read, 1 its whole seconds (curl), 2 gives up */
   int asked_401; /* how often it was (play changes it) */
+  int slow_once;  /* its first retry at once after a bad Retry-After comes 0.4 s
+                     late (a loaded machine); 2 once it has (play changes it) */
 } policy;
 
 /* The first fault of the probe, as the client sees it: status (0 for a
@@ -135,6 +137,7 @@ static int play(void *arg, int reference, int n, char *const *lua, const long *i
       if (bad == 2) break;
       if (bad == 1) wait = 0;
       if (status == 429 && pol->seconds_form && ra == -2) wait = 0; /* unparsable: at once */
+      if (wait == 0 && pol->slow_once == 1) wait = 0.4, pol->slow_once = 2;
       t = a->t_end + wait + pol->own;
     }
     out[i].attempts = out[i].narr;
@@ -239,6 +242,21 @@ static void test_own_time_taken_out(void) {
   CU_ASSERT_EQUAL_FATAL(xpl_learn(&o, play, &pol, &p, err), 0);
   CU_ASSERT_DOUBLE_EQUAL(p.overhead, 0.3, 1e-6);
   CU_ASSERT_DOUBLE_EQUAL(p.base, 0.5, 1e-6);
+  CU_ASSERT_STRING_EQUAL(p.invalid, "immediate");
+  CU_ASSERT_STRING_EQUAL(p.past, "backoff");
+}
+
+/* A retry at once that a loaded machine made late (0.4 s, against backoff
+   gaps of 0.55 s and more) is played again, and the shortest retry says
+   "at once"; judged on the one play it read as a backoff. */
+static void test_late_retry_at_once(void) {
+  policy pol = {.attempts = 3, .base = 0.5, .factor = 2, .retry_5xx = 1, .retry_429 = 1,
+                .seconds_form = 1, .cap = 100, .own = 0.05, .slow_once = 1};
+  xpl_learn_opts o = {0};
+  xpl_policy p;
+  char err[XPL_ERRLEN];
+  CU_ASSERT_EQUAL_FATAL(xpl_learn(&o, play, &pol, &p, err), 0);
+  CU_ASSERT_EQUAL(pol.slow_once, 2); /* the late retry was played */
   CU_ASSERT_STRING_EQUAL(p.invalid, "immediate");
   CU_ASSERT_STRING_EQUAL(p.past, "backoff");
 }
@@ -557,6 +575,7 @@ int suite_learn(void) {
   CU_add_test(s, "a known policy is learned back", test_known_policy);
   CU_add_test(s, "a client that retries nothing", test_retries_nothing);
   CU_add_test(s, "the client's own time is taken out", test_own_time_taken_out);
+  CU_add_test(s, "a late retry at once is played again", test_late_retry_at_once);
   CU_add_test(s, "the client's own time read from the backoff's growth", test_own_time_from_growth);
   CU_add_test(s, "a 429 retried only with a Retry-After", test_429_only_with_retry_after);
   CU_add_test(s, "broken streams", test_streams);
