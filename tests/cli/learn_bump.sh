@@ -11,18 +11,23 @@ need_node_pkg openai openai7
 need_cmd faketime
 cd "$src"
 c=examples/clients/node/openai_chat.mjs
-# side by side, under a small warp (the SDK sleeps its backoff in real time)
-"$bin" learn --warp 2 -j 2 --name openai-node --version 6.49.0 -q -o "$tmp/6.lua" \
-  -- node "$c" 2> "$tmp/6.err" &
-p6=$!
-"$bin" learn --warp 2 -j 2 --name openai-node --version 7.59.0 -q -o "$tmp/7.lua" \
-  -- env OPENAI_PACKAGE=openai7 node "$c" 2> "$tmp/7.err"
-r7=$?
-wait $p6
-r6=$?
-[ $r6 = 0 ] && [ $r7 = 0 ] || { bad "learn exit $r6 / $r7: $(cat "$tmp/6.err" "$tmp/7.err")"; finish; }
-"$bin" diff-policy --tolerance 0.35 "$tmp/6.lua" "$tmp/7.lua" > "$tmp/diff" 2>&1
-rc=$?
+# learn_both MODE: both versions learned, side by side ("par") or one after
+# the other ("seq"), under a small warp (the SDK sleeps its backoff in real
+# time); then their diff in $tmp/diff and its exit in rc.
+learn_both() {
+  "$bin" learn --warp 2 -j 2 --name openai-node --version 6.49.0 -q -o "$tmp/6.lua" \
+    -- node "$c" 2> "$tmp/6.err" &
+  p6=$!
+  [ "$1" = seq ] && wait $p6
+  "$bin" learn --warp 2 -j 2 --name openai-node --version 7.59.0 -q -o "$tmp/7.lua" \
+    -- env OPENAI_PACKAGE=openai7 node "$c" 2> "$tmp/7.err"
+  r7=$?
+  wait $p6
+  r6=$?
+  [ $r6 = 0 ] && [ $r7 = 0 ] || { bad "learn exit $r6 / $r7: $(cat "$tmp/6.err" "$tmp/7.err")"; finish; }
+  "$bin" diff-policy --tolerance 0.35 "$tmp/6.lua" "$tmp/7.lua" > "$tmp/diff" 2>&1
+  rc=$?
+}
 # (and one the issue did not know: 7.x bounds a body that is not streamed by
 # its timeout, parseResponseWithTimeout; 6.49 clears the timer at the head)
 want='Retry-After over 60 s: slept as asked → falls back to backoff
@@ -31,7 +36,16 @@ timeout covers: headers → whole
 unparsable Retry-After: retried at once → falls back to backoff
 zero or negative Retry-After: retried at once → falls back to backoff'
 want=$(printf '%s\n' "$want" | sort)
+learn_both par
 got=$(grep ' → ' "$tmp/diff" | sort)
+# A loaded machine (the suite runs -j2) can stretch the five backoff gaps
+# learn reads, or a retry at once: another difference is learned again, one
+# version at a time, and must show again to count (a real change does).
+if [ "$got" != "$want" ]; then
+  echo "learn_bump: differed in $(grep ' → ' "$tmp/diff" | tr '\n' ';'); learning again, one at a time" >&2
+  learn_both seq
+  got=$(grep ' → ' "$tmp/diff" | sort)
+fi
 [ $rc = 1 ] && [ "$got" = "$want" ] && ok \
   || bad "diff-policy exit $rc named: $(cat "$tmp/diff"); 6.49: $(grep -v -- '--' "$tmp/6.lua"); 7.59: $(grep -v -- '--' "$tmp/7.lua")"
 "$bin" diff-policy --tolerance 0.35 "$tmp/6.lua" "$tmp/6.lua" > /dev/null 2>&1 && ok || bad "a profile differs from itself"
