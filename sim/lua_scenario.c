@@ -619,19 +619,23 @@ static int load_refs(lua_State *L) {
   return 0;
 }
 
-/* The metatable of `req`: its body is made on first read (see below). */
+/* The light userdata keys of req's snapshot (in req) and of req's
+   metatable (in the registry): their addresses. */
+static const char SNAP_KEY = 's';
+static const char REQ_MT_KEY = 'm';
+
+/* The metatable of `req`: its fields are made on first read (see below). */
 static int req_index(lua_State *L);
 static int req_pairs(lua_State *L);
 static void open_req_meta(lua_State *L) {
   luaL_newmetatable(L, SIM_LUA_REQ_MT);
   lua_pushcfunction(L, req_index);
   lua_setfield(L, -2, "__index");
-  lua_getglobal(L, "next"); /* as opened: the file has not run yet */
-  lua_pushcclosure(L, req_pairs, 1);
+  lua_pushcfunction(L, req_pairs);
   lua_setfield(L, -2, "__pairs");
   lua_pushliteral(L, "req");
   lua_setfield(L, -2, "__metatable");
-  lua_pop(L, 1);
+  lua_rawsetp(L, LUA_REGISTRYINDEX, &REQ_MT_KEY); /* push_req's fast way to it */
 }
 
 /* Defines the step constructors, scenario{} and req's metatable in a fresh
@@ -948,27 +952,48 @@ typedef struct decide_ctx {
   const sim_lua_provider *p;
   int provider; /* index, or -1 for effects */
   const sim_req *req;
+  struct req_snap *snap; /* the req of a function's call, NULL before it */
   int body_read; /* 1: req.body was asked for (made, or nil) */
   int headers_read; /* 1: req.headers was made */
   sim_step *out;
 } decide_ctx;
 
-/* Registry keys (their addresses) of the request being decided: the req
-   table and its decide_ctx, set for the length of one decision. */
-static const char REQ_CURRENT = 'r';
-static const char REQ_CTX = 'c';
+/*
+ * What `req`'s fields are made from, copied when the call starts: a full
+ * userdata kept in req under a light key (SNAP_KEY). Fields are made on
+ * their first read (req_index), so a function that reads none of them pays
+ * for one table and this block instead of a dozen table stores (issue 30);
+ * a req kept past its call still reads them from here. ctx is the decision
+ * while it lasts and NULL after: the body and headers were the server's
+ * bytes, and are gone by then.
+ */
+typedef struct req_snap {
+  decide_ctx *ctx;
+  lua_Integer attempt, n;
+  double t;
+  int stream;
+  const char *dialect; /* a static name */
+  const char *method, *path, *provider, *key; /* into text, or NULL */
+  char text[];
+} req_snap;
 
-/* The decide_ctx of req at idx when it is the request being decided, else
-   NULL (a req kept past its decision). */
+/* The fields req_index makes, in the order __pairs makes them. */
+static const char *const REQ_FIELDS[] = {"attempt", "n", "method", "path", "provider",
+                                         "dialect", "key", "stream", "t", NULL};
+
+/* The snapshot of the req table at idx (NULL for a table that is not one). */
+static req_snap *snap_of(lua_State *L, int idx) {
+  lua_rawgetp(L, idx, &SNAP_KEY);
+  req_snap *s = lua_touserdata(L, -1);
+  lua_pop(L, 1);
+  return s;
+}
+
+/* The decide_ctx of req at idx while its decision lasts, else NULL (a req
+   kept past its call). */
 static decide_ctx *current_ctx(lua_State *L, int idx) {
-  lua_rawgetp(L, LUA_REGISTRYINDEX, &REQ_CURRENT);
-  int current = lua_rawequal(L, idx, -1);
-  lua_pop(L, 1);
-  if (!current) return NULL;
-  lua_rawgetp(L, LUA_REGISTRYINDEX, &REQ_CTX);
-  decide_ctx *ctx = lua_touserdata(L, -1);
-  lua_pop(L, 1);
-  return ctx;
+  req_snap *s = snap_of(L, idx);
+  return s != NULL ? s->ctx : NULL;
 }
 
 /*
@@ -1024,64 +1049,118 @@ static void make_headers(lua_State *L, int idx) {
   lua_setfield(L, idx, "headers");
 }
 
+/* Pushes scalar field i of REQ_FIELDS from snapshot s (nil when absent). */
+static void push_field(lua_State *L, const req_snap *s, int i) {
+  switch (i) {
+  case 0: lua_pushinteger(L, s->attempt); break;
+  case 1: lua_pushinteger(L, s->n); break;
+  case 2: lua_pushstring(L, s->method); break; /* NULL pushes nil */
+  case 3: lua_pushstring(L, s->path); break;
+  case 4: lua_pushstring(L, s->provider); break;
+  case 5: lua_pushstring(L, s->dialect); break;
+  case 6: lua_pushstring(L, s->key); break;
+  case 7: lua_pushboolean(L, s->stream); break;
+  default: lua_pushnumber(L, s->t); break;
+  }
+}
+
+/* Makes scalar field i in req at idx from its snapshot, unless the
+   function has set it itself. */
+static void make_field(lua_State *L, int idx, int i) {
+  req_snap *s = snap_of(L, idx);
+  if (s == NULL) return;
+  lua_pushstring(L, REQ_FIELDS[i]);
+  if (lua_rawget(L, idx) == LUA_TNIL) {
+    lua_pop(L, 1);
+    push_field(L, s, i);
+    lua_setfield(L, idx, REQ_FIELDS[i]); /* req's metatable has no __newindex */
+  } else {
+    lua_pop(L, 1);
+  }
+}
+
 /*
- * __index of req: `body` and `headers` are made on their first read,
- * during the decision that received them. A req kept past its decision (in
- * an upvalue) has neither unless it was read then: the bytes were the
- * server's, and are gone.
+ * __index of req: every field is made on its first read and kept in req,
+ * so later reads are plain field reads; `body` and `headers` only during
+ * the decision that received them.
  */
 static int req_index(lua_State *L) {
   if (lua_type(L, 2) != LUA_TSTRING) return 0;
   const char *k = lua_tostring(L, 2);
   if (strcmp(k, "body") == 0) make_body(L, 1);
   else if (strcmp(k, "headers") == 0) make_headers(L, 1);
-  else return 0;
+  else {
+    int i = 0;
+    while (REQ_FIELDS[i] != NULL && strcmp(k, REQ_FIELDS[i]) != 0) i++;
+    if (REQ_FIELDS[i] == NULL) return 0;
+    req_snap *s = snap_of(L, 1);
+    if (s == NULL) return 0;
+    push_field(L, s, i);
+    lua_pushvalue(L, 2);
+    lua_pushvalue(L, -2);
+    lua_rawset(L, 1);
+    return 1;
+  }
   lua_pushvalue(L, 2);
   lua_rawget(L, 1);
   return 1;
 }
 
-/* __pairs of req: makes the body and headers first, so that pairs() sees
-   them. */
+/* The iterator of pairs(req): next, past the snapshot's light key. */
+static int req_next(lua_State *L) {
+  lua_settop(L, 2);
+  while (lua_next(L, 1) != 0) {
+    if (lua_type(L, -2) != LUA_TLIGHTUSERDATA) return 2;
+    lua_pop(L, 1);
+  }
+  lua_pushnil(L);
+  return 1;
+}
+
+/* __pairs of req: makes every field first, so that pairs() sees them. */
 static int req_pairs(lua_State *L) {
   make_body(L, 1);
   make_headers(L, 1);
-  lua_pushvalue(L, lua_upvalueindex(1)); /* the base library's next */
+  for (int i = 0; REQ_FIELDS[i] != NULL; i++) make_field(L, 1, i);
+  lua_pushcfunction(L, req_next);
   lua_pushvalue(L, 1);
   lua_pushnil(L);
   return 3;
 }
 
-static void set_str(lua_State *L, const char *key, const char *v) {
-  if (v == NULL) return;
-  lua_pushstring(L, v);
-  lua_setfield(L, -2, key);
+/* A copy of s (NULL stays NULL) at *at in text, which has room. */
+static const char *snap_str(char **at, const char *s) {
+  if (s == NULL) return NULL;
+  size_t n = strlen(s) + 1;
+  char *d = memcpy(*at, s, n);
+  *at += n;
+  return d;
 }
 
-/* Pushes the `req` table. */
+/* Pushes the `req` table: empty but for its snapshot (see req_snap). */
 static void push_req(lua_State *L, decide_ctx *ctx) {
   const sim_req *r = ctx->req;
-  lua_createtable(L, 0, 12);
-  lua_pushinteger(L, r->attempt);
-  lua_setfield(L, -2, "attempt");
-  lua_pushinteger(L, r->n);
-  lua_setfield(L, -2, "n");
-  set_str(L, "method", r->method);
-  set_str(L, "path", r->path);
-  set_str(L, "provider", r->provider != NULL ? r->provider : ctx->p->name);
-  set_str(L, "dialect", sim__dialect_name(r->dialect));
-  set_str(L, "key", r->key);
-  lua_pushboolean(L, r->stream);
-  lua_setfield(L, -2, "stream");
-  lua_pushnumber(L, r->t);
-  lua_setfield(L, -2, "t");
-
-  /* The body and headers wait for their first read (req_index). */
-  luaL_setmetatable(L, SIM_LUA_REQ_MT);
-  lua_pushvalue(L, -1);
-  lua_rawsetp(L, LUA_REGISTRYINDEX, &REQ_CURRENT);
-  lua_pushlightuserdata(L, ctx);
-  lua_rawsetp(L, LUA_REGISTRYINDEX, &REQ_CTX);
+  const char *provider = r->provider != NULL ? r->provider : ctx->p->name;
+  size_t len = 0;
+  const char *strs[] = {r->method, r->path, provider, r->key};
+  for (int i = 0; i < 4; i++) len += strs[i] != NULL ? strlen(strs[i]) + 1 : 0;
+  lua_createtable(L, 0, 1);
+  req_snap *s = lua_newuserdatauv(L, sizeof *s + len, 0);
+  s->ctx = ctx;
+  s->attempt = r->attempt;
+  s->n = r->n;
+  s->t = r->t;
+  s->stream = r->stream;
+  s->dialect = sim__dialect_name(r->dialect);
+  char *at = s->text;
+  s->method = snap_str(&at, r->method);
+  s->path = snap_str(&at, r->path);
+  s->provider = snap_str(&at, provider);
+  s->key = snap_str(&at, r->key);
+  ctx->snap = s;
+  lua_rawsetp(L, -2, &SNAP_KEY);
+  lua_rawgetp(L, LUA_REGISTRYINDEX, &REQ_MT_KEY);
+  lua_setmetatable(L, -2);
 }
 
 /* Turns the decision into a sim_step (protected): argument 1 is the step
@@ -1212,14 +1291,8 @@ int sim__scenario_decide(sim_scenario *sc, int provider, const sim_req *req,
   lua_rawgeti(L, LUA_REGISTRYINDEX, loop->refs[p->slot]);
   lua_pushlightuserdata(L, &ctx);
   int rc = sim__lua_call(&loop->sb, 2, 0, SIM_ELUA, err);
-  if (p->is_fn) {
-    /* The request is over: its req keeps no way to its bytes. (Setting an
-       existing registry key to nil allocates nothing.) */
-    lua_pushnil(L);
-    lua_rawsetp(L, LUA_REGISTRYINDEX, &REQ_CURRENT);
-    lua_pushnil(L);
-    lua_rawsetp(L, LUA_REGISTRYINDEX, &REQ_CTX);
-  }
+  /* The request is over: its req keeps no way to its bytes. */
+  if (ctx.snap != NULL) ctx.snap->ctx = NULL;
   lua_settop(L, top);
   pthread_mutex_unlock(&loop->mu);
   if (rc != 0) {

@@ -194,6 +194,62 @@ static void test_headers_when_read(void) {
   tl_remove(path);
 }
 
+/* req's other fields are made when read too (issue 30): rawget sees none
+   before, each reads its value and is kept once read, pairs() sees every
+   field and not the private key they are made from, a field the function
+   set itself is not overwritten, and a req kept past its call still reads
+   them (they were copied, unlike the body and headers). */
+static void test_fields_when_read(void) {
+  char *path;
+  sim_scenario *sc = load_ok(
+      "local kept\n"
+      "return scenario { name = 'f', provider = function(req)\n"
+      "  if req.attempt == 1 then\n"
+      "    local raw = rawget(req, 'n') == nil and rawget(req, 'path') == nil\n"
+      "    local a, n, t = req.attempt, req.n, req.t\n"
+      "    local kept_raw = rawget(req, 'n') == 7\n"
+      "    return chat { content = tostring(raw) .. ' ' .. tostring(kept_raw) .. ' ' .. a .. ' ' ..\n"
+      "      n .. ' ' .. req.method .. ' ' .. req.path .. ' ' .. req.provider .. ' ' ..\n"
+      "      req.dialect .. ' ' .. req.key .. ' ' .. tostring(req.stream) .. ' ' .. tostring(t) ..\n"
+      "      ' ' .. tostring(req.nothing) }\n"
+      "  elseif req.attempt == 2 then\n"
+      "    req.n = 'mine'\n"
+      "    local keys, odd = {}, 0\n"
+      "    for k, v in pairs(req) do\n"
+      "      if type(k) == 'string' then keys[#keys + 1] = k else odd = odd + 1 end\n"
+      "    end\n"
+      "    table.sort(keys)\n"
+      "    kept = req\n"
+      "    return chat { content = table.concat(keys, ',') .. ' ' .. odd .. ' ' .. req.n }\n"
+      "  end\n"
+      "  return chat { content = kept.attempt .. ' ' .. kept.path .. ' ' .. kept.key .. ' ' ..\n"
+      "    tostring(kept.headers ~= nil) .. ' ' .. req.attempt }\n"
+      "end }",
+      &path);
+  CU_ASSERT_PTR_NOT_NULL_FATAL(sc);
+  sim_req r = tl_req(1);
+  r.n = 7;
+  r.t = 1.5;
+  r.stream = 1;
+  char *s = decide_text(sc, &r);
+  char want[512];
+  snprintf(want, sizeof want, "true true 1 7 %s %s %s %s %s true 1.5 nil", r.method, r.path,
+           r.provider != NULL ? r.provider : "primary", sim__dialect_name(r.dialect), r.key);
+  TL_ASSERT_STR(s, want);
+  free(s);
+  r = tl_req(2);
+  s = decide_text(sc, &r);
+  TL_ASSERT_STR(s, "attempt,body,dialect,headers,key,method,n,path,provider,stream,t 0 mine");
+  free(s);
+  r = tl_req(3);
+  s = decide_text(sc, &r);
+  snprintf(want, sizeof want, "2 %s %s true 3", r.path, r.key);
+  TL_ASSERT_STR(s, want);
+  free(s);
+  sim__scenario_free(sc);
+  tl_remove(path);
+}
+
 /* A body read counts against the call's memory limit as before. */
 static void test_body_in_limits(void) {
   char *path;
@@ -583,6 +639,7 @@ int suite_lua_loops(void) {
       !CU_add_test(s, "body_edges", test_body_edges) ||
       !CU_add_test(s, "body_in_limits", test_body_in_limits) ||
       !CU_add_test(s, "headers_when_read", test_headers_when_read) ||
+      !CU_add_test(s, "fields_when_read", test_fields_when_read) ||
       !CU_add_test(s, "slow_loop_does_not_block", test_slow_loop_does_not_block) ||
       !CU_add_test(s, "runaway_on_one_loop", test_runaway_on_one_loop) ||
       !CU_add_test(s, "variables_per_loop", test_variables_per_loop) ||
