@@ -127,48 +127,83 @@ static void route(sim_conn *c, const char *method, const char *url) {
 
 /* ------------------------------------------------------------- headers */
 
+/* Bytes of names and values one request's headers keep: libmicrohttpd
+   holds a request's headers in its 16 KiB connection pool, and a redacted
+   value is at most twice its length and 64 bytes more. */
+#define HDR_TEXT_MAX (40u << 10)
+
 /* The request's headers, collected (and redacted) on first need: for the
-   trace, or when a provider function reads req.headers. */
+   trace, or when a provider function reads req.headers. Names (lower case)
+   and values are copied into text, not malloc'd one by one (issue 30). */
 typedef struct hdr_list {
   sim_header h[SIM_MAX_REQ_HEADERS];
   int n;
   int loaded;
   struct MHD_Connection *mc;
+  size_t used;           /* bytes of text in use */
+  char text[HDR_TEXT_MAX];
 } hdr_list;
+
+/* A copy of the n bytes at s, NUL-terminated, in l's text; NULL when full. */
+static char *hdr_keep(hdr_list *l, const char *s, size_t n) {
+  if (n >= HDR_TEXT_MAX - l->used) return NULL;
+  char *d = l->text + l->used;
+  memcpy(d, s, n);
+  d[n] = '\0';
+  l->used += n + 1;
+  return d;
+}
 
 static enum MHD_Result collect_header(void *cls, enum MHD_ValueKind kind,
                                       const char *key, const char *value) {
   (void)kind;
   hdr_list *l = cls;
   if (key == NULL) return MHD_YES;
-  char *name = strdup(key);
+  if (value == NULL) value = "";
+  size_t kn = strlen(key), vn = strlen(value);
+  char *name = hdr_keep(l, key, kn);
   if (name == NULL) return MHD_YES;
-  for (char *p = name; *p; p++) *p = (char)tolower((unsigned char)*p);
-  char *v = sim_redact_header(name, value);
+  for (char *p = name; *p; p++)
+    if (*p >= 'A' && *p <= 'Z') *p = (char)(*p - 'A' + 'a');
+  /* Most headers are their own redaction, and the quick test says so
+     without a copy; the rest go through the rule itself. */
+  const char *v = value;
+  char *red = NULL;
+  if (!sim__redact_header_clean(name, value, vn)) {
+    red = sim_redact_header(name, value);
+    if (red == NULL) {
+      l->used -= kn + 1;
+      return MHD_YES;
+    }
+    v = red;
+    vn = strlen(red);
+  }
   /* A name sent twice is one field whose values are joined with ", ", as
-     HTTP reads it (RFC 9110 5.3): one JSON key in the trace, not two. The
-     whole is bounded by libmicrohttpd's header memory. */
+     HTTP reads it (RFC 9110 5.3): one JSON key in the trace, not two. */
   for (int i = 0; i < l->n; i++) {
     if (strcmp(l->h[i].name, name) != 0) continue;
-    size_t a = strlen(l->h[i].value), b = v ? strlen(v) : 0;
-    char *j = realloc(l->h[i].value, a + 2 + b + 1);
-    if (j != NULL) {
+    l->used -= kn + 1; /* the name is there already */
+    size_t a = strlen(l->h[i].value);
+    if (a + 2 + vn < HDR_TEXT_MAX - l->used) {
+      char *j = l->text + l->used;
+      memcpy(j, l->h[i].value, a);
       memcpy(j + a, ", ", 2);
-      if (b) memcpy(j + a + 2, v, b);
-      j[a + 2 + b] = '\0';
+      memcpy(j + a + 2, v, vn);
+      j[a + 2 + vn] = '\0';
+      l->used += a + 2 + vn + 1;
       l->h[i].value = j;
     }
-    free(v);
-    free(name);
+    free(red);
     return MHD_YES;
   }
-  if (l->n >= SIM_MAX_REQ_HEADERS || v == NULL) {
-    free(v);
-    free(name);
+  char *kept = l->n < SIM_MAX_REQ_HEADERS ? hdr_keep(l, v, vn) : NULL;
+  free(red);
+  if (kept == NULL) {
+    l->used -= kn + 1;
     return MHD_YES;
   }
   l->h[l->n].name = name;
-  l->h[l->n].value = v;
+  l->h[l->n].value = kept;
   l->n++;
   return MHD_YES;
 }
@@ -185,14 +220,6 @@ static void load_req_headers(void *arg, const sim_header **h, int *n) {
   hdr_list_load(l);
   *h = l->h;
   *n = l->n;
-}
-
-static void hdr_list_clear(hdr_list *l) {
-  for (int i = 0; i < l->n; i++) {
-    free(l->h[i].name);
-    free(l->h[i].value);
-  }
-  l->n = 0;
 }
 
 /* ------------------------------------------------------------- arrival */
@@ -378,9 +405,10 @@ static enum MHD_Result arrive(sim_conn *c, const char *method, const char *url) 
   c->id = st_rc == SIM_OK ? n : -local_n; /* the fleet's arrival number */
   format_rid(c->rid, srv->rid_salt, c->id);
 
-  hdr_list hl; /* not zero-filled: only n entries are ever read */
+  hdr_list hl; /* not zero-filled: only n entries and used bytes are ever read */
   hl.n = 0;
   hl.loaded = 0;
+  hl.used = 0;
   hl.mc = c->mc;
   trace_arrive(c, method, url, &hl);
 
@@ -439,7 +467,6 @@ static enum MHD_Result arrive(sim_conn *c, const char *method, const char *url) 
       r = sim__play(c);
     }
   }
-  hdr_list_clear(&hl);
   return r;
 }
 

@@ -364,6 +364,12 @@ void sim__key_digest(const void *data, size_t len, char out[65]);
 char *sim__put_hex(char *o, uint64_t v, int min);
 /* redact.c: sim_redact_name, kept under its old name for the server. */
 int sim__header_is_secret(const char *name);
+/* 1 when sim_redact_header(name_low, value) is the value itself: the name
+   (lower case) is not secret and no rule can match the len bytes of value.
+   A quick test that copies nothing (issue 30: the trace redacted every
+   header of every request through a malloc'd copy); 0 means "ask
+   sim_redact_header", not "secret". */
+int sim__redact_header_clean(const char *name_low, const char *value, size_t len);
 
 /* keymap.c: counts arrivals per logical request key (thread-safe). */
 typedef struct sim_keymap sim_keymap;

@@ -140,6 +140,35 @@ static void test_headers(void) {
   free(v);
 }
 
+/* The quick test the server makes before copying a header
+   (sim__redact_header_clean) never says "as it is" where the rule would
+   change the value: every name against every text above, and the common
+   headers it exists for are said clean. */
+static void test_header_clean(void) {
+  static const char *const LOWER[] = {"authorization", "x-api-key", "cookie", "user-agent",
+                                      "content-type", "host", "x-request-id", "idempotency-key",
+                                      "x-ratelimit-remaining-tokens", "session-id"};
+  for (size_t i = 0; i < sizeof LOWER / sizeof LOWER[0]; i++)
+    for (size_t k = 0; k < sizeof TEXTS / sizeof TEXTS[0]; k++) {
+      const char *v = TEXTS[k].in;
+      if (!sim__redact_header_clean(LOWER[i], v, strlen(v))) continue;
+      char *r = sim_redact_header(LOWER[i], v);
+      CU_ASSERT_PTR_NOT_NULL_FATAL(r);
+      if (strcmp(r, v) != 0) fprintf(stderr, "\n  %s: '%s' said clean, is '%s'\n", LOWER[i], v, r);
+      CU_ASSERT_STRING_EQUAL(r, v);
+      free(r);
+    }
+  CU_ASSERT_TRUE(sim__redact_header_clean("host", "127.0.0.1:40123", 15));
+  CU_ASSERT_TRUE(sim__redact_header_clean("user-agent", "curl/7.88.1", 11));
+  CU_ASSERT_TRUE(sim__redact_header_clean("x-request-id", "req_fbx3353498000000001", 23));
+  CU_ASSERT_FALSE(sim__redact_header_clean("x-api-key", "abc", 3));
+  CU_ASSERT_FALSE(sim__redact_header_clean("x-debug", "tOkEn=abc", 9));
+  CU_ASSERT_FALSE(sim__redact_header_clean("x-debug", "sk-abcdefgh1234", 15));
+  /* a name not lower case or not trimmed is left to the rule itself */
+  CU_ASSERT_FALSE(sim__redact_header_clean("User-Agent", "curl", 4));
+  CU_ASSERT_FALSE(sim__redact_header_clean("accept ", "*/*", 3));
+}
+
 static void test_term_safe(void) {
   char s[] = "name\x1b]0;owned\x07 \x1b[2J\ttab\nline\x7f\x01";
   CU_ASSERT_STRING_EQUAL(sim_term_safe(s), "name?]0;owned? ?[2J\ttab\nline??");
@@ -160,6 +189,7 @@ int suite_redact(void) {
   CU_add_test(s, "secret names by pattern", test_names);
   CU_add_test(s, "secret values in text", test_texts);
   CU_add_test(s, "header values", test_headers);
+  CU_add_test(s, "the quick header test", test_header_clean);
   CU_add_test(s, "terminal controls", test_term_safe);
   return CU_get_error();
 }
