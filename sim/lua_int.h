@@ -146,6 +146,9 @@ int sim__lua_is_step(struct lua_State *L, int idx);
 sim_step_kind sim__lua_step_kind(struct lua_State *L, int idx);
 /* 1 if the step at idx is or wraps an effect{} step. */
 int sim__lua_step_has_effect(struct lua_State *L, int idx);
+/* -1 when the value at idx is not a step, 1 when it is one that is or wraps
+   an effect{}, 0 for another step. */
+int sim__lua_step_check(struct lua_State *L, int idx);
 /*
  * Converts the step at idx into a heap sim_step at *slot (NULL before).
  * Raises a Lua error on failure, so call it inside a protected call; *slot

@@ -1169,19 +1169,18 @@ static void push_req(lua_State *L, decide_ctx *ctx) {
 static int take_step(lua_State *L) {
   decide_ctx *ctx = lua_touserdata(L, 2);
   const char *who = ctx->provider < 0 ? "effects" : "provider";
-  int idx = 1;
+  int idx = 1, kind;
   if (!ctx->p->is_fn) {
     lua_Integer n = (lua_Integer)lua_rawlen(L, 1);
     lua_Integer i = ctx->req->attempt < 1 ? 1 : ctx->req->attempt;
     if (i > n) i = n;
     lua_rawgeti(L, 1, i);
     idx = lua_gettop(L);
-  } else if (!sim__lua_is_step(L, 1) ||
-             (ctx->provider >= 0 && sim__lua_step_has_effect(L, 1))) {
+  } else if ((kind = sim__lua_step_check(L, 1)) < 0 || (ctx->provider >= 0 && kind > 0)) {
     lua_Debug ar;
     lua_rawgeti(L, LUA_REGISTRYINDEX, ctx->loop->refs[ctx->p->slot]);
     lua_getinfo(L, ">S", &ar);
-    if (sim__lua_is_step(L, 1))
+    if (kind >= 0)
       luaL_error(L, "%s:%d: %s function returned effect{}, which only answers "
                     "at the effect endpoint", ctx->loop->sb.short_src,
                  ar.linedefined, who);

@@ -4,12 +4,19 @@
  *
  * A constructor checks every field when the scenario calls it, so a typo
  * fails at load with the scenario's line, and returns a read-only step: a
- * userdata whose private user value holds the fields in canonical form
- * (named as the sim_step fields). Nothing a scenario can reach can change
- * that table, so converting it later only copies.
+ * userdata that holds the sim_step itself (an lstep), filled in as the
+ * fields are checked, in one pass (issue 30: the fields used to go into a
+ * Lua table first and be read back from it on every request). Every
+ * pointer in it points into memory the userdata keeps alive: its strings
+ * are Lua strings held as its user values (one slot per field, ANCHORS),
+ * its arrays live in the block after the struct, and a wrapped step is the
+ * lstep of another step, held the same way. Nothing a scenario can reach
+ * can change any of it, so converting a step for the server only copies.
  */
 #include <limits.h>
 #include <math.h>
+#include <stddef.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -31,16 +38,116 @@ static int blobref_gc(lua_State *L);
 #define MAX_CHUNKS 100000     /* stream chunks */
 #define MAX_HEADERS 64        /* extra headers of one step */
 #define MAX_HEADER_VALUE 8192 /* bytes of one header value */
+#define MAX_TOOL_CALLS 64
+
+/* ------------------------------------------------------------ the lstep */
+
+/* The user value slot that keeps each kind of pointer alive: a string
+   field's Lua string, the private tables behind the arrays, the wrapped
+   step. The most used first: a step has user values up to the last slot
+   it uses (each is 16 bytes more for the collector to count). */
+enum { A_CONTENT = 1, A_NEXT, A_MODEL, A_MESSAGE, A_CODE, A_TYPE, A_RA_RAW, A_BODY,
+       A_HEADERS, A_TOOLS, A_CHUNKS, NANCHORS = A_CHUNKS };
+
+/* The fields a step can be given, in canonical form (named as the sim_step
+   fields, as `step.field` reads them). */
+enum {
+  F_CONTENT, F_MODEL, F_USAGE_IN, F_USAGE_OUT, F_FINISH, F_TOOL_CALLS, F_CHUNKS,
+  F_INTERVAL, F_DROP_AFTER, F_STALL_AFTER, F_STALL, F_ERROR_AFTER, F_NO_END,
+  F_NO_TERMINATOR, F_H2_FAULT, F_H2_CODE, F_STATUS, F_CODE, F_TYPE, F_MESSAGE,
+  F_RETRY_AFTER, F_RETRY_AFTER_RAW, F_RETRY_AFTER_MS, F_RETRY_AFTER_DATE, F_HEADERS,
+  F_SECONDS, F_AT, F_EARLY_CLOSE, F_BODY, F_APPLY, F_CUT_AT, F_CUT_ARGUMENTS, F_NEXT, NFIELDS
+};
+
+/* How a field is stored in sim_step. */
+typedef enum { T_INT, T_UINT, T_LONG, T_NUM, T_STR, T_TABLE, T_STEP } ftype;
+
+/* One field: its name, how and where it is stored, its anchor slot. */
+typedef struct fdesc {
+  const char *name;
+  ftype type;
+  size_t off; /* in sim_step */
+  int anchor; /* T_STR, T_TABLE, T_STEP: its user value */
+} fdesc;
+
+#define FD(f, name, type, member, anchor) [f] = {name, type, offsetof(sim_step, member), anchor}
+static const fdesc FIELDS[NFIELDS] = {
+    FD(F_CONTENT, "content", T_STR, content, A_CONTENT),
+    FD(F_MODEL, "model", T_STR, model, A_MODEL),
+    FD(F_USAGE_IN, "usage_in", T_INT, usage_in, 0),
+    FD(F_USAGE_OUT, "usage_out", T_INT, usage_out, 0),
+    FD(F_FINISH, "finish", T_INT, finish, 0),
+    FD(F_TOOL_CALLS, "tool_calls", T_TABLE, tool_calls, A_TOOLS),
+    FD(F_CHUNKS, "chunks", T_TABLE, chunks, A_CHUNKS),
+    FD(F_INTERVAL, "interval", T_NUM, interval, 0),
+    FD(F_DROP_AFTER, "drop_after", T_INT, drop_after, 0),
+    FD(F_STALL_AFTER, "stall_after", T_INT, stall_after, 0),
+    FD(F_STALL, "stall", T_NUM, stall, 0),
+    FD(F_ERROR_AFTER, "error_after", T_INT, error_after, 0),
+    FD(F_NO_END, "no_end", T_INT, no_end, 0),
+    FD(F_NO_TERMINATOR, "no_terminator", T_INT, no_terminator, 0),
+    FD(F_H2_FAULT, "h2_fault", T_INT, h2_fault, 0),
+    FD(F_H2_CODE, "h2_code", T_UINT, h2_code, 0),
+    FD(F_STATUS, "status", T_INT, status, 0),
+    FD(F_CODE, "code", T_STR, code, A_CODE),
+    FD(F_TYPE, "type", T_STR, type, A_TYPE),
+    FD(F_MESSAGE, "message", T_STR, message, A_MESSAGE),
+    FD(F_RETRY_AFTER, "retry_after", T_NUM, retry_after, 0),
+    FD(F_RETRY_AFTER_RAW, "retry_after_raw", T_STR, retry_after_raw, A_RA_RAW),
+    FD(F_RETRY_AFTER_MS, "retry_after_ms", T_NUM, retry_after_ms, 0),
+    FD(F_RETRY_AFTER_DATE, "retry_after_date", T_NUM, retry_after_date, 0),
+    FD(F_HEADERS, "headers", T_TABLE, headers, A_HEADERS),
+    FD(F_SECONDS, "seconds", T_NUM, seconds, 0),
+    FD(F_AT, "at", T_LONG, at, 0),
+    FD(F_EARLY_CLOSE, "early_close", T_INT, early_close, 0),
+    FD(F_BODY, "body", T_STR, body, A_BODY),
+    FD(F_APPLY, "apply", T_INT, apply, 0),
+    FD(F_CUT_AT, "cut_at", T_LONG, cut_at, 0),
+    FD(F_CUT_ARGUMENTS, "cut_arguments", T_INT, cut_arguments, 0),
+    FD(F_NEXT, "next", T_STEP, next, A_NEXT),
+};
+#undef FD
+
+/* A step as Lua holds it (the userdata's block): the sim_step, which of its
+   fields were given, and what a constructor asks of a wrapped step. The
+   step's arrays (headers, tool calls, chunk pointers) follow it. */
+typedef struct lstep {
+  sim_step s;
+  uint64_t set;  /* bit f: field f was given (an unset one reads nil) */
+  int depth;     /* steps in the chain, this one included */
+  int fx;        /* 1: this step is or wraps an effect{} */
+  int has_error; /* stream: an error = {...} was given */
+} lstep;
+
+/* The registry key (its address) of the step metatable, for a lookup
+   without a string. */
+static const char STEP_MT_KEY = 's';
+
+/* The lstep of the step at idx, NULL when the value is not a step. */
+static lstep *lstep_at(lua_State *L, int idx) {
+  lstep *ls = lua_touserdata(L, idx);
+  if (ls == NULL || !lua_getmetatable(L, idx)) return NULL;
+  lua_rawgetp(L, LUA_REGISTRYINDEX, &STEP_MT_KEY);
+  int same = lua_rawequal(L, -1, -2);
+  lua_pop(L, 2);
+  return same ? ls : NULL;
+}
 
 /* ------------------------------------------------------ field checking */
 
-/* One constructor call being checked: the argument table is at index t,
-   the canonical field table being built at index d. */
+/* One constructor call being checked: the argument table is at index t;
+   the step is built in st, its anchors kept in the stack slots base + 1 ..
+   base + NANCHORS until the userdata takes them. */
 typedef struct args {
   lua_State *L;
   const char *step; /* the constructor's name, for messages */
   int t;
-  int d;
+  const char *const *known; /* the fields of t it may have */
+  uint64_t present;         /* which of them it has (check_keys) */
+  int base;
+  lstep st;
+  sim_header hdr[MAX_HEADERS]; /* into the private headers table */
+  sim_tool_call tc[MAX_TOOL_CALLS]; /* into the private tool-call tables */
 } args;
 
 /* The known name closest to `key` when it is a likely typo, else NULL: the
@@ -52,10 +159,12 @@ const char *sim__lua_suggest(const char *key, const char *const *known) {
 /*
  * Raises "what: unknown field 'key'" (with a suggestion) for any string key
  * of the table at idx not in `known`, and for positional items beyond npos.
- * Exported for scenario{} through the same wording.
+ * Returns which of `known` are there (bit i: known[i]), so the fields that
+ * are not are never looked up.
  */
-static void check_keys(lua_State *L, int idx, const char *what,
-                       const char *noun, const char *const *known, int npos) {
+static uint64_t check_keys(lua_State *L, int idx, const char *what,
+                           const char *noun, const char *const *known, int npos) {
+  uint64_t present = 0;
   idx = lua_absindex(L, idx);
   lua_pushnil(L);
   while (lua_next(L, idx) != 0) {
@@ -64,7 +173,10 @@ static void check_keys(lua_State *L, int idx, const char *what,
       const char *k = lua_tostring(L, -1);
       int ok = 0;
       for (int i = 0; known[i] != NULL && !ok; i++)
-        ok = strcmp(k, known[i]) == 0;
+        if (strcmp(k, known[i]) == 0) {
+          ok = 1;
+          present |= 1ull << i;
+        }
       if (!ok) {
         const char *s = sim__lua_suggest(k, known);
         if (s != NULL)
@@ -84,14 +196,31 @@ static void check_keys(lua_State *L, int idx, const char *what,
       luaL_error(L, "%s: unexpected %s key", what, luaL_typename(L, -1));
     }
   }
+  return present;
+}
+
+/* Empty anchor slots above the stack's top, and the step at sim__step_new's
+   defaults, for a constructor called `step`. */
+static void args_init(args *a, lua_State *L, const char *step) {
+  a->L = L;
+  a->step = step;
+  a->base = lua_gettop(L);
+  luaL_checkstack(L, NANCHORS + 8, "step");
+  for (int i = 0; i < NANCHORS; i++) lua_pushnil(L);
+  memset(&a->st, 0, sizeof a->st);
+  sim_step *s = &a->st.s;
+  s->usage_in = s->usage_out = -1;
+  s->drop_after = s->stall_after = s->error_after = -1;
+  s->stall = -1;
+  s->apply = 1;
+  s->cut_at = -1;
 }
 
 /* Starts checking a constructor call: the argument must be a table (or
-   nothing, as in hang()). Leaves the field table at index 2. */
+   nothing, as in hang()). Leaves the argument at index 1 and the anchor
+   slots above it. */
 static void args_begin(args *a, lua_State *L, const char *step,
                        const char *const *known, int npos) {
-  a->L = L;
-  a->step = step;
   if (lua_isnoneornil(L, 1)) {
     lua_settop(L, 0);
     lua_newtable(L);
@@ -101,14 +230,60 @@ static void args_begin(args *a, lua_State *L, const char *step,
   }
   if (lua_gettop(L) > 1)
     luaL_error(L, "%s: takes one table, as in %s{...}", step, step);
-  check_keys(L, 1, step, "field", known, npos);
-  lua_createtable(L, 0, 4); /* sized for a typical step: no rehash per field */
+  a->present = check_keys(L, 1, step, "field", known, npos);
+  a->known = known;
   a->t = 1;
-  a->d = 2;
+  args_init(a, L, step);
 }
 
-/* Pushes field `key` of the arguments; returns its type. */
+/* The place of field f in the step being built. */
+static void *field_at(args *a, int f) { return (char *)&a->st.s + FIELDS[f].off; }
+
+/* Sets integer (or unsigned, or long) field f to v. */
+static void set_int(args *a, int f, lua_Integer v) {
+  switch (FIELDS[f].type) {
+  case T_UINT: *(unsigned *)field_at(a, f) = (unsigned)v; break;
+  case T_LONG: *(long *)field_at(a, f) = (long)v; break;
+  default: *(int *)field_at(a, f) = (int)v; break;
+  }
+  a->st.set |= 1ull << f;
+}
+
+/* Sets number field f to v; the Retry-After forms note that they are set. */
+static void set_num(args *a, int f, double v) {
+  *(double *)field_at(a, f) = v;
+  a->st.set |= 1ull << f;
+  if (f == F_RETRY_AFTER) a->st.s.has_retry_after = 1;
+  else if (f == F_RETRY_AFTER_MS) a->st.s.has_retry_after_ms = 1;
+  else if (f == F_RETRY_AFTER_DATE) a->st.s.has_retry_after_date = 1;
+}
+
+/* Keeps the value on top (a string, a private table or a step: popped) in
+   field f's anchor slot; returns where it is now. */
+static int anchor(args *a, int f) {
+  int slot = a->base + FIELDS[f].anchor;
+  lua_replace(a->L, slot);
+  a->st.set |= 1ull << f;
+  return slot;
+}
+
+/* Sets string field f to the string on top (popped). */
+static void set_str(args *a, int f) {
+  int slot = anchor(a, f);
+  *(const char **)field_at(a, f) = lua_tostring(a->L, slot);
+}
+
+/* Pushes field `key` of the arguments; returns its type. A known field
+   the table does not have is nil without a lookup. */
 static int arg_get(args *a, const char *key) {
+  int i = 0;
+  while (a->known[i] != NULL && a->known[i] != key) i++; /* one literal, most often */
+  if (a->known[i] == NULL)
+    for (i = 0; a->known[i] != NULL && strcmp(a->known[i], key) != 0;) i++;
+  if (a->known[i] != NULL && !(a->present & (1ull << i))) {
+    lua_pushnil(a->L);
+    return LUA_TNIL;
+  }
   return lua_getfield(a->L, a->t, key);
 }
 
@@ -133,20 +308,19 @@ static int to_integer(lua_State *L, int idx, lua_Integer *out) {
   return 0;
 }
 
-/* Copies an optional string field into the field table. */
-static int opt_string(args *a, const char *key, const char *dkey) {
+/* An optional string field, kept as field f. */
+static int opt_string(args *a, const char *key, int f) {
   if (arg_get(a, key) == LUA_TNIL) {
     lua_pop(a->L, 1);
     return 0;
   }
   if (lua_type(a->L, -1) != LUA_TSTRING) arg_bad(a, key, "a string");
-  lua_setfield(a->L, a->d, dkey);
+  set_str(a, f);
   return 1;
 }
 
-/* Copies an optional integer field within [min, max]. */
-static int opt_integer(args *a, const char *key, const char *dkey,
-                       lua_Integer min, lua_Integer max, lua_Integer *out) {
+/* An optional integer field within [min, max], kept as field f. */
+static int opt_integer(args *a, const char *key, int f, lua_Integer min, lua_Integer max) {
   if (arg_get(a, key) == LUA_TNIL) {
     lua_pop(a->L, 1);
     return 0;
@@ -157,14 +331,12 @@ static int opt_integer(args *a, const char *key, const char *dkey,
     luaL_error(a->L, "%s: field '%s' must be between %I and %I, got %I",
                a->step, key, min, max, v);
   lua_pop(a->L, 1);
-  lua_pushinteger(a->L, v);
-  lua_setfield(a->L, a->d, dkey);
-  if (out != NULL) *out = v;
+  set_int(a, f, v);
   return 1;
 }
 
-/* Copies an optional number field within [min, max]. */
-static int opt_number_in(args *a, const char *key, const char *dkey, double min,
+/* An optional number field within [min, max], kept as field f. */
+static int opt_number_in(args *a, const char *key, int f, double min,
                          double max, const char *want) {
   if (arg_get(a, key) == LUA_TNIL) {
     lua_pop(a->L, 1);
@@ -176,26 +348,23 @@ static int opt_number_in(args *a, const char *key, const char *dkey, double min,
     luaL_error(a->L, "%s: field '%s' must be %s, got %f", a->step, key, want,
                (lua_Number)v);
   lua_pop(a->L, 1);
-  lua_pushnumber(a->L, v);
-  lua_setfield(a->L, a->d, dkey);
+  set_num(a, f, v);
   return 1;
 }
 
-/* Copies an optional finite number field no smaller than min. */
-static int opt_number(args *a, const char *key, const char *dkey, double min,
-                      const char *want) {
-  return opt_number_in(a, key, dkey, min, HUGE_VAL, want);
+/* An optional finite number field no smaller than min. */
+static int opt_number(args *a, const char *key, int f, double min, const char *want) {
+  return opt_number_in(a, key, f, min, HUGE_VAL, want);
 }
 
-/* Copies an optional boolean field as 0/1. */
-static int opt_bool(args *a, const char *key, const char *dkey) {
+/* An optional boolean field, kept as 0/1. */
+static int opt_bool(args *a, const char *key, int f) {
   if (arg_get(a, key) == LUA_TNIL) {
     lua_pop(a->L, 1);
     return 0;
   }
   if (lua_type(a->L, -1) != LUA_TBOOLEAN) arg_bad(a, key, "true or false");
-  lua_pushinteger(a->L, lua_toboolean(a->L, -1));
-  lua_setfield(a->L, a->d, dkey);
+  set_int(a, f, lua_toboolean(a->L, -1));
   lua_pop(a->L, 1);
   return 1;
 }
@@ -225,7 +394,14 @@ static const char *const server_headers[] = {"content-length",
                                              "transfer-encoding", "connection",
                                              NULL};
 
-/* headers = {name = value}: names are tokens, values strings or numbers. */
+static int cmp_header(const void *a, const void *b) {
+  const sim_header *x = a, *y = b;
+  return strcmp(x->name, y->name);
+}
+
+/* headers = {name = value}: names are tokens, values strings or numbers.
+   Kept in a private table (its strings are what hdr points into), sorted
+   by name. */
 static void opt_headers(args *a) {
   lua_State *L = a->L;
   if (arg_get(a, "headers") == LUA_TNIL) {
@@ -267,7 +443,18 @@ static void opt_headers(args *a) {
     lua_insert(L, -2);
     lua_rawset(L, h + 1);
   }
-  lua_setfield(L, a->d, "headers");
+  /* the private table's strings, named in hdr */
+  n = 0;
+  lua_pushnil(L);
+  while (lua_next(L, h + 1) != 0) {
+    a->hdr[n].name = (char *)lua_tostring(L, -2);
+    a->hdr[n].value = (char *)lua_tostring(L, -1);
+    n++;
+    lua_pop(L, 1);
+  }
+  qsort(a->hdr, (size_t)n, sizeof a->hdr[0], cmp_header);
+  a->st.s.nheaders = n;
+  anchor(a, F_HEADERS);
   lua_pop(L, 1);
 }
 
@@ -294,19 +481,17 @@ static void opt_usage(args *a) {
       if (!to_integer(L, -1, &v) || v < 0 || v > INT_MAX)
         luaL_error(L, "%s: usage.%s must be a non-negative integer", a->step,
                    known[i]);
-      lua_pushinteger(L, v);
-      lua_setfield(L, a->d, i % 2 == 0 ? "usage_in" : "usage_out");
+      set_int(a, i % 2 == 0 ? F_USAGE_IN : F_USAGE_OUT, v);
     }
     lua_pop(L, 1);
   }
   lua_pop(L, 1);
 }
 
-#define MAX_TOOL_CALLS 64
-
 /* tool_calls = { { name=, arguments = table | "raw text", id= }, ... }:
-   stored as a list of {id, name, arguments (JSON text)}; ids default to
-   "call_<n>" so a retried turn carries the same id. */
+   kept as a private list of {id, name, arguments (JSON text)} that tc
+   points into; ids default to "call_<n>" so a retried turn carries the
+   same id. */
 static void opt_tool_calls(args *a) {
   static const char *const known[] = {"name", "arguments", "id", NULL};
   lua_State *L = a->L;
@@ -327,8 +512,10 @@ static void opt_tool_calls(args *a) {
     int c = lua_gettop(L);
     check_keys(L, c, what, "field", known, 0);
     lua_createtable(L, 0, 3);
+    sim_tool_call *tc = &a->tc[i - 1];
     if (lua_getfield(L, c, "name") != LUA_TSTRING || lua_rawlen(L, -1) == 0)
       luaL_error(L, "%s: 'name' must be a non-empty string", what);
+    tc->name = (char *)lua_tostring(L, -1);
     lua_setfield(L, -2, "name");
     int ty = lua_getfield(L, c, "id");
     if (ty == LUA_TNIL) {
@@ -337,6 +524,7 @@ static void opt_tool_calls(args *a) {
     } else if (ty != LUA_TSTRING) {
       luaL_error(L, "%s: 'id' must be a string", what);
     }
+    tc->id = (char *)lua_tostring(L, -1);
     lua_setfield(L, -2, "id");
     ty = lua_getfield(L, c, "arguments");
     if (ty == LUA_TNIL) {
@@ -348,11 +536,13 @@ static void opt_tool_calls(args *a) {
     } else if (ty != LUA_TSTRING) {
       luaL_error(L, "%s: 'arguments' must be a table or a string of JSON text", what);
     }
+    tc->arguments = (char *)lua_tostring(L, -1);
     lua_setfield(L, -2, "arguments");
     lua_rawseti(L, -3, i);
     lua_pop(L, 1);
   }
-  lua_setfield(L, a->d, "tool_calls");
+  a->st.s.ntool_calls = (int)n;
+  anchor(a, F_TOOL_CALLS);
   lua_pop(L, 1);
 }
 
@@ -372,77 +562,103 @@ static void opt_incomplete(args *a) {
     luaL_error(L, "%s: 'incomplete' must be \"max_output_tokens\" or \"content_filter\"",
                a->step);
   lua_pop(L, 1);
-  lua_pushinteger(L, f);
-  lua_setfield(L, a->d, "finish");
+  set_int(a, F_FINISH, f);
 }
 
 /* ------------------------------------------------------------ step values */
 
-/* Pushes the field table of the step at idx. */
-static void step_data(lua_State *L, int idx) { lua_getiuservalue(L, idx, 1); }
-
-/* Integer field `key` of the step at idx (0 when absent). */
-static lua_Integer step_int(lua_State *L, int idx, const char *key) {
-  step_data(L, idx);
-  lua_getfield(L, -1, key);
-  lua_Integer v = lua_tointeger(L, -1);
-  lua_pop(L, 2);
-  return v;
-}
-
 /* 1 if the value at idx is a step made by a constructor. */
-int sim__lua_is_step(lua_State *L, int idx) {
-  return luaL_testudata(L, idx, SIM_LUA_STEP_MT) != NULL;
-}
+int sim__lua_is_step(lua_State *L, int idx) { return lstep_at(L, idx) != NULL; }
 
 /* The kind of the step at idx. */
 sim_step_kind sim__lua_step_kind(lua_State *L, int idx) {
-  return (sim_step_kind)step_int(L, lua_absindex(L, idx), "kind");
+  lstep *ls = lstep_at(L, idx);
+  return ls != NULL ? ls->s.kind : SIM_STEP_CHAT;
 }
 
 /* 1 if the step at idx is or wraps an effect{} step. */
 int sim__lua_step_has_effect(lua_State *L, int idx) {
-  return (int)step_int(L, lua_absindex(L, idx), "fx");
+  lstep *ls = lstep_at(L, idx);
+  return ls != NULL && ls->fx;
 }
 
-/* Turns the field table at index d into a step and leaves it at the top.
-   `next` is the index of a wrapped step or 0. */
-static int make_step(lua_State *L, int d, sim_step_kind kind, int next) {
-  d = lua_absindex(L, d);
-  lua_Integer depth = 1, fx = kind == SIM_STEP_EFFECT;
+/* -1 when the value at idx is not a step, 1 a step that is or wraps an
+   effect{}, 0 another step: both questions in one look. */
+int sim__lua_step_check(lua_State *L, int idx) {
+  lstep *ls = lstep_at(L, idx);
+  return ls == NULL ? -1 : ls->fx != 0;
+}
+
+/* Makes the step the constructor built in a (its wrapped step at index
+   next, or 0) and leaves it at the top: a userdata holding the lstep, its
+   arrays after it, and the anchors as its user values. */
+static int make_step(args *a, sim_step_kind kind, int next) {
+  lua_State *L = a->L;
+  lstep *st = &a->st;
+  st->s.kind = kind;
+  st->depth = 1;
+  st->fx = kind == SIM_STEP_EFFECT;
   if (next != 0) {
     next = lua_absindex(L, next);
-    lua_Integer nd = step_int(L, next, "depth");
-    depth += nd > 0 ? nd : 1;
-    fx |= step_int(L, next, "fx");
-    if (depth > MAX_NEST)
-      luaL_error(L, "%s: steps nest deeper than %d", sim__step_kind_name(kind),
-                 MAX_NEST);
+    lstep *inner = lstep_at(L, next);
+    st->depth += inner->depth;
+    st->fx |= inner->fx;
+    if (st->depth > MAX_NEST)
+      luaL_error(L, "%s: steps nest deeper than %d", sim__step_kind_name(kind), MAX_NEST);
+    st->s.next = &inner->s;
     lua_pushvalue(L, next);
-    lua_setfield(L, d, "next");
+    anchor(a, F_NEXT);
   }
-  lua_pushinteger(L, kind);
-  lua_setfield(L, d, "kind");
-  if (depth > 1) { /* absent: 1, and fx absent: 0 (most steps are plain) */
-    lua_pushinteger(L, depth);
-    lua_setfield(L, d, "depth");
+  int nchunks = 0;
+  if (st->set & (1ull << F_CHUNKS)) nchunks = (int)lua_rawlen(L, a->base + A_CHUNKS);
+  size_t hsz = (size_t)st->s.nheaders * sizeof(sim_header);
+  size_t tsz = (size_t)st->s.ntool_calls * sizeof(sim_tool_call);
+  size_t csz = (size_t)nchunks * sizeof(char *);
+  int nuv = 0; /* user values up to the last anchor used */
+  for (int i = 0; i < NFIELDS; i++)
+    if (FIELDS[i].anchor > nuv && (st->set & (1ull << i))) nuv = FIELDS[i].anchor;
+  lstep *ls = lua_newuserdatauv(L, sizeof *ls + hsz + tsz + csz, nuv);
+  *ls = *st;
+  char *more = (char *)(ls + 1);
+  if (hsz) {
+    ls->s.headers = memcpy(more, a->hdr, hsz);
+    more += hsz;
   }
-  if (fx) {
-    lua_pushinteger(L, fx);
-    lua_setfield(L, d, "fx");
+  if (tsz) {
+    ls->s.tool_calls = memcpy(more, a->tc, tsz);
+    more += tsz;
   }
-  lua_newuserdatauv(L, 1, 1);
-  lua_pushvalue(L, d);
-  lua_setiuservalue(L, -2, 1);
-  luaL_setmetatable(L, SIM_LUA_STEP_MT);
+  if (nchunks) { /* the private chunk list's strings */
+    ls->s.chunks = (char **)(void *)more;
+    for (int i = 1; i <= nchunks; i++) {
+      lua_rawgeti(L, a->base + A_CHUNKS, i);
+      ls->s.chunks[i - 1] = (char *)lua_tostring(L, -1);
+      lua_pop(L, 1);
+    }
+    ls->s.nchunks = nchunks;
+  }
+  for (int i = 0; i < NFIELDS; i++) {
+    if (FIELDS[i].anchor == 0 || !(st->set & (1ull << i))) continue;
+    lua_pushvalue(L, a->base + FIELDS[i].anchor);
+    lua_setiuservalue(L, -2, FIELDS[i].anchor);
+  }
+  lua_rawgetp(L, LUA_REGISTRYINDEX, &STEP_MT_KEY);
+  lua_setmetatable(L, -2);
   return 1;
 }
 
 /* Pushes a step of `kind` with every field at its default. */
 static void push_plain_step(lua_State *L, sim_step_kind kind) {
-  lua_newtable(L);
-  make_step(L, -1, kind, 0);
-  lua_remove(L, -2);
+  static const char *const none[] = {NULL};
+  args a;
+  int top = lua_gettop(L);
+  args_init(&a, L, sim__step_kind_name(kind));
+  a.t = 0;
+  a.known = none;
+  a.present = 0;
+  make_step(&a, kind, 0);
+  lua_replace(L, top + 1);
+  lua_settop(L, top + 1);
 }
 
 /* Pushes the wrapped step given as field `key` or positional item `pos`
@@ -475,13 +691,13 @@ static const char *const chat_keys[] = {"content", "model", "usage", "headers",
 static int l_chat(lua_State *L) {
   args a;
   args_begin(&a, L, "chat", chat_keys, 0);
-  opt_string(&a, "content", "content");
-  opt_string(&a, "model", "model");
+  opt_string(&a, "content", F_CONTENT);
+  opt_string(&a, "model", F_MODEL);
   opt_usage(&a);
   opt_headers(&a);
   opt_tool_calls(&a);
   opt_incomplete(&a);
-  return make_step(L, a.d, SIM_STEP_CHAT, 0);
+  return make_step(&a, SIM_STEP_CHAT, 0);
 }
 
 static const char *const stream_keys[] = {
@@ -489,25 +705,33 @@ static const char *const stream_keys[] = {
   "error_after", "error", "no_end", "no_terminator", "model", "usage", "headers",
   "tool_calls", "incomplete", NULL};
 
+/* The fields of an error event (stream{}'s and upstream{}'s error = {}):
+   status, code, type, message, in the table on top (left there). */
+static void error_fields(args *a, const char *what) {
+  static const char *const known[] = {"status", "code", "type", "message", NULL};
+  args sub = *a; /* the same step, its fields read from the error table */
+  sub.present = check_keys(a->L, -1, what, "field", known, 0);
+  sub.known = known;
+  sub.step = what;
+  sub.t = lua_gettop(a->L);
+  opt_integer(&sub, "status", F_STATUS, 100, 599);
+  opt_string(&sub, "code", F_CODE);
+  opt_string(&sub, "type", F_TYPE);
+  opt_string(&sub, "message", F_MESSAGE);
+  a->st = sub.st;
+}
+
 /* error = {status=, code=, type=, message=} of a stream. */
 static void stream_error(args *a) {
-  static const char *const known[] = {"status", "code", "type", "message",
-                                      NULL};
   lua_State *L = a->L;
   if (arg_get(a, "error") == LUA_TNIL) {
     lua_pop(L, 1);
     return;
   }
   if (lua_type(L, -1) != LUA_TTABLE) arg_bad(a, "error", "a table");
-  check_keys(L, -1, "stream: error", "field", known, 0);
-  args sub = {L, "stream: error", lua_gettop(L), a->d};
-  opt_integer(&sub, "status", "status", 100, 599, NULL);
-  opt_string(&sub, "code", "code");
-  opt_string(&sub, "type", "type");
-  opt_string(&sub, "message", "message");
+  error_fields(a, "stream: error");
   lua_pop(L, 1);
-  lua_pushinteger(L, 1);
-  lua_setfield(L, a->d, "has_error");
+  a->st.has_error = 1;
 }
 
 /* stream{chunks=, content=, interval=, drop_after=, stall_after=, stall=,
@@ -542,15 +766,14 @@ static int l_stream(lua_State *L) {
       lua_rawgeti(L, c, i);
       lua_rawseti(L, -2, i);
     }
-    lua_setfield(L, a.d, "chunks");
+    anchor(&a, F_CHUNKS);
   }
   lua_pop(L, 1);
-  if (opt_string(&a, "content", "content") && nchunks >= 0)
+  if (opt_string(&a, "content", F_CONTENT) && nchunks >= 0)
     luaL_error(L, "stream: give chunks or content, not both");
-  opt_number(&a, "interval", "interval", 0, "a number of seconds >= 0");
-  opt_integer(&a, "drop_after", "drop_after", 0, INT_MAX, NULL);
-  int has_stall_after =
-      opt_integer(&a, "stall_after", "stall_after", 0, INT_MAX, NULL);
+  opt_number(&a, "interval", F_INTERVAL, 0, "a number of seconds >= 0");
+  opt_integer(&a, "drop_after", F_DROP_AFTER, 0, INT_MAX);
+  int has_stall_after = opt_integer(&a, "stall_after", F_STALL_AFTER, 0, INT_MAX);
   if (arg_get(&a, "stall") != LUA_TNIL) {
     if (lua_type(L, -1) != LUA_TNUMBER)
       arg_bad(&a, "stall", "a number of seconds (negative: forever)");
@@ -561,31 +784,25 @@ static int l_stream(lua_State *L) {
     if (isnan(s))
       luaL_error(L, "stream: field 'stall' must be a number of seconds "
                     "(negative: forever), got nan");
-    lua_pushnumber(L, s < 0 ? -1 : s);
-    lua_setfield(L, a.d, "stall");
+    set_num(&a, F_STALL, s < 0 ? -1 : s);
   }
   lua_pop(L, 1);
-  int has_error_after =
-      opt_integer(&a, "error_after", "error_after", 0, INT_MAX, NULL);
+  int has_error_after = opt_integer(&a, "error_after", F_ERROR_AFTER, 0, INT_MAX);
   stream_error(&a);
-  lua_getfield(L, a.d, "has_error");
-  int has_error = !lua_isnil(L, -1);
-  lua_pop(L, 1);
-  if (has_error && !has_error_after) {
+  if (a.st.has_error && !has_error_after) {
     if (nchunks < 0)
       luaL_error(L, "stream: 'error' needs 'error_after' (the chunk count "
                     "after which the error event is sent)");
-    lua_pushinteger(L, nchunks);
-    lua_setfield(L, a.d, "error_after");
+    set_int(&a, F_ERROR_AFTER, nchunks);
   }
-  opt_bool(&a, "no_end", "no_end");
-  opt_bool(&a, "no_terminator", "no_terminator");
-  opt_string(&a, "model", "model");
+  opt_bool(&a, "no_end", F_NO_END);
+  opt_bool(&a, "no_terminator", F_NO_TERMINATOR);
+  opt_string(&a, "model", F_MODEL);
   opt_usage(&a);
   opt_headers(&a);
   opt_tool_calls(&a);
   opt_incomplete(&a);
-  return make_step(L, a.d, SIM_STEP_STREAM, 0);
+  return make_step(&a, SIM_STEP_STREAM, 0);
 }
 
 static const char *const fail_keys[] = {
@@ -598,36 +815,34 @@ static int l_fail(lua_State *L) {
   args a;
   args_begin(&a, L, "fail", fail_keys, 0);
   /* 1xx is an interim answer: a client would wait on for the real one. */
-  if (!opt_integer(&a, "status", "status", 200, 599, NULL))
+  if (!opt_integer(&a, "status", F_STATUS, 200, 599))
     luaL_error(L, "fail: field 'status' is required, as in fail{status = 503}");
-  opt_string(&a, "code", "code");
-  opt_string(&a, "type", "type");
-  opt_string(&a, "message", "message");
+  opt_string(&a, "code", F_CODE);
+  opt_string(&a, "type", F_TYPE);
+  opt_string(&a, "message", F_MESSAGE);
   int ra = arg_get(&a, "retry_after");
   if (ra == LUA_TSTRING) {
     size_t len;
     const char *v = lua_tolstring(L, -1, &len);
     if (!is_header_value(v, len))
       luaL_error(L, "fail: retry_after has a line break or is too long");
-    lua_setfield(L, a.d, "retry_after_raw");
+    set_str(&a, F_RETRY_AFTER_RAW);
   } else if (ra != LUA_TNIL) {
     lua_pop(L, 1);
-    opt_number(&a, "retry_after", "retry_after", 0,
+    opt_number(&a, "retry_after", F_RETRY_AFTER, 0,
                "a number of seconds >= 0 (or a string sent as is)");
   } else {
     lua_pop(L, 1);
   }
-  opt_number(&a, "retry_after_ms", "retry_after_ms", 0,
-             "a number of milliseconds >= 0");
+  opt_number(&a, "retry_after_ms", F_RETRY_AFTER_MS, 0, "a number of milliseconds >= 0");
   /* An HTTP-date has a four-digit year: the range keeps it one. */
-  if (opt_number_in(&a, "retry_after_date", "retry_after_date",
-                    -SIM_RETRY_DATE_MAX, SIM_RETRY_DATE_MAX,
-                    "a number of seconds ahead, between -1e9 and 1e9") &&
+  if (opt_number_in(&a, "retry_after_date", F_RETRY_AFTER_DATE, -SIM_RETRY_DATE_MAX,
+                    SIM_RETRY_DATE_MAX, "a number of seconds ahead, between -1e9 and 1e9") &&
       ra != LUA_TNIL)
     luaL_error(L, "fail: give retry_after or retry_after_date, not both "
                   "(both are the Retry-After header)");
   opt_headers(&a);
-  return make_step(L, a.d, SIM_STEP_FAIL, 0);
+  return make_step(&a, SIM_STEP_FAIL, 0);
 }
 
 static const char *const bare_keys[] = {"headers", NULL};
@@ -637,7 +852,7 @@ static int bare_step(lua_State *L, const char *name, sim_step_kind kind) {
   args a;
   args_begin(&a, L, name, bare_keys, 0);
   opt_headers(&a);
-  return make_step(L, a.d, kind, 0);
+  return make_step(&a, kind, 0);
 }
 
 static int l_hang(lua_State *L) { return bare_step(L, "hang", SIM_STEP_HANG); }
@@ -670,12 +885,10 @@ static int h2_step(lua_State *L, const char *name, int fault, const char *dflt) 
     luaL_error(L, "%s: unknown code '%s' (no_error, protocol_error, internal_error, "
                   "refused_stream, cancel, enhance_your_calm)", name, code);
   lua_pop(L, 1);
-  lua_pushinteger(L, fault);
-  lua_setfield(L, a.d, "h2_fault");
-  lua_pushinteger(L, (lua_Integer)codes[found].code);
-  lua_setfield(L, a.d, "h2_code");
+  set_int(&a, F_H2_FAULT, fault);
+  set_int(&a, F_H2_CODE, (lua_Integer)codes[found].code);
   opt_headers(&a);
-  return make_step(L, a.d, SIM_STEP_H2, 0);
+  return make_step(&a, SIM_STEP_H2, 0);
 }
 static int l_h2_reset(lua_State *L) { return h2_step(L, "h2_reset", SIM_H2_RST, "refused_stream"); }
 static int l_h2_goaway(lua_State *L) { return h2_step(L, "h2_goaway", SIM_H2_GOAWAY, "no_error"); }
@@ -689,20 +902,15 @@ static const char *const h2_window_keys[] = {"step", "after", "stall", "headers"
 static int l_h2_window(lua_State *L) {
   args a;
   args_begin(&a, L, "h2_window", h2_window_keys, 1);
-  if (!opt_integer(&a, "after", "at", 0, INT_MAX, NULL)) {
-    lua_pushinteger(L, 0);
-    lua_setfield(L, a.d, "at");
-  }
+  if (!opt_integer(&a, "after", F_AT, 0, INT_MAX)) set_int(&a, F_AT, 0);
   if (arg_get(&a, "stall") != LUA_TNIL) {
     if (lua_type(L, -1) != LUA_TNUMBER || isnan(lua_tonumber(L, -1)))
       arg_bad(&a, "stall", "a number of seconds (negative: forever)");
     double s = lua_tonumber(L, -1);
-    lua_pushnumber(L, s < 0 ? -1 : s);
-    lua_setfield(L, a.d, "stall");
+    set_num(&a, F_STALL, s < 0 ? -1 : s);
   }
   lua_pop(L, 1);
-  lua_pushinteger(L, SIM_H2_WINDOW);
-  lua_setfield(L, a.d, "h2_fault");
+  set_int(&a, F_H2_FAULT, SIM_H2_WINDOW);
   opt_headers(&a);
   arg_step(&a, "step", 1);
   if (lua_isnil(L, -1)) {
@@ -713,7 +921,7 @@ static int l_h2_window(lua_State *L) {
   if (k != SIM_STEP_CHAT && k != SIM_STEP_FAIL && k != SIM_STEP_GARBAGE)
     luaL_error(L, "h2_window: can hold back chat, fail or garbage, not %s",
                sim__step_kind_name(k));
-  return make_step(L, a.d, SIM_STEP_H2, -1);
+  return make_step(&a, SIM_STEP_H2, -1);
 }
 
 static const char *const delay_keys[] = {"seconds", "step", "headers", NULL};
@@ -733,7 +941,8 @@ static int l_delay(lua_State *L) {
     if (!isfinite(v) || v < 0)
       luaL_error(L, "delay: the seconds must be a number >= 0, got %f",
                  (lua_Number)v);
-    lua_setfield(L, a.d, "seconds");
+    set_num(&a, F_SECONDS, v);
+    lua_pop(L, 1);
   } else {
     if (sim__lua_is_step(L, -1))
       step_pos = 1;
@@ -741,7 +950,7 @@ static int l_delay(lua_State *L) {
       luaL_error(L, "delay: [1] must be the seconds or the step, got %s",
                  luaL_typename(L, -1));
     lua_pop(L, 1);
-    if (!opt_number(&a, "seconds", "seconds", 0, "a number of seconds >= 0"))
+    if (!opt_number(&a, "seconds", F_SECONDS, 0, "a number of seconds >= 0"))
       luaL_error(L, "delay: the seconds are required, as in delay{2, chat{}}");
   }
   if (step_pos == 1) {
@@ -755,7 +964,7 @@ static int l_delay(lua_State *L) {
     lua_pop(L, 1);
     push_plain_step(L, SIM_STEP_CHAT);
   }
-  return make_step(L, a.d, SIM_STEP_DELAY, -1);
+  return make_step(&a, SIM_STEP_DELAY, -1);
 }
 
 static const char *const truncate_keys[] = {"step", "at", "mode", "headers",
@@ -766,14 +975,13 @@ static const char *const truncate_keys[] = {"step", "at", "mode", "headers",
 static int l_truncate(lua_State *L) {
   args a;
   args_begin(&a, L, "truncate", truncate_keys, 1);
-  if (!opt_integer(&a, "at", "at", 0, INT_MAX, NULL))
+  if (!opt_integer(&a, "at", F_AT, 0, INT_MAX))
     luaL_error(L, "truncate: field 'at' (bytes of the body sent) is required");
   if (arg_get(&a, "mode") != LUA_TNIL) {
     const char *m = lua_type(L, -1) == LUA_TSTRING ? lua_tostring(L, -1) : "";
     if (strcmp(m, "short-body") != 0 && strcmp(m, "early-close") != 0)
       luaL_error(L, "truncate: mode must be \"short-body\" or \"early-close\"");
-    lua_pushinteger(L, strcmp(m, "early-close") == 0);
-    lua_setfield(L, a.d, "early_close");
+    set_int(&a, F_EARLY_CLOSE, strcmp(m, "early-close") == 0);
   }
   lua_pop(L, 1);
   opt_headers(&a);
@@ -786,7 +994,7 @@ static int l_truncate(lua_State *L) {
   if (k != SIM_STEP_CHAT && k != SIM_STEP_FAIL && k != SIM_STEP_GARBAGE)
     luaL_error(L, "truncate: can cut chat, fail or garbage, not %s",
                sim__step_kind_name(k));
-  return make_step(L, a.d, SIM_STEP_TRUNCATE, -1);
+  return make_step(&a, SIM_STEP_TRUNCATE, -1);
 }
 
 static const char *const garbage_keys[] = {"body", "headers", NULL};
@@ -795,9 +1003,9 @@ static const char *const garbage_keys[] = {"body", "headers", NULL};
 static int l_garbage(lua_State *L) {
   args a;
   args_begin(&a, L, "garbage", garbage_keys, 0);
-  opt_string(&a, "body", "body");
+  opt_string(&a, "body", F_BODY);
   opt_headers(&a);
-  return make_step(L, a.d, SIM_STEP_GARBAGE, 0);
+  return make_step(&a, SIM_STEP_GARBAGE, 0);
 }
 
 static const char *const effect_keys[] = {"apply", "respond", "headers", NULL};
@@ -806,7 +1014,7 @@ static const char *const effect_keys[] = {"apply", "respond", "headers", NULL};
 static int l_effect(lua_State *L) {
   args a;
   args_begin(&a, L, "effect", effect_keys, 0);
-  opt_bool(&a, "apply", "apply");
+  opt_bool(&a, "apply", F_APPLY);
   opt_headers(&a);
   int next = 0;
   int t = arg_get(&a, "respond");
@@ -834,7 +1042,7 @@ static int l_effect(lua_State *L) {
       luaL_error(L, "effect: respond cannot be another effect{}");
     next = lua_gettop(L);
   }
-  return make_step(L, a.d, SIM_STEP_EFFECT, next);
+  return make_step(&a, SIM_STEP_EFFECT, next);
 }
 
 static const char *const upstream_keys[] = {
@@ -849,10 +1057,10 @@ static const char *const upstream_keys[] = {
 static int l_upstream(lua_State *L) {
   args a;
   args_begin(&a, L, "upstream", upstream_keys, 0);
-  opt_number(&a, "delay", "seconds", 0, "a number of seconds >= 0");
-  opt_integer(&a, "truncate", "cut_at", 0, INT_MAX, NULL);
-  opt_integer(&a, "drop_after", "drop_after", 0, INT_MAX, NULL);
-  int has_stall_after = opt_integer(&a, "stall_after", "stall_after", 0, INT_MAX, NULL);
+  opt_number(&a, "delay", F_SECONDS, 0, "a number of seconds >= 0");
+  opt_integer(&a, "truncate", F_CUT_AT, 0, INT_MAX);
+  opt_integer(&a, "drop_after", F_DROP_AFTER, 0, INT_MAX);
+  int has_stall_after = opt_integer(&a, "stall_after", F_STALL_AFTER, 0, INT_MAX);
   if (arg_get(&a, "stall") != LUA_TNIL) {
     if (lua_type(L, -1) != LUA_TNUMBER)
       arg_bad(&a, "stall", "a number of seconds (negative: until the client gives up)");
@@ -862,59 +1070,66 @@ static int l_upstream(lua_State *L) {
     double s = lua_tonumber(L, -1);
     if (isnan(s))
       luaL_error(L, "upstream: field 'stall' must be a number of seconds, got nan");
-    lua_pushnumber(L, s < 0 ? -1 : s);
-    lua_setfield(L, a.d, "stall");
+    set_num(&a, F_STALL, s < 0 ? -1 : s);
   }
   lua_pop(L, 1);
-  int has_error_after = opt_integer(&a, "error_after", "error_after", 0, INT_MAX, NULL);
+  int has_error_after = opt_integer(&a, "error_after", F_ERROR_AFTER, 0, INT_MAX);
   if (arg_get(&a, "error") != LUA_TNIL && !has_error_after)
     luaL_error(L, "upstream: 'error' needs 'error_after' (the frame count "
                   "after which the error event is sent)");
   lua_pop(L, 1);
   if (has_error_after) {
     /* the error event's fields, as stream{}'s */
-    static const char *const known[] = {"status", "code", "type", "message", NULL};
     if (arg_get(&a, "error") != LUA_TNIL) {
       if (lua_type(L, -1) != LUA_TTABLE) arg_bad(&a, "error", "a table");
-      check_keys(L, -1, "upstream: error", "field", known, 0);
-      args sub = {L, "upstream: error", lua_gettop(L), a.d};
-      opt_integer(&sub, "status", "status", 100, 599, NULL);
-      opt_string(&sub, "code", "code");
-      opt_string(&sub, "type", "type");
-      opt_string(&sub, "message", "message");
+      error_fields(&a, "upstream: error");
     }
     lua_pop(L, 1);
   }
-  opt_bool(&a, "cut_arguments", "cut_arguments");
-  return make_step(L, a.d, SIM_STEP_UPSTREAM, 0);
+  opt_bool(&a, "cut_arguments", F_CUT_ARGUMENTS);
+  return make_step(&a, SIM_STEP_UPSTREAM, 0);
 }
 
 /* --------------------------------------------------- the step metatable */
 
+/* Pushes a copy of the table at idx (one level), so the step stays
+   unchanged whatever the reader does with it. */
+static void push_table_copy(lua_State *L, int idx) {
+  idx = lua_absindex(L, idx);
+  lua_newtable(L);
+  lua_pushnil(L);
+  while (lua_next(L, idx) != 0) {
+    lua_pushvalue(L, -2);
+    lua_insert(L, -2);
+    lua_rawset(L, -4);
+  }
+}
+
 /* step.kind reads the kind's name; other fields read their canonical
-   values (tables as copies, so the step stays unchanged). */
+   values (tables as copies, so the step stays unchanged), nil when the
+   step was not given them. */
 static int step_index(lua_State *L) {
-  step_data(L, 1);
-  if (lua_type(L, 2) != LUA_TSTRING) return 0;
+  lstep *ls = lstep_at(L, 1);
+  if (ls == NULL || lua_type(L, 2) != LUA_TSTRING) return 0;
   const char *k = lua_tostring(L, 2);
   if (strcmp(k, "kind") == 0) {
-    lua_getfield(L, -1, "kind");
-    lua_pushstring(L, sim__step_kind_name((sim_step_kind)lua_tointeger(L, -1)));
+    lua_pushstring(L, sim__step_kind_name(ls->s.kind));
     return 1;
   }
-  if (strcmp(k, "depth") == 0 || strcmp(k, "fx") == 0 ||
-      strcmp(k, "has_error") == 0)
-    return 0;
-  lua_getfield(L, -1, k);
-  if (lua_type(L, -1) == LUA_TTABLE) {
-    int src = lua_gettop(L);
-    lua_newtable(L);
-    lua_pushnil(L);
-    while (lua_next(L, src) != 0) {
-      lua_pushvalue(L, -2);
-      lua_insert(L, -2);
-      lua_rawset(L, -4);
-    }
+  int f = 0;
+  while (f < NFIELDS && strcmp(FIELDS[f].name, k) != 0) f++;
+  if (f == NFIELDS || !(ls->set & (1ull << f))) return 0;
+  const void *at = (const char *)&ls->s + FIELDS[f].off;
+  switch (FIELDS[f].type) {
+  case T_INT: lua_pushinteger(L, *(const int *)at); break;
+  case T_UINT: lua_pushinteger(L, *(const unsigned *)at); break;
+  case T_LONG: lua_pushinteger(L, *(const long *)at); break;
+  case T_NUM: lua_pushnumber(L, *(const double *)at); break;
+  case T_TABLE:
+    lua_getiuservalue(L, 1, FIELDS[f].anchor);
+    push_table_copy(L, -1);
+    break;
+  default: lua_getiuservalue(L, 1, FIELDS[f].anchor); break; /* a string, a step */
   }
   return 1;
 }
@@ -960,7 +1175,7 @@ void sim__lua_open_steps(lua_State *L) {
   luaL_setfuncs(L, step_meta, 0);
   lua_pushliteral(L, "step");
   lua_setfield(L, -2, "__metatable"); /* getmetatable(step) == "step" */
-  lua_pop(L, 1);
+  lua_rawsetp(L, LUA_REGISTRYINDEX, &STEP_MT_KEY); /* also by address */
 
   luaL_newmetatable(L, BLOB_MT);
   lua_pushcfunction(L, blobref_gc);
@@ -977,12 +1192,11 @@ void sim__lua_open_steps(lua_State *L) {
 
 static void oom(lua_State *L) { luaL_error(L, "out of memory"); }
 
-static char *dup_lua(lua_State *L, int idx) {
-  size_t len;
-  const char *s = lua_tolstring(L, idx, &len);
-  char *p = malloc(len + 1);
+/* A copy of the C string s (NULL stays NULL); raises when out of memory. */
+static char *dup_str(lua_State *L, const char *s) {
+  if (s == NULL) return NULL;
+  char *p = strdup(s);
   if (p == NULL) oom(L);
-  memcpy(p, s, len + 1);
   return p;
 }
 
@@ -1140,74 +1354,32 @@ static sim_blob *chunks_blob(lua_State *L, int idx, int n) {
   return b;
 }
 
-/* A text value (content, body, message) at v: shared as a blob when large,
-   else copied. */
-static void text_at(lua_State *L, int v, char **text, sim_blob **blob) {
-  if (lua_type(L, v) != LUA_TSTRING) return;
-  if (lua_rawlen(L, v) >= SIM_BLOB_MIN) {
-    *blob = cached_blob(L, v, blob_of_string);
+/* A text field (content, body, message) of the step at idx kept in user
+   value uv: shared as a blob when large, else copied. */
+static void text_at(lua_State *L, int idx, int uv, const char *src, char **text,
+                    sim_blob **blob) {
+  if (src == NULL) return;
+  lua_getiuservalue(L, idx, uv);
+  if (lua_rawlen(L, -1) >= SIM_BLOB_MIN) {
+    *blob = cached_blob(L, -1, blob_of_string);
     *text = (char *)sim__blob_data(*blob);
   } else {
-    *text = dup_lua(L, v);
+    size_t len;
+    const char *p = lua_tolstring(L, -1, &len);
+    *text = malloc(len + 1);
+    if (*text == NULL) oom(L);
+    memcpy(*text, p, len + 1);
   }
-}
-
-/* A string value at v, copied, or NULL. */
-static char *str_at(lua_State *L, int v) {
-  return lua_type(L, v) == LUA_TSTRING ? dup_lua(L, v) : NULL;
-}
-
-static int int_at(lua_State *L, int v, int *out) {
-  int has = lua_type(L, v) == LUA_TNUMBER;
-  if (has) *out = (int)lua_tointeger(L, v);
-  return has;
-}
-
-static int num_at(lua_State *L, int v, double *out) {
-  int has = lua_type(L, v) == LUA_TNUMBER;
-  if (has) *out = (double)lua_tonumber(L, v);
-  return has;
-}
-
-/* A string field of the table at t, copied, or NULL. */
-static char *field_str(lua_State *L, int t, const char *key) {
-  lua_getfield(L, t, key);
-  char *v = str_at(L, -1);
   lua_pop(L, 1);
-  return v;
 }
 
-static int cmp_header(const void *a, const void *b) {
-  const sim_header *x = a, *y = b;
-  return strcmp(x->name, y->name);
-}
-
-static void convert(lua_State *L, int idx, sim_step **slot);
-
-/* tool_calls: the list at v. */
-static void tool_calls_at(lua_State *L, sim_step *s, int v) {
-  if (lua_type(L, v) != LUA_TTABLE) return;
-  int n = (int)lua_rawlen(L, v);
-  s->tool_calls = calloc(n > 0 ? (size_t)n : 1, sizeof *s->tool_calls);
-  if (s->tool_calls == NULL) oom(L);
-  for (int i = 1; i <= n; i++) {
-    lua_rawgeti(L, v, i);
-    int t = lua_gettop(L);
-    sim_tool_call *tc = &s->tool_calls[s->ntool_calls++];
-    tc->id = field_str(L, t, "id");
-    tc->name = field_str(L, t, "name");
-    tc->arguments = field_str(L, t, "arguments");
-    if (tc->id == NULL || tc->name == NULL || tc->arguments == NULL) oom(L);
-    lua_pop(L, 1);
-  }
-}
-
-/* chunks: the list at v, one shared copy when large. */
-static void chunks_at(lua_State *L, sim_step *s, int v) {
-  if (lua_type(L, v) != LUA_TTABLE) return;
-  int n = (int)lua_rawlen(L, v);
+/* The chunks of the step at idx (ls), one shared copy when large. */
+static void chunks_at(lua_State *L, int idx, const lstep *ls, sim_step *s) {
+  int n = ls->s.nchunks;
   s->chunks = calloc(n > 0 ? (size_t)n : 1, sizeof *s->chunks);
   if (s->chunks == NULL) oom(L);
+  lua_getiuservalue(L, idx, A_CHUNKS);
+  int v = lua_gettop(L);
   size_t total = 0;
   for (int i = 1; i <= n; i++) {
     lua_rawgeti(L, v, i);
@@ -1226,111 +1398,74 @@ static void chunks_at(lua_State *L, sim_step *s, int v) {
   }
   for (int i = 1; s->chunks_blob == NULL && i <= n; i++) {
     lua_rawgeti(L, v, i);
-    s->chunks[s->nchunks] = dup_lua(L, -1);
+    size_t len;
+    const char *c = lua_tolstring(L, -1, &len);
+    s->chunks[s->nchunks] = malloc(len + 1);
+    if (s->chunks[s->nchunks] == NULL) oom(L);
+    memcpy(s->chunks[s->nchunks], c, len + 1);
     s->nchunks++;
     lua_pop(L, 1);
   }
+  lua_pop(L, 1);
 }
 
-/* headers: the name -> value table at v, sorted by name. */
-static void headers_at(lua_State *L, sim_step *s, int v) {
-  if (lua_type(L, v) != LUA_TTABLE) return;
-  int n = 0;
-  lua_pushnil(L);
-  while (lua_next(L, v) != 0) {
-    lua_pop(L, 1);
-    n++;
-  }
-  s->headers = calloc(n > 0 ? (size_t)n : 1, sizeof *s->headers);
-  if (s->headers == NULL) oom(L);
-  int top = lua_gettop(L);
-  lua_pushnil(L);
-  while (lua_next(L, v) != 0 && s->nheaders < n) {
-    sim_header *hd = &s->headers[s->nheaders++];
-    hd->name = dup_lua(L, -2);
-    hd->value = dup_lua(L, -1);
-    lua_pop(L, 1);
-  }
-  lua_settop(L, top);
-  qsort(s->headers, (size_t)s->nheaders, sizeof *s->headers, cmp_header);
-}
-
-/* Copies field k (len bytes), its value at v, into s. Names the
-   constructors do not set (depth, fx, has_error) are skipped. */
-static void convert_field(lua_State *L, sim_step *s, const char *k, size_t len, int v) {
-#define IS(name) (len == sizeof name - 1 && memcmp(k, name, len) == 0)
-  if (IS("content")) text_at(L, v, &s->content, &s->content_blob);
-  else if (IS("model")) s->model = str_at(L, v);
-  else if (IS("usage_in")) int_at(L, v, &s->usage_in);
-  else if (IS("usage_out")) int_at(L, v, &s->usage_out);
-  else if (IS("finish")) int_at(L, v, &s->finish);
-  else if (IS("tool_calls")) tool_calls_at(L, s, v);
-  else if (IS("chunks")) chunks_at(L, s, v);
-  else if (IS("interval")) num_at(L, v, &s->interval);
-  else if (IS("drop_after")) int_at(L, v, &s->drop_after);
-  else if (IS("stall_after")) int_at(L, v, &s->stall_after);
-  else if (IS("stall")) num_at(L, v, &s->stall);
-  else if (IS("error_after")) int_at(L, v, &s->error_after);
-  else if (IS("no_end")) int_at(L, v, &s->no_end);
-  else if (IS("no_terminator")) int_at(L, v, &s->no_terminator);
-  else if (IS("h2_fault")) int_at(L, v, &s->h2_fault);
-  else if (IS("h2_code")) {
-    int code = 0;
-    if (int_at(L, v, &code)) s->h2_code = (unsigned)code;
-  }
-  else if (IS("status")) int_at(L, v, &s->status);
-  else if (IS("code")) s->code = str_at(L, v);
-  else if (IS("type")) s->type = str_at(L, v);
-  else if (IS("message")) text_at(L, v, &s->message, &s->message_blob);
-  else if (IS("retry_after")) s->has_retry_after = num_at(L, v, &s->retry_after);
-  else if (IS("retry_after_raw")) s->retry_after_raw = str_at(L, v);
-  else if (IS("retry_after_ms")) s->has_retry_after_ms = num_at(L, v, &s->retry_after_ms);
-  else if (IS("retry_after_date"))
-    s->has_retry_after_date = num_at(L, v, &s->retry_after_date);
-  else if (IS("headers")) headers_at(L, s, v);
-  else if (IS("seconds")) num_at(L, v, &s->seconds);
-  else if (IS("at")) {
-    int at = 0;
-    if (int_at(L, v, &at)) s->at = at;
-  } else if (IS("early_close")) int_at(L, v, &s->early_close);
-  else if (IS("body")) text_at(L, v, &s->body, &s->body_blob);
-  else if (IS("apply")) int_at(L, v, &s->apply);
-  else if (IS("cut_at")) {
-    int at = 0;
-    if (int_at(L, v, &at)) s->cut_at = at;
-  } else if (IS("cut_arguments")) int_at(L, v, &s->cut_arguments);
-  else if (IS("next") && lua_type(L, v) == LUA_TUSERDATA) convert(L, v, &s->next);
-#undef IS
-}
-
-/* Copies the field table of the step at idx into *slot, which owns the step
-   from its allocation on, so a Lua error at any point leaks nothing. One
-   pass over the fields present (a step sets a few of some thirty). */
-static void convert(lua_State *L, int idx, sim_step **slot) {
+/* Copies the step at idx into *slot, which owns the copy from its
+   allocation on, so a Lua error at any point leaks nothing: the numbers at
+   once, then each string and array the step has. */
+static void convert(lua_State *L, int idx, const lstep *ls, sim_step **slot) {
   luaL_checkstack(L, 8, "steps nest too deep");
   idx = lua_absindex(L, idx);
-  step_data(L, idx);
-  int d = lua_gettop(L);
-  int kind = 0;
-  lua_getfield(L, d, "kind");
-  int_at(L, -1, &kind);
-  lua_pop(L, 1);
-  sim_step *s = sim__step_new((sim_step_kind)kind);
+  const sim_step *src = &ls->s;
+  sim_step *s = malloc(sizeof *s);
   if (s == NULL) oom(L);
+  *s = *src; /* every pointer and count below is made the copy's own */
+  s->content = s->model = s->code = s->type = s->message = s->retry_after_raw = s->body = NULL;
+  s->content_blob = s->chunks_blob = s->message_blob = s->body_blob = NULL;
+  s->chunks = NULL;
+  s->nchunks = 0;
+  s->headers = NULL;
+  s->nheaders = 0;
+  s->tool_calls = NULL;
+  s->ntool_calls = 0;
+  s->next = NULL;
   *slot = s;
-  lua_pushnil(L);
-  while (lua_next(L, d) != 0) {
-    size_t len;
-    const char *k = lua_type(L, -2) == LUA_TSTRING ? lua_tolstring(L, -2, &len) : NULL;
-    if (k != NULL) convert_field(L, s, k, len, lua_gettop(L));
+  text_at(L, idx, A_CONTENT, src->content, &s->content, &s->content_blob);
+  text_at(L, idx, A_MESSAGE, src->message, &s->message, &s->message_blob);
+  text_at(L, idx, A_BODY, src->body, &s->body, &s->body_blob);
+  s->model = dup_str(L, src->model);
+  s->code = dup_str(L, src->code);
+  s->type = dup_str(L, src->type);
+  s->retry_after_raw = dup_str(L, src->retry_after_raw);
+  if (src->nheaders > 0) {
+    s->headers = calloc((size_t)src->nheaders, sizeof *s->headers);
+    if (s->headers == NULL) oom(L);
+    s->nheaders = src->nheaders; /* all NULL until copied: each is freed */
+    for (int i = 0; i < src->nheaders; i++) {
+      s->headers[i].name = dup_str(L, src->headers[i].name);
+      s->headers[i].value = dup_str(L, src->headers[i].value);
+    }
+  }
+  if (src->ntool_calls > 0) {
+    s->tool_calls = calloc((size_t)src->ntool_calls, sizeof *s->tool_calls);
+    if (s->tool_calls == NULL) oom(L);
+    s->ntool_calls = src->ntool_calls; /* as the headers */
+    for (int i = 0; i < src->ntool_calls; i++) {
+      s->tool_calls[i].id = dup_str(L, src->tool_calls[i].id);
+      s->tool_calls[i].name = dup_str(L, src->tool_calls[i].name);
+      s->tool_calls[i].arguments = dup_str(L, src->tool_calls[i].arguments);
+    }
+  }
+  if (ls->set & (1ull << F_CHUNKS)) chunks_at(L, idx, ls, s);
+  if (src->next != NULL) { /* the lstep of the step in A_NEXT: s is its first member */
+    lua_getiuservalue(L, idx, A_NEXT);
+    convert(L, -1, (const lstep *)(const void *)src->next, &s->next);
     lua_pop(L, 1);
   }
-  lua_pop(L, 1);
 }
 
 /* Converts the step at idx into *slot; see lua_int.h. */
 void sim__lua_step_convert(lua_State *L, int idx, sim_step **slot) {
-  idx = lua_absindex(L, idx);
-  if (!sim__lua_is_step(L, idx)) luaL_error(L, "not a step");
-  convert(L, idx, slot);
+  const lstep *ls = lstep_at(L, idx);
+  if (ls == NULL) luaL_error(L, "not a step");
+  convert(L, idx, ls, slot);
 }
