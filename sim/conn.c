@@ -7,6 +7,7 @@
 #include <string.h>
 #include <sys/socket.h>
 
+#include "sim/json_write_int.h"
 #include "sim/server_int.h"
 
 /* Milliseconds since the session started. */
@@ -152,6 +153,36 @@ void sim__conn_notify(void *cls, struct MHD_Connection *mc, void **socket_contex
   const union MHD_ConnectionInfo *ci =
       MHD_get_connection_info(mc, MHD_CONNECTION_INFO_CONNECTION_FD);
   if (ci != NULL) sim__waiter_forget(srv->waiter, ci->connect_fd);
+}
+
+/* Notes a response header for the trace; see server_int.h. */
+void sim__conn_note_header(sim_conn *c, const char *name, const char *value) {
+  size_t n = strlen(name) + 1, v = strlen(value) + 1;
+  if (n + v > SIM_MAX_RESP_HDRS - c->resp_hdrs_len) return;
+  if (c->resp_hdrs_len + n + v > c->resp_hdrs_cap) {
+    size_t cap = c->resp_hdrs_cap ? c->resp_hdrs_cap * 2 : 256;
+    while (cap < c->resp_hdrs_len + n + v) cap *= 2;
+    char *p = realloc(c->resp_hdrs, cap);
+    if (p == NULL) return;
+    c->resp_hdrs = p;
+    c->resp_hdrs_cap = cap;
+  }
+  memcpy(c->resp_hdrs + c->resp_hdrs_len, name, n);
+  memcpy(c->resp_hdrs + c->resp_hdrs_len + n, value, v);
+  c->resp_hdrs_len += n + v;
+}
+
+/* Writes the noted headers; see server_int.h. */
+void sim__conn_write_headers(const sim_conn *c, sim_jw *w) {
+  const char *end = c->resp_hdrs + c->resp_hdrs_len;
+  for (const char *p = c->resp_hdrs; p != NULL && p < end;) {
+    const char *name = p, *value = p + strlen(p) + 1;
+    p = value + strlen(value) + 1;
+    int again = 0; /* noted again later: that one is written */
+    for (const char *q = p; q < end && !again; q += strlen(q) + 1, q += strlen(q) + 1)
+      again = strcmp(q, name) == 0;
+    if (!again) sim__jw_kstr(w, name, value);
+  }
 }
 
 /* Appends answer text for the trace, bounded by SIM_MAX_TEXT. */

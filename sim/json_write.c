@@ -345,6 +345,23 @@ void sim__jw_next_num(sim_jw *w, const char *lit, size_t n, double d) {
   sim__jw_num(w, d);
 }
 
+void sim__jw_next_int(sim_jw *w, const char *lit, size_t n, long long v) {
+  if (v >= 1000000000000000LL || v <= -1000000000000000LL) { /* printed as a double */
+    sim__jw_next_num(w, lit, n, (double)v);
+    return;
+  }
+  if (!room(w, n + 21)) return;
+  char *o = w->p + w->n;
+  memcpy(o, lit, n);
+  o += n;
+  char tmp[21], *e = tmp + sizeof tmp, *q = e;
+  unsigned long long u = v < 0 ? 0ULL - (unsigned long long)v : (unsigned long long)v;
+  do *--q = (char)('0' + u % 10); while ((u /= 10) != 0);
+  if (v < 0) *--q = '-';
+  memcpy(o, q, (size_t)(e - q));
+  w->n = (size_t)(o + (e - q) - w->p);
+}
+
 void sim__jw_next_bool(sim_jw *w, const char *lit, size_t n, int v) {
   sim__jw_raw(w, lit, n);
   sim__jw_bool(w, v);

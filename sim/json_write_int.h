@@ -71,10 +71,14 @@ void sim__jw_cjson(sim_jw *w, const cJSON *j);
 #define SIM__JW_NEXT_STR(w, key, s) sim__jw_next_str((w), ",\"" key "\":", sizeof(key) + 3, (s))
 #define SIM__JW_NEXT_NUM(w, key, d) sim__jw_next_num((w), ",\"" key "\":", sizeof(key) + 3, (d))
 #define SIM__JW_NEXT_BOOL(w, key, v) sim__jw_next_bool((w), ",\"" key "\":", sizeof(key) + 3, (v))
+#define SIM__JW_NEXT_INT(w, key, v) sim__jw_next_int((w), ",\"" key "\":", sizeof(key) + 3, (v))
 #define SIM__JW_NEXT_KEY(w, key) SIM__JW_LIT((w), ",\"" key "\":")
 void sim__jw_next_str(sim_jw *w, const char *lit, size_t n, const char *s);
 void sim__jw_next_num(sim_jw *w, const char *lit, size_t n, double d);
 void sim__jw_next_bool(sim_jw *w, const char *lit, size_t n, int v);
+/* An integer after lit, in one write: what sim__jw_next_num prints for it
+   (the trace's counts and ids, issue 30). */
+void sim__jw_next_int(sim_jw *w, const char *lit, size_t n, long long v);
 
 /* key: value in one call. */
 void sim__jw_kstr(sim_jw *w, const char *key, const char *s);

@@ -81,15 +81,11 @@ static void add_header(struct MHD_Response *r, sim_conn *c, const char *name,
                        const char *value, int record) {
   MHD_add_response_header(r, name, value);
   if (!record || !sim__trace_on(c->srv->trace)) return; /* nobody would read it */
-  if (c->resp_headers == NULL) c->resp_headers = cJSON_CreateObject();
-  if (c->resp_headers) {
-    /* the server's own names are lower case, so the quick test applies */
-    int clean = sim__redact_header_clean(name, value, strlen(value));
-    char *safe = clean ? NULL : sim_redact_header(name, value);
-    cJSON_DeleteItemFromObject(c->resp_headers, name);
-    cJSON_AddStringToObject(c->resp_headers, name, clean ? value : safe ? safe : "[redacted]");
-    free(safe);
-  }
+  /* the server's own names are lower case, so the quick test applies */
+  int clean = sim__redact_header_clean(name, value, strlen(value));
+  char *safe = clean ? NULL : sim_redact_header(name, value);
+  sim__conn_note_header(c, name, clean ? value : safe ? safe : "[redacted]");
+  free(safe);
 }
 
 /* The wait a Gemini error advises in RetryInfo: the step's retry_after,

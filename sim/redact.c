@@ -40,8 +40,10 @@
 /* The name rule on the lower-case, trimmed, NUL-terminated name, in one
    pass: each word is looked for only where its first letter stands (with
    memcmp of known lengths: strncmp per letter cost ~300 instructions a
-   header name, issue 30). */
-static int name_secret_low(const char *low) {
+   header name, issue 30). With `strict`, -1 for a name that is not lower
+   case and trimmed (a capital or one of isspace's bytes): the quick test
+   leaves such a name to the rule itself. */
+static int name_rule(const char *low, int strict) {
   int key = 0, idempotency = 0;
   size_t n = strlen(low);
   for (size_t i = 0; i < n; i++) {
@@ -73,11 +75,16 @@ static int name_secret_low(const char *low) {
     case 'i':
       if (STARTS(p, rem, "idempotency")) idempotency = 1;
       break;
-    default: break;
+    default:
+      if (strict && ((*p >= 'A' && *p <= 'Z') || *p == ' ' || (*p >= '\t' && *p <= '\r')))
+        return -1;
+      break;
     }
   }
   return key && !idempotency;
 }
+
+static int name_secret_low(const char *low) { return name_rule(low, 0); }
 
 /* The name rule on n bytes (no terminator needed): trimmed and lower-cased
    once into a buffer, then read in one pass (issue 13: the rule runs on
@@ -357,10 +364,7 @@ char *sim_redact_text(const char *text, size_t n) {
 /* The header rule's quick answer (sim_int.h): the name is a lower-case
    token, so it is read as it is, without the trim and copy of name_secret. */
 int sim__redact_header_clean(const char *name_low, const char *value, size_t len) {
-  for (const char *p = name_low; *p != '\0'; p++)
-    if ((*p >= 'A' && *p <= 'Z') || *p == ' ' || (*p >= '\t' && *p <= '\r'))
-      return 0; /* not lower case and trimmed (isspace's bytes): ask the rule */
-  return !name_secret_low(name_low) && nothing_to_find(value, len);
+  return name_rule(name_low, 1) == 0 && nothing_to_find(value, len);
 }
 
 /*

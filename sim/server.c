@@ -266,9 +266,9 @@ static void trace_arrive(sim_conn *c, const char *method, const char *url,
   sim_jw *w = sim__trace_begin(c->srv->trace, "arrive", c->t_arrive);
   if (w == NULL) return;
   hdr_list_load(hl);
-  SIM__JW_NEXT_NUM(w, "id", (double)c->id);
+  SIM__JW_NEXT_INT(w, "id", c->id);
   SIM__JW_NEXT_STR(w, "key", c->key);
-  SIM__JW_NEXT_NUM(w, "attempt", c->attempt);
+  SIM__JW_NEXT_INT(w, "attempt", c->attempt);
   if (c->provider >= 0)
     SIM__JW_NEXT_STR(w, "provider", sim__scenario_provider_name(c->srv->sc, c->provider));
   else
@@ -288,7 +288,7 @@ static void trace_arrive(sim_conn *c, const char *method, const char *url,
   else SIM__JW_NEXT_STR(w, "dialect", sim__dialect_name(c->dialect));
   SIM__JW_NEXT_BOOL(w, "stream", c->stream_req);
   if (c->model) SIM__JW_NEXT_STR(w, "model", c->model);
-  SIM__JW_NEXT_NUM(w, "body_bytes", (double)c->body_len);
+  SIM__JW_NEXT_INT(w, "body_bytes", (long long)c->body_len);
   SIM__JW_NEXT_KEY(w, "headers");
   sim__jw_open(w, '{');
   for (int i = 0; i < hl->n; i++) sim__jw_kstr(w, hl->h[i].name, hl->h[i].value);
@@ -597,16 +597,18 @@ static void trace_end(sim_conn *c, enum MHD_RequestTerminationCode toe) {
   const char *how = c->how;
   /* A deliberate end wins, unless the peer left before it was reached. */
   if (how == NULL) how = how_from_toe(toe);
-  SIM__JW_NEXT_NUM(w, "id", (double)c->id);
+  SIM__JW_NEXT_INT(w, "id", c->id);
   SIM__JW_NEXT_STR(w, "step", c->step_name ? c->step_name : "none");
-  SIM__JW_NEXT_NUM(w, "status", c->status);
+  SIM__JW_NEXT_INT(w, "status", c->status);
   SIM__JW_NEXT_STR(w, "how", how);
   SIM__JW_NEXT_STR(w, "state", state_of(c, toe));
   if (unserved(c)) SIM__JW_LIT(w, ",\"unserved\":true");
-  SIM__JW_NEXT_NUM(w, "bytes", (double)c->bytes);
-  if (c->resp_headers) {
+  SIM__JW_NEXT_INT(w, "bytes", (long long)c->bytes);
+  if (c->resp_hdrs_len > 0) {
     SIM__JW_NEXT_KEY(w, "headers");
-    sim__jw_cjson(w, c->resp_headers);
+    sim__jw_open(w, '{');
+    sim__conn_write_headers(c, w);
+    sim__jw_close(w, '}');
   }
   if (c->has_ra) SIM__JW_NEXT_NUM(w, "retry_after_ms", c->retry_after_ms);
   if (c->sent.error_event) SIM__JW_LIT(w, ",\"error_event\":true");
@@ -616,9 +618,9 @@ static void trace_end(sim_conn *c, enum MHD_RequestTerminationCode toe) {
     if (c->cur->code) SIM__JW_NEXT_STR(w, "code", c->cur->code);
     if (c->cur->type) SIM__JW_NEXT_STR(w, "type", c->cur->type);
   }
-  SIM__JW_NEXT_NUM(w, "tokens_in", c->tokens_in);
-  SIM__JW_NEXT_NUM(w, "tokens_out", c->tokens_out);
-  SIM__JW_NEXT_NUM(w, "chunks", c->chunks);
+  SIM__JW_NEXT_INT(w, "tokens_in", c->tokens_in);
+  SIM__JW_NEXT_INT(w, "tokens_out", c->tokens_out);
+  SIM__JW_NEXT_INT(w, "chunks", c->chunks);
   if (c->stalled) SIM__JW_LIT(w, ",\"stalled\":true");
   if (c->no_end_marker) SIM__JW_LIT(w, ",\"end_marker\":false");
   if (c->no_finish) SIM__JW_LIT(w, ",\"finish\":false");
@@ -648,7 +650,7 @@ static void on_completed(void *cls, struct MHD_Connection *mc, void **con_cls,
   sim__upplay_free(c->up);
   free(c->fwd_path);
   sim__step_free(c->root);
-  cJSON_Delete(c->resp_headers);
+  free(c->resp_hdrs);
   free(c->body);
   free(c->model);
   free(c->lookup_key);

@@ -15,6 +15,7 @@
 #define SIM_MAX_BODY (1024 * 1024)  /* larger request bodies get a 413 */
 #define SIM_MAX_REQ_HEADERS 100     /* headers kept for the trace and Lua */
 #define SIM_MAX_TEXT 4096           /* answer text kept for the trace */
+#define SIM_MAX_RESP_HDRS (1u << 20) /* bytes of answer headers kept for the trace */
 #define SIM_CONN_POOL (16 * 1024)   /* libmicrohttpd's memory per connection (headers) */
 #define SIM_DRAIN_MS 250            /* at stop: the most a request in flight is waited for */
 
@@ -108,7 +109,9 @@ typedef struct sim_conn {
   const char *step_name;
   int status;
   long bytes;
-  cJSON *resp_headers;
+  char *resp_hdrs;          /* the answer's headers for the trace's end.headers,
+                               redacted: "name\0value\0" pairs as sent */
+  size_t resp_hdrs_len, resp_hdrs_cap;
   int has_ra;
   double retry_after_ms;
   int tokens_in, tokens_out;
@@ -209,6 +212,13 @@ void sim__conn_notify(void *cls, struct MHD_Connection *mc, void **socket_contex
                       enum MHD_ConnectionNotificationCode toe);
 /* Appends answer text for the trace, bounded by SIM_MAX_TEXT. */
 void sim__conn_add_text(sim_conn *c, const char *s);
+/* Notes a response header (its value already redacted) for the trace's
+   end.headers, bounded by SIM_MAX_RESP_HDRS bytes (past it, dropped). */
+void sim__conn_note_header(sim_conn *c, const char *name, const char *value);
+/* Writes the noted headers as a JSON object's members: a name noted twice
+   once, with its last value, where it was last noted (as a header set
+   again replaces the first). */
+void sim__conn_write_headers(const sim_conn *c, struct sim_jw *w);
 /* server.c: the shared state is out of reach: an `error` event (kind
    "state") in the trace and the fusebox error to the client. */
 enum MHD_Result sim__state_fail(sim_conn *c, const char *why);

@@ -2,6 +2,7 @@
    bytes cJSON prints for the same tree, its commas, its bound, and the hot
    bodies and trace lines built with it. */
 #include <CUnit/CUnit.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -194,6 +195,28 @@ static void test_chat_body_bytes(void) {
 
 /* A line begun and committed field by field is one JSON line, with a
    tap's session name last. */
+/* An integer written by sim__jw_next_int reads as sim__jw_next_num writes
+   it, at the edges of its fast path too. */
+static void test_next_int(void) {
+  static const long long V[] = {0, 1, -1, 9, 10, 12345, -98765, 999999999999999LL,
+                                -999999999999999LL, 1000000000000000LL, -1000000000000000LL,
+                                9007199254740993LL, LLONG_MAX, LLONG_MIN};
+  for (size_t i = 0; i < sizeof V / sizeof V[0]; i++) {
+    sim_jw a, b;
+    sim__jw_init(&a, 1024);
+    sim__jw_init(&b, 1024);
+    SIM__JW_NEXT_INT(&a, "n", V[i]);
+    SIM__JW_NEXT_NUM(&b, "n", (double)V[i]);
+    char *x = sim__jw_take(&a), *y = sim__jw_take(&b);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(x);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(y);
+    if (strcmp(x, y) != 0) fprintf(stderr, "\n  %lld: '%s' against '%s'\n", V[i], x, y);
+    CU_ASSERT_STRING_EQUAL(x, y);
+    free(x);
+    free(y);
+  }
+}
+
 static void test_trace_fields_line(void) {
   char path[] = "/tmp/fbx-jw-XXXXXX";
   int fd = mkstemp(path);
@@ -234,5 +257,6 @@ int suite_json_write(void) {
   CU_add_test(s, "invalid UTF-8 becomes U+FFFD", test_invalid_utf8);
   CU_add_test(s, "chat.completion body: cJSON's bytes", test_chat_body_bytes);
   CU_add_test(s, "a trace line field by field", test_trace_fields_line);
+  CU_add_test(s, "integers as numbers print", test_next_int);
   return CU_get_error();
 }

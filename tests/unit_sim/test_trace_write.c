@@ -7,6 +7,8 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "sim/json_write_int.h"
+#include "sim/server_int.h"
 #include "sim/sim_int.h"
 
 /* Whole lines in path now: how many, or -1 when one does not parse. */
@@ -238,6 +240,35 @@ static void test_line_fixes_utf8(void) {
   cJSON_Delete(ev);
 }
 
+/* end.headers from the headers an answer noted: in the order sent, a name
+   sent again written once with its last value where it was last sent (a
+   header set again replaces the first), none noted: nothing written. */
+static void test_end_headers(void) {
+  sim_conn *c = calloc(1, sizeof *c);
+  CU_ASSERT_PTR_NOT_NULL_FATAL(c);
+  sim_jw w;
+  sim__jw_init(&w, 1 << 20);
+  sim__jw_open(&w, '{');
+  sim__conn_write_headers(c, &w);
+  sim__jw_close(&w, '}');
+  char *s = sim__jw_take(&w);
+  CU_ASSERT_STRING_EQUAL(s, "{}");
+  free(s);
+  sim__conn_note_header(c, "x-request-id", "req_1");
+  sim__conn_note_header(c, "retry-after", "2");
+  for (int i = 0; i < 40; i++) sim__conn_note_header(c, "x-filler", "0123456789"); /* grows */
+  sim__conn_note_header(c, "retry-after", "3");
+  sim__jw_init(&w, 1 << 20);
+  sim__jw_open(&w, '{');
+  sim__conn_write_headers(c, &w);
+  sim__jw_close(&w, '}');
+  s = sim__jw_take(&w);
+  CU_ASSERT_STRING_EQUAL(s, "{\"x-request-id\":\"req_1\",\"x-filler\":\"0123456789\",\"retry-after\":\"3\"}");
+  free(s);
+  free(c->resp_hdrs);
+  free(c);
+}
+
 int suite_trace_write(void) {
   CU_pSuite s = CU_add_suite("trace_write", NULL, NULL);
   if (s == NULL) return CU_get_error();
@@ -248,5 +279,6 @@ int suite_trace_write(void) {
   CU_add_test(s, "a burst: whole lines, flushed within ms", test_burst_whole_lines);
   CU_add_test(s, "line writer prints what cJSON prints", test_line_matches_cjson);
   CU_add_test(s, "line writer: invalid UTF-8 and NaN", test_line_fixes_utf8);
+  CU_add_test(s, "end.headers: a header sent again", test_end_headers);
   return CU_get_error();
 }
