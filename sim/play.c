@@ -167,11 +167,17 @@ static void add_error_type(struct MHD_Response *r, sim_conn *c, int status, cons
   add_header(r, c, "x-amzn-errortype", sim__bedrock_error_type(status, type), 1);
 }
 
-/* Queues a complete response with body (copied). */
-static enum MHD_Result queue_body(sim_conn *c, int status, const char *ctype,
-                                  const char *body, size_t len, const sim_step *s) {
+/* Queues a complete response whose body (len bytes at body, malloc'd) is
+   handed over: libmicrohttpd frees it, and queue_owned does when it
+   cannot (the answer of nearly every request: no copy, issue 30). */
+static enum MHD_Result queue_owned(sim_conn *c, int status, const char *ctype, char *body,
+                                   size_t len, const sim_step *s) {
+  /* an empty body is not handed over: whether libmicrohttpd frees the
+     buffer of one is not said */
   struct MHD_Response *r =
-      MHD_create_response_from_buffer(len, (void *)body, MHD_RESPMEM_MUST_COPY);
+      len > 0 ? MHD_create_response_from_buffer(len, body, MHD_RESPMEM_MUST_FREE)
+              : MHD_create_response_from_buffer(0, (void *)"", MHD_RESPMEM_PERSISTENT);
+  if (r == NULL || len == 0) free(body);
   if (r == NULL) return MHD_NO;
   add_header(r, c, "content-type", ctype, 0);
   add_step_headers(r, c, s);
@@ -184,6 +190,15 @@ static enum MHD_Result queue_body(sim_conn *c, int status, const char *ctype,
   enum MHD_Result ret = MHD_queue_response(c->mc, (unsigned)status, r);
   MHD_destroy_response(r);
   return ret;
+}
+
+/* Queues a complete response with a body the caller keeps (copied). */
+static enum MHD_Result queue_body(sim_conn *c, int status, const char *ctype,
+                                  const char *body, size_t len, const sim_step *s) {
+  char *copy = malloc(len > 0 ? len : 1);
+  if (copy == NULL) return MHD_NO;
+  if (len > 0) memcpy(copy, body, len);
+  return queue_owned(c, status, ctype, copy, len, s);
 }
 
 /* ------------------------------------------------------ shared bodies */
@@ -822,8 +837,7 @@ static enum MHD_Result play_truncate(sim_conn *c, const sim_step *s) {
   if (c->text && at < len) c->text[0] = '\0', c->text_len = 0;
   enum MHD_Result ret;
   if (!s->early_close) {
-    ret = queue_body(c, status, ctype, body, at, s);
-    free(body);
+    ret = queue_owned(c, status, ctype, body, at, s);
   } else {
     sim_player *p = calloc(1, sizeof *p);
     if (p == NULL) {
@@ -891,8 +905,7 @@ static enum MHD_Result effect_answer(sim_conn *c, int status, const char *key, i
   char *body = cJSON_PrintUnformatted(o);
   cJSON_Delete(o);
   if (body == NULL) return MHD_NO;
-  enum MHD_Result ret = queue_body(c, status, "application/json", body, strlen(body), NULL);
-  free(body);
+  enum MHD_Result ret = queue_owned(c, status, "application/json", body, strlen(body), NULL);
   return ret;
 }
 
@@ -904,8 +917,7 @@ static enum MHD_Result play_lookup(sim_conn *c) {
     char *body = sim__error_body(SIM_DIALECT_OPENAI, 503, "ledger_unavailable", NULL,
                                  "The effect ledger is unavailable.");
     if (body == NULL) return MHD_NO;
-    enum MHD_Result r = queue_body(c, 503, "application/json", body, strlen(body), NULL);
-    free(body);
+    enum MHD_Result r = queue_owned(c, 503, "application/json", body, strlen(body), NULL);
     return r;
   }
   char *result = NULL, err[SIM_ERRLEN] = "";
@@ -968,8 +980,7 @@ static enum MHD_Result play_unstreamable(sim_conn *c, const sim_step *s) {
     status = s->status ? s->status : 500;
     char *body = sim__error_body(c->dialect, status, s->code, s->type, s->message);
     if (body == NULL) return MHD_NO;
-    enum MHD_Result r = queue_body(c, status, "application/json", body, strlen(body), NULL);
-    free(body);
+    enum MHD_Result r = queue_owned(c, status, "application/json", body, strlen(body), NULL);
     return r;
   }
   if (s->stall_after >= 0 && c->wake != SIM_WAKE_TIMER) {
@@ -981,8 +992,7 @@ static enum MHD_Result play_unstreamable(sim_conn *c, const sim_step *s) {
   c->wake = 0;
   char *body = step_body(c, s, &status, &ctype);
   if (body == NULL) return MHD_NO;
-  enum MHD_Result r = queue_body(c, status, ctype, body, strlen(body), s);
-  free(body);
+  enum MHD_Result r = queue_owned(c, status, ctype, body, strlen(body), s);
   return r;
 }
 
@@ -1162,8 +1172,7 @@ enum MHD_Result sim__play(sim_conn *c) {
       const char *ctype;
       char *body = step_body(c, s, &status, &ctype);
       if (body == NULL) return MHD_NO;
-      enum MHD_Result r = queue_body(c, status, ctype, body, strlen(body), s);
-      free(body);
+      enum MHD_Result r = queue_owned(c, status, ctype, body, strlen(body), s);
       return r;
     }
     }
