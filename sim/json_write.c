@@ -39,7 +39,11 @@ char *sim__jw_take(sim_jw *w) {
     sim__jw_free(w);
     return NULL;
   }
-  char *p = realloc(w->p, w->n + 1); /* also makes a buffer for "" */
+  /* the buffer as it is when the NUL fits and it is at most twice the
+     bytes (an answer's body: no shrinking copy, issue 30); shrunk when it
+     would waste more (a stream's frames are all kept while it plays) */
+  int keep = w->n + 1 <= w->cap && w->cap - w->n <= w->n + 1;
+  char *p = keep ? w->p : realloc(w->p, w->n + 1);
   if (p == NULL) {
     sim__jw_free(w);
     return NULL;
