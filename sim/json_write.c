@@ -366,6 +366,31 @@ void sim__jw_next_int(sim_jw *w, const char *lit, size_t n, long long v) {
   w->n = (size_t)(o + (e - q) - w->p);
 }
 
+void sim__jw_next_us(sim_jw *w, const char *lit, size_t n, long long us) {
+  if (us >= 1000000000000000LL || us <= -1000000000000000LL) { /* past the fast paths */
+    sim__jw_next_num(w, lit, n, (double)us / 1000.0);
+    return;
+  }
+  if (!room(w, n + 24)) return;
+  char *o = w->p + w->n;
+  memcpy(o, lit, n);
+  o += n;
+  char tmp[24], *e = tmp + sizeof tmp, *q = e;
+  unsigned long long u = us < 0 ? 0ULL - (unsigned long long)us : (unsigned long long)us;
+  unsigned frac = (unsigned)(u % 1000);
+  if (frac != 0) { /* as sim__jw_num: its digits, trailing zeros left out */
+    int digits = frac % 10 ? 3 : frac % 100 ? 2 : 1;
+    for (int i = 3; i > digits; i--) frac /= 10;
+    for (int i = 0; i < digits; i++, frac /= 10) *--q = (char)('0' + frac % 10);
+    *--q = '.';
+  }
+  u /= 1000;
+  do *--q = (char)('0' + u % 10); while ((u /= 10) != 0);
+  if (us < 0) *--q = '-';
+  memcpy(o, q, (size_t)(e - q));
+  w->n = (size_t)(o + (e - q) - w->p);
+}
+
 void sim__jw_next_bool(sim_jw *w, const char *lit, size_t n, int v) {
   sim__jw_raw(w, lit, n);
   sim__jw_bool(w, v);

@@ -79,6 +79,10 @@ void sim__jw_next_bool(sim_jw *w, const char *lit, size_t n, int v);
 /* An integer after lit, in one write: what sim__jw_next_num prints for it
    (the trace's counts and ids, issue 30). */
 void sim__jw_next_int(sim_jw *w, const char *lit, size_t n, long long v);
+/* us microseconds as milliseconds after lit (1234567 as 1234.567, 2000
+   as 2): what sim__jw_next_num prints for us / 1000.0 (the trace's
+   times). */
+void sim__jw_next_us(sim_jw *w, const char *lit, size_t n, long long us);
 
 /* key: value in one call. */
 void sim__jw_kstr(sim_jw *w, const char *key, const char *s);

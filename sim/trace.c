@@ -266,7 +266,7 @@ sim_jw *sim__trace_begin(const sim_trace *tr, const char *kind, double t_ms) {
   SIM__JW_LIT(w, "{\"ev\":");
   sim__jw_str(w, kind);
   /* Microsecond resolution is plenty and keeps lines short. */
-  SIM__JW_NEXT_NUM(w, "t", (double)(long long)(t_ms * 1000.0) / 1000.0);
+  sim__jw_next_us(w, ",\"t\":", 5, (long long)(t_ms * 1000.0));
   return w;
 }
 

@@ -217,6 +217,44 @@ static void test_next_int(void) {
   }
 }
 
+/* Times written by sim__jw_next_us read as sim__jw_next_num writes them. */
+static void test_next_us(void) {
+  static const long long V[] = {0, 1, 10, 100, 999, 1000, 1001, 1010, 1100, 232990, 277575,
+                                -1, -1500, 123456789012LL, 999999999999999LL,
+                                1000000000000000LL, -1000000000000000LL};
+  for (size_t i = 0; i < sizeof V / sizeof V[0]; i++) {
+    sim_jw a, b;
+    sim__jw_init(&a, 1024);
+    sim__jw_init(&b, 1024);
+    sim__jw_next_us(&a, ",\"t\":", 5, V[i]);
+    SIM__JW_NEXT_NUM(&b, "t", (double)V[i] / 1000.0);
+    char *x = sim__jw_take(&a), *y = sim__jw_take(&b);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(x);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(y);
+    if (strcmp(x, y) != 0) fprintf(stderr, "\n  %lld us: '%s' against '%s'\n", V[i], x, y);
+    CU_ASSERT_STRING_EQUAL(x, y);
+    free(x);
+    free(y);
+  }
+  /* and 20,000 spread over a day's to ten years' microseconds */
+  unsigned long long r = 88172645463325252ULL;
+  int differ = 0;
+  for (int i = 0; i < 20000; i++) {
+    r ^= r << 13, r ^= r >> 7, r ^= r << 17;
+    long long us = (long long)(r % (i % 2 ? 86400000000ULL : 315360000000000ULL));
+    sim_jw a, b;
+    sim__jw_init(&a, 1024);
+    sim__jw_init(&b, 1024);
+    sim__jw_next_us(&a, ",\"t\":", 5, us);
+    SIM__JW_NEXT_NUM(&b, "t", (double)us / 1000.0);
+    char *x = sim__jw_take(&a), *y = sim__jw_take(&b);
+    differ += x == NULL || y == NULL || strcmp(x, y) != 0;
+    free(x);
+    free(y);
+  }
+  CU_ASSERT_EQUAL(differ, 0);
+}
+
 static void test_trace_fields_line(void) {
   char path[] = "/tmp/fbx-jw-XXXXXX";
   int fd = mkstemp(path);
@@ -258,5 +296,6 @@ int suite_json_write(void) {
   CU_add_test(s, "chat.completion body: cJSON's bytes", test_chat_body_bytes);
   CU_add_test(s, "a trace line field by field", test_trace_fields_line);
   CU_add_test(s, "integers as numbers print", test_next_int);
+  CU_add_test(s, "times as numbers print", test_next_us);
   return CU_get_error();
 }
