@@ -63,7 +63,7 @@ start_server() {
   SERVER_PIDS+=("$SRV_PID")
   SRV_PORT=
   for i in $(seq 100); do
-    SRV_PORT=$(awk '/^port [0-9]+$/ {print $2; exit}' "$out")
+    SRV_PORT=$(awk '/^port [0-9]+$/ {print $2; exit}' "$out" 2>/dev/null) # not made yet: empty
     [ -n "$SRV_PORT" ] && break
     kill -0 "$SRV_PID" 2>/dev/null || break
     sleep 0.05

@@ -223,6 +223,32 @@ void sim__jw_key(sim_jw *w, const char *key) {
   put_byte(w, ':');
 }
 
+/* Writes v's digits (a '-' before them when negative) to end just before
+   e; returns where they start. */
+static char *int_before(char *e, long long v) {
+  unsigned long long u = v < 0 ? 0ULL - (unsigned long long)v : (unsigned long long)v;
+  do *--e = (char)('0' + u % 10); while ((u /= 10) != 0);
+  if (v < 0) *--e = '-';
+  return e;
+}
+
+/* Writes q thousandths (microseconds as milliseconds) to end just before
+   e: the whole part, then the fraction without its trailing zeros (none
+   for a whole number); returns where they start. */
+static char *thousandths_before(char *e, long long q) {
+  unsigned long long u = q < 0 ? 0ULL - (unsigned long long)q : (unsigned long long)q;
+  unsigned frac = (unsigned)(u % 1000);
+  if (frac != 0) {
+    int digits = frac % 10 ? 3 : frac % 100 ? 2 : 1;
+    for (int i = 3; i > digits; i--) frac /= 10;
+    for (int i = 0; i < digits; i++, frac /= 10) *--e = (char)('0' + frac % 10);
+    *--e = '.';
+  }
+  e = int_before(e, (long long)(u / 1000));
+  if (q < 0) *--e = '-';
+  return e;
+}
+
 /* A number as cJSON prints it; NaN and infinities as null. */
 void sim__jw_num(sim_jw *w, double d) {
   char tmp[32];
@@ -238,11 +264,7 @@ void sim__jw_num(sim_jw *w, double d) {
   }
   /* the range first: (long long) of 1e40 is undefined (fuzz_api) */
   if (d < 1e15 && d > -1e15 && d == (double)(long long)d) {
-    long long v = (long long)d;
-    char *e = tmp + sizeof tmp, *q = e;
-    unsigned long long u = v < 0 ? 0ULL - (unsigned long long)v : (unsigned long long)v;
-    do *--q = (char)('0' + u % 10); while ((u /= 10) != 0);
-    if (v < 0) *--q = '-';
+    char *e = tmp + sizeof tmp, *q = int_before(e, (long long)d);
     sim__jw_raw(w, q, (size_t)(e - q));
     return;
   }
@@ -250,17 +272,8 @@ void sim__jw_num(sim_jw *w, double d) {
      prints for them, without printf's cost. d must be the double nearest
      q/1000 (division is correctly rounded), so %1.15g reads back exactly. */
   long long q = llround(d * 1000.0);
-  if (d > -1e12 && d < 1e12 && (double)q / 1000.0 == d) {
-    unsigned long long u = q < 0 ? 0ULL - (unsigned long long)q : (unsigned long long)q;
-    char *e = tmp + sizeof tmp, *o = e;
-    unsigned frac = (unsigned)(u % 1000);
-    int digits = frac % 10 ? 3 : frac % 100 ? 2 : 1; /* frac > 0: not an integer */
-    for (int i = 3; i > digits; i--) frac /= 10;
-    for (int i = 0; i < digits; i++, frac /= 10) *--o = (char)('0' + frac % 10);
-    *--o = '.';
-    u /= 1000;
-    do *--o = (char)('0' + u % 10); while ((u /= 10) != 0);
-    if (q < 0) *--o = '-';
+  if (d > -1e12 && d < 1e12 && (double)q / 1000.0 == d) { /* not whole: d is not */
+    char *e = tmp + sizeof tmp, *o = thousandths_before(e, q);
     sim__jw_raw(w, o, (size_t)(e - o));
     return;
   }
@@ -349,21 +362,21 @@ void sim__jw_next_num(sim_jw *w, const char *lit, size_t n, double d) {
   sim__jw_num(w, d);
 }
 
+/* lit, then the len bytes at s, in one write. */
+static void raw2(sim_jw *w, const char *lit, size_t n, const char *s, size_t len) {
+  if (!room(w, n + len)) return;
+  memcpy(w->p + w->n, lit, n);
+  memcpy(w->p + w->n + n, s, len);
+  w->n += n + len;
+}
+
 void sim__jw_next_int(sim_jw *w, const char *lit, size_t n, long long v) {
   if (v >= 1000000000000000LL || v <= -1000000000000000LL) { /* printed as a double */
     sim__jw_next_num(w, lit, n, (double)v);
     return;
   }
-  if (!room(w, n + 21)) return;
-  char *o = w->p + w->n;
-  memcpy(o, lit, n);
-  o += n;
-  char tmp[21], *e = tmp + sizeof tmp, *q = e;
-  unsigned long long u = v < 0 ? 0ULL - (unsigned long long)v : (unsigned long long)v;
-  do *--q = (char)('0' + u % 10); while ((u /= 10) != 0);
-  if (v < 0) *--q = '-';
-  memcpy(o, q, (size_t)(e - q));
-  w->n = (size_t)(o + (e - q) - w->p);
+  char tmp[24], *e = tmp + sizeof tmp, *q = int_before(e, v);
+  raw2(w, lit, n, q, (size_t)(e - q));
 }
 
 void sim__jw_next_us(sim_jw *w, const char *lit, size_t n, long long us) {
@@ -371,24 +384,8 @@ void sim__jw_next_us(sim_jw *w, const char *lit, size_t n, long long us) {
     sim__jw_next_num(w, lit, n, (double)us / 1000.0);
     return;
   }
-  if (!room(w, n + 24)) return;
-  char *o = w->p + w->n;
-  memcpy(o, lit, n);
-  o += n;
-  char tmp[24], *e = tmp + sizeof tmp, *q = e;
-  unsigned long long u = us < 0 ? 0ULL - (unsigned long long)us : (unsigned long long)us;
-  unsigned frac = (unsigned)(u % 1000);
-  if (frac != 0) { /* as sim__jw_num: its digits, trailing zeros left out */
-    int digits = frac % 10 ? 3 : frac % 100 ? 2 : 1;
-    for (int i = 3; i > digits; i--) frac /= 10;
-    for (int i = 0; i < digits; i++, frac /= 10) *--q = (char)('0' + frac % 10);
-    *--q = '.';
-  }
-  u /= 1000;
-  do *--q = (char)('0' + u % 10); while ((u /= 10) != 0);
-  if (us < 0) *--q = '-';
-  memcpy(o, q, (size_t)(e - q));
-  w->n = (size_t)(o + (e - q) - w->p);
+  char tmp[24], *e = tmp + sizeof tmp, *q = thousandths_before(e, us);
+  raw2(w, lit, n, q, (size_t)(e - q));
 }
 
 void sim__jw_next_bool(sim_jw *w, const char *lit, size_t n, int v) {
