@@ -479,16 +479,15 @@ static long long content_length(struct MHD_Connection *mc) {
 }
 
 /* 1 when the request announces a body (a length > 0, or chunks). */
-static int has_body(struct MHD_Connection *mc) {
-  long long cl = content_length(mc);
-  return cl > 0 || (cl < 0 && MHD_lookup_connection_value(mc, MHD_HEADER_KIND,
-                                                          "Transfer-Encoding") != NULL);
+static int has_body(const sim_conn *c) {
+  return c->content_length > 0 ||
+         (c->content_length < 0 &&
+          MHD_lookup_connection_value(c->mc, MHD_HEADER_KIND, "Transfer-Encoding") != NULL);
 }
 
 /* The first body buffer: Content-Length when it is sane, else the chunk. */
-static size_t body_hint(struct MHD_Connection *mc, size_t n) {
-  const char *cl = MHD_lookup_connection_value(mc, MHD_HEADER_KIND, "Content-Length");
-  unsigned long long want = cl ? strtoull(cl, NULL, 10) : 0;
+static size_t body_hint(const sim_conn *c, size_t n) {
+  unsigned long long want = c->content_length > 0 ? (unsigned long long)c->content_length : 0;
   return want >= n && want <= SIM_MAX_BODY ? (size_t)want : n;
 }
 
@@ -509,13 +508,14 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *mc, const ch
     __atomic_add_fetch(&srv->root->in_flight, 1, __ATOMIC_RELAXED);
     if (srv->sessions != NULL) sim__session_route(c, url); /* may pick another view */
     /* an upload whose peer already left is closed now, not in 300 s */
-    if (has_body(mc)) (void)sim__conn_peer_gone(c);
+    c->content_length = content_length(mc);
+    if (has_body(c)) (void)sim__conn_peer_gone(c);
     return MHD_YES;
   }
   if (c->phase == 0 && *upload_size > 0) {
     size_t n = *upload_size;
     *upload_size = 0;
-    long long want = content_length(mc);
+    long long want = c->content_length;
     if (want < 0 || (unsigned long long)want > c->body_seen + n) (void)sim__conn_peer_gone(c);
     c->body_seen += n;
     if (c->too_big || c->body_len + n > SIM_MAX_BODY) {
@@ -525,7 +525,7 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *mc, const ch
     if (c->body_len + n > c->body_cap) {
       /* Sized to need: thousands of held connections each keep their body
          (an effect's fingerprint is taken when it is played). */
-      size_t cap = c->body_cap ? c->body_cap : body_hint(mc, n);
+      size_t cap = c->body_cap ? c->body_cap : body_hint(c, n);
       while (cap < c->body_len + n) cap *= 2;
       char *nb = realloc(c->body, cap);
       if (nb == NULL) return MHD_NO;

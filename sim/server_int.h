@@ -62,6 +62,8 @@ typedef struct sim_conn {
   char *body;               /* request body, bounded by SIM_MAX_BODY */
   size_t body_len, body_cap;
   size_t body_seen;         /* body bytes received, kept or not (too_big) */
+  long long content_length; /* the request's Content-Length, -1 without one
+                               (read once, at its first callback) */
   int too_big;              /* body exceeded SIM_MAX_BODY */
   int phase;                /* 0 reading, 1 playing, 2 response queued */
   int direct;               /* answered by fusebox itself (control, a refused
