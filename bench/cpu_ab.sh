@@ -3,10 +3,11 @@
 # against the bare libmicrohttpd responder (bench/bare_mhd.c) in the same
 # round (issue 30): the figure a code change moves and a shared machine's
 # noise moves least. Each round runs bare, A, B, B, A, bare (wrk -t1 -c50,
-# the Lua provider function of throughput.sh, no --trace) and prints A and
-# B's mean CPU per request over the bare runs' mean, and B over A.
+# the Lua provider function of throughput.sh, no --trace; TRACE=1: with
+# --trace FILE) and prints A and B's mean CPU per request over the bare
+# runs' mean, and B over A.
 #
-#   bash bench/cpu_ab.sh OLD_FUSEBOX NEW_FUSEBOX   # ROUNDS=4 DURATION=3
+#   bash bench/cpu_ab.sh OLD_FUSEBOX NEW_FUSEBOX   # ROUNDS=4 DURATION=3 TRACE=0
 set -euo pipefail
 source "$(dirname "$0")/lib.sh"
 
@@ -49,7 +50,7 @@ one() {
     for _ in $(seq 100); do grep -q '^port' "$WORK/bare.out" && break; sleep 0.05; done
     port=$(awk '/^port/ {print $2}' "$WORK/bare.out")
   else
-    FUSEBOX_BIN=$1 start_server "$WORK/fn.lua" ""
+    FUSEBOX_BIN=$1 start_server "$WORK/fn.lua" "$TRACE_FILE"
     pid=$SRV_PID port=$SRV_PORT
   fi
   WRK_LOG=$WORK/wrk.log wrk_stats "http://127.0.0.1:$port/v1/chat/completions" "$WARMUP" >/dev/null
@@ -60,15 +61,25 @@ one() {
   awk -v t="$(( $(cpu_ticks "$pid") - t0 ))" -v n="$n" -v us="$(( 1000000 / $(getconf CLK_TCK) ))" \
     'BEGIN {printf "%.2f\n", (n > 0 ? t * us / n : 0)}'
   if [ "$1" = bare ]; then stop_pid "$pid"; else stop_server; fi
+  if [ -n "$TRACE_FILE" ]; then rm -f "$TRACE_FILE"; fi
 }
 
+TRACE_FILE="" TRACED="without a trace"
+if [ "${TRACE:-0}" = 1 ]; then TRACE_FILE=$WORK/trace.jsonl TRACED="with --trace FILE"; fi
 bench_header
-echo "# cpu_ab: A = $A, B = $B; wrk -t1 -c$CONNS -d${DURATION}s, warm-up ${WARMUP}s; rounds of bare A B B A bare"
+echo "# cpu_ab: A = $A, B = $B; wrk -t1 -c$CONNS -d${DURATION}s, warm-up ${WARMUP}s; rounds of bare A B B A bare; fusebox $TRACED"
 printf '| round | bare us/rq | A us/rq | B us/rq | A x bare | B x bare | B x A |\n'
 printf '|-------|------------|---------|---------|----------|----------|-------|\n'
 for r in $(seq "$ROUNDS"); do
   z1=$(one bare); a1=$(one "$A"); b1=$(one "$B"); b2=$(one "$B"); a2=$(one "$A"); z2=$(one bare)
   awk -v r="$r" -v z1="$z1" -v z2="$z2" -v a1="$a1" -v a2="$a2" -v b1="$b1" -v b2="$b2" 'BEGIN {
     z = (z1 + z2) / 2; a = (a1 + a2) / 2; b = (b1 + b2) / 2
-    printf "| %5d | %10.2f | %7.2f | %7.2f | %7.2fx | %7.2fx | %5.3f |\n", r, z, a, b, a / z, b / z, b / a }'
+    printf "| %5d | %10.2f | %7.2f | %7.2f | %7.2fx | %7.2fx | %5.3f |\n", r, z, a, b, a / z, b / z, b / a }' |
+    tee -a "$WORK/rounds"
 done
+# the medians of the rounds' ratios
+awk -F'|' '{ax[NR] = $6 + 0; bx[NR] = $7 + 0; ba[NR] = $8 + 0}
+  function med(v, n,   i, j, t) {
+    for (i = 1; i <= n; i++) for (j = i + 1; j <= n; j++) if (v[j] < v[i]) { t = v[i]; v[i] = v[j]; v[j] = t }
+    return n % 2 ? v[(n + 1) / 2] : (v[n / 2] + v[n / 2 + 1]) / 2 }
+  END { printf "| median |            |         |         | %7.2fx | %7.2fx | %5.3f |\n", med(ax, NR), med(bx, NR), med(ba, NR) }' "$WORK/rounds"
