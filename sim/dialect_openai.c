@@ -61,12 +61,9 @@ static char *error_frame(const sim_step *s) {
 }
 
 static void put_usage(sim_jw *w, int tokens_in, int tokens_out) {
-  SIM__JW_LIT(w, ",\"usage\":{\"prompt_tokens\":");
-  sim__jw_num(w, tokens_in);
-  SIM__JW_LIT(w, ",\"completion_tokens\":");
-  sim__jw_num(w, tokens_out);
-  SIM__JW_LIT(w, ",\"total_tokens\":");
-  sim__jw_num(w, (double)tokens_in + tokens_out);
+  SIM__JW_LIT_INT(w, ",\"usage\":{\"prompt_tokens\":", tokens_in);
+  SIM__JW_LIT_INT(w, ",\"completion_tokens\":", tokens_out);
+  SIM__JW_LIT_INT(w, ",\"total_tokens\":", (long long)tokens_in + tokens_out);
   sim__jw_close(w, '}');
 }
 
@@ -81,15 +78,13 @@ char *sim__openai_chat_body(const sim_step *s, const char *id, const char *model
   sim_jw w;
   sim__jw_init(&w, SIM__BODY_MAX);
   int ntools = s ? s->ntool_calls : 0;
-  SIM__JW_LIT(&w, "{\"id\":");
-  sim__jw_str(&w, id);
-  SIM__JW_LIT(&w, ",\"object\":\"chat.completion\",\"created\":");
-  sim__jw_num(&w, (double)time(NULL));
-  SIM__JW_LIT(&w, ",\"model\":");
-  sim__jw_str(&w, model);
-  SIM__JW_LIT(&w, ",\"choices\":[{\"index\":0,\"message\":{\"role\":\"assistant\",\"content\":");
-  if (text != NULL) sim__jw_str(&w, text);
-  else sim__jw_null(&w);
+  SIM__JW_LIT_STR(&w, "{\"id\":", id);
+  SIM__JW_LIT_INT(&w, ",\"object\":\"chat.completion\",\"created\":", (long long)time(NULL));
+  SIM__JW_LIT_STR(&w, ",\"model\":", model);
+  if (text != NULL)
+    SIM__JW_LIT_STR(&w, ",\"choices\":[{\"index\":0,\"message\":{\"role\":\"assistant\",\"content\":", text);
+  else
+    SIM__JW_LIT(&w, ",\"choices\":[{\"index\":0,\"message\":{\"role\":\"assistant\",\"content\":null");
   SIM__JW_LIT(&w, ",\"refusal\":null");
   if (ntools > 0) {
     SIM__JW_LIT(&w, ",\"tool_calls\":[");
@@ -106,8 +101,7 @@ char *sim__openai_chat_body(const sim_step *s, const char *id, const char *model
     }
     sim__jw_close(&w, ']');
   }
-  SIM__JW_LIT(&w, "},\"logprobs\":null,\"finish_reason\":");
-  sim__jw_str(&w, finish_reason(s));
+  SIM__JW_LIT_STR(&w, "},\"logprobs\":null,\"finish_reason\":", finish_reason(s));
   SIM__JW_LIT(&w, "}]");
   put_usage(&w, tokens_in, tokens_out);
   SIM__JW_LIT(&w, ",\"system_fingerprint\":null}");

@@ -72,6 +72,9 @@ void sim__jw_cjson(sim_jw *w, const cJSON *j);
 #define SIM__JW_NEXT_NUM(w, key, d) sim__jw_next_num((w), ",\"" key "\":", sizeof(key) + 3, (d))
 #define SIM__JW_NEXT_BOOL(w, key, v) sim__jw_next_bool((w), ",\"" key "\":", sizeof(key) + 3, (v))
 #define SIM__JW_NEXT_INT(w, key, v) sim__jw_next_int((w), ",\"" key "\":", sizeof(key) + 3, (v))
+/* A template's literal run, then a string or an integer, in one call. */
+#define SIM__JW_LIT_STR(w, lit, s) sim__jw_next_str((w), (lit), sizeof(lit) - 1, (s))
+#define SIM__JW_LIT_INT(w, lit, v) sim__jw_next_int((w), (lit), sizeof(lit) - 1, (v))
 #define SIM__JW_NEXT_KEY(w, key) SIM__JW_LIT((w), ",\"" key "\":")
 void sim__jw_next_str(sim_jw *w, const char *lit, size_t n, const char *s);
 void sim__jw_next_num(sim_jw *w, const char *lit, size_t n, double d);
