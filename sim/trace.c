@@ -9,6 +9,11 @@
  * only, so a server killed with SIGKILL leaves a file whose every line
  * parses, at most the last few ms of lines missing (a quiet server loses
  * none: its lines go out one by one as before).
+ *
+ * The pending buffer is swapped out under `lock` and written under
+ * `wlock` only (issue 30): a loop adding a line never waits for a
+ * write(2) of 64 KiB to finish, and writes still reach the file in the
+ * order their lines were added.
  */
 #include <errno.h>
 #include <float.h>
@@ -35,9 +40,12 @@ struct sim_trace {
   sim_trace_error_fn on_error; /* told once, at the first failed write */
   void *on_error_arg;
   pthread_mutex_t lock;
+  pthread_mutex_t wlock; /* held while writing to f, taken before lock */
   /* batching, under lock */
   char *pend;           /* whole lines not yet written */
   size_t pn, pcap;
+  char *spare;          /* the other buffer: what flush_out writes (under wlock) */
+  size_t scap;
   double last_write;    /* ms, CLOCK_MONOTONIC; 0 = never */
   int flusher_on;       /* the flusher thread runs */
   int stop;             /* tells the flusher to end */
@@ -54,14 +62,23 @@ struct sim_trace {
 };
 
 /* Writes n bytes of whole lines with write(2) (after anything stdio holds
-   for the stream), retrying short writes. Under lock. */
+   for the stream), retrying short writes. Under wlock, not lock. */
 static void mark_failed(sim_trace *tr, int e);
 
+static void mark_failed_locked(sim_trace *tr, int e) {
+  pthread_mutex_lock(&tr->lock);
+  mark_failed(tr, e);
+  pthread_mutex_unlock(&tr->lock);
+}
+
 static void write_lines(sim_trace *tr, const char *p, size_t n) {
-  if (tr->failed) return; /* the file ends at the failure */
+  pthread_mutex_lock(&tr->lock);
+  int failed = tr->failed; /* the file ends at the failure */
+  pthread_mutex_unlock(&tr->lock);
+  if (failed) return;
   errno = 0;
   if (fflush(tr->f) != 0) {
-    mark_failed(tr, errno);
+    mark_failed_locked(tr, errno);
     return;
   }
   int fd = fileno(tr->f);
@@ -69,7 +86,7 @@ static void write_lines(sim_trace *tr, const char *p, size_t n) {
     ssize_t w = write(fd, p, n);
     if (w < 0 && errno == EINTR) continue;
     if (w <= 0) {
-      mark_failed(tr, w < 0 ? errno : EIO);
+      mark_failed_locked(tr, w < 0 ? errno : EIO);
       break;
     }
     p += w;
@@ -77,12 +94,22 @@ static void write_lines(sim_trace *tr, const char *p, size_t n) {
   }
 }
 
-/* Writes the pending lines. Under lock. */
-static void flush_pending(sim_trace *tr, double now) {
-  if (tr->pn == 0) return;
-  write_lines(tr, tr->pend, tr->pn);
+/* Writes the pending lines: swaps them out under lock, writes them under
+   wlock alone. Under neither lock. */
+static void flush_out(sim_trace *tr) {
+  pthread_mutex_lock(&tr->wlock);
+  pthread_mutex_lock(&tr->lock);
+  char *out = tr->pend;
+  size_t n = tr->pn, cap = tr->pcap;
+  tr->pend = tr->spare;
+  tr->pcap = tr->scap;
+  tr->spare = out;
+  tr->scap = cap;
   tr->pn = 0;
-  tr->last_write = now;
+  if (n > 0) tr->last_write = sim_now_ms();
+  pthread_mutex_unlock(&tr->lock);
+  if (n > 0) write_lines(tr, out, n);
+  pthread_mutex_unlock(&tr->wlock);
 }
 
 /* The flusher: writes pending lines SIM__TRACE_BATCH_MS after the last
@@ -97,7 +124,9 @@ static void *flusher_main(void *arg) {
     }
     double due = tr->last_write + SIM__TRACE_BATCH_MS, now = sim_now_ms();
     if (now >= due) {
-      flush_pending(tr, now);
+      pthread_mutex_unlock(&tr->lock);
+      flush_out(tr);
+      pthread_mutex_lock(&tr->lock);
       continue;
     }
     struct timespec ts;
@@ -149,6 +178,7 @@ int sim__trace_open(const char *path, FILE *stream, sim_trace **out,
     snprintf(tr->name, sizeof tr->name, "the trace stream");
   }
   pthread_mutex_init(&tr->lock, NULL);
+  pthread_mutex_init(&tr->wlock, NULL);
   if (tr->f != NULL) start_flusher(tr);
   *out = tr;
   return SIM_OK;
@@ -274,35 +304,35 @@ sim_jw *sim__trace_begin(const sim_trace *tr, const char *kind, double t_ms) {
    batched for the flusher. */
 static void emit_line(sim_trace *tr, const char *line, size_t len) {
   pthread_mutex_lock(&tr->lock);
-  double now = sim_now_ms();
-  if (tr->failed) {
-    /* After a failed write nothing more is written. */
-  } else if (!tr->flusher_on || (tr->pn == 0 && now - tr->last_write >= SIM__TRACE_BATCH_MS)) {
-    /* Quiet (or no flusher): this line goes out now, alone. */
-    write_lines(tr, line, len);
-    tr->last_write = now;
-  } else {
-    if (tr->pn + len > tr->pcap) {
-      size_t cap = tr->pcap ? tr->pcap : 8192;
-      while (cap < tr->pn + len) cap *= 2;
-      char *p = realloc(tr->pend, cap);
-      if (p == NULL) { /* no room to batch: write what waits, then this */
-        flush_pending(tr, now);
-        write_lines(tr, line, len);
-        tr->last_write = now;
-        pthread_mutex_unlock(&tr->lock);
-        return;
-      }
-      tr->pend = p;
-      tr->pcap = cap;
-    }
-    int was_empty = tr->pn == 0;
-    memcpy(tr->pend + tr->pn, line, len);
-    tr->pn += len;
-    if (tr->pn >= SIM__TRACE_BATCH_BYTES) flush_pending(tr, now);
-    else if (was_empty) pthread_cond_signal(&tr->cv);
+  if (tr->failed) { /* after a failed write nothing more is written */
+    pthread_mutex_unlock(&tr->lock);
+    return;
   }
+  double now = sim_now_ms();
+  /* quiet (or no flusher): this line goes out now, alone */
+  int now_out = !tr->flusher_on || (tr->pn == 0 && now - tr->last_write >= SIM__TRACE_BATCH_MS);
+  if (tr->pn + len > tr->pcap) {
+    size_t cap = tr->pcap ? tr->pcap : 8192;
+    while (cap < tr->pn + len) cap *= 2;
+    char *p = realloc(tr->pend, cap);
+    if (p == NULL) { /* no room to batch: write what waits, then this */
+      pthread_mutex_unlock(&tr->lock);
+      flush_out(tr);
+      pthread_mutex_lock(&tr->wlock);
+      write_lines(tr, line, len);
+      pthread_mutex_unlock(&tr->wlock);
+      return;
+    }
+    tr->pend = p;
+    tr->pcap = cap;
+  }
+  int was_empty = tr->pn == 0;
+  memcpy(tr->pend + tr->pn, line, len);
+  tr->pn += len;
+  now_out |= tr->pn >= SIM__TRACE_BATCH_BYTES;
+  if (!now_out && was_empty) pthread_cond_signal(&tr->cv);
   pthread_mutex_unlock(&tr->lock);
+  if (now_out) flush_out(tr);
 }
 
 /* Keeps a line in a tap, up to its cap. */
@@ -394,6 +424,7 @@ int sim__trace_tap_new(sim_trace *parent, const char *session, size_t max_bytes,
   tr->tmax = max_bytes;
   snprintf(tr->name, sizeof tr->name, "a session's trace");
   pthread_mutex_init(&tr->lock, NULL);
+  pthread_mutex_init(&tr->wlock, NULL);
   *out = tr;
   return SIM_OK;
 }
@@ -432,9 +463,7 @@ int sim__trace_finish(sim_trace *tr, char err[SIM_ERRLEN]) {
     pthread_cond_destroy(&tr->cv);
   }
   if (tr->f != NULL) {
-    pthread_mutex_lock(&tr->lock);
-    flush_pending(tr, sim_now_ms());
-    pthread_mutex_unlock(&tr->lock);
+    flush_out(tr);
     errno = 0;
     int bad = tr->owned ? fclose(tr->f) != 0 : fflush(tr->f) != 0;
     if (bad) mark_failed(tr, errno);
@@ -442,7 +471,9 @@ int sim__trace_finish(sim_trace *tr, char err[SIM_ERRLEN]) {
   int rc = tr->failed ? SIM_EIO : SIM_OK;
   if (rc != SIM_OK && err != NULL) fail_message(tr, err);
   pthread_mutex_destroy(&tr->lock);
+  pthread_mutex_destroy(&tr->wlock);
   free(tr->pend);
+  free(tr->spare);
   free(tr->tap);
   free(tr->session);
   free(tr);
