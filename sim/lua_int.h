@@ -96,6 +96,9 @@ void sim__lua_open_shared(struct lua_State *L, sim_lua_shared *sh);
  */
 void sim__lua_clocks(double (*cpu_ms)(void), double (*wall_ms)(void));
 
+/* Size classes of 16 bytes up to 256 whose freed blocks a state keeps. */
+#define SIM_LUA_SPARE_CLASSES 16
+
 typedef struct sim_lua_sandbox {
   struct lua_State *L;
   const char *path;     /* the scenario file, as messages name it (borrowed) */
@@ -114,6 +117,9 @@ typedef struct sim_lua_sandbox {
   sim_lua_rng *rng;     /* what math.random draws from: rng_own, or the
                            scenario's shared one (borrowed) */
   pthread_mutex_t *rng_mu; /* guards *rng when shared; NULL = not shared */
+  void *spare[SIM_LUA_SPARE_CLASSES]; /* freed small blocks kept for reuse, a
+                                         list a size class (lua_sandbox.c) */
+  unsigned short nspare[SIM_LUA_SPARE_CLASSES];
 } sim_lua_sandbox;
 
 /*

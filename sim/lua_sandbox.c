@@ -48,15 +48,77 @@ static sim_lua_sandbox *sandbox_of(lua_State *L) {
   return ud;
 }
 
+/* Freed blocks of a size class a state keeps at most (the rest go back to
+   malloc): a decision's garbage is a few small tables and userdata, freed
+   and made again request after request (issue 30). */
+#define SB_SPARE_MAX 32
+
+/* The size class of a block of n bytes (n > 0): 0 for 1-16 ... 15 for
+   241-256; SIM_LUA_SPARE_CLASSES for a larger one, which is not kept. A
+   kept block is malloc'd at its class's full size, so any block of the
+   class can serve any request of it. */
+static int sb_class(size_t n) {
+  return n <= 16 * SIM_LUA_SPARE_CLASSES ? (int)((n - 1) / 16) : SIM_LUA_SPARE_CLASSES;
+}
+
+/* A block of n bytes: a kept one of its class, else a new one. */
+static void *sb_get(sim_lua_sandbox *sb, size_t n) {
+  int c = sb_class(n);
+  if (c == SIM_LUA_SPARE_CLASSES) return malloc(n);
+  void *p = sb->spare[c];
+  if (p == NULL) return malloc(16 * (size_t)(c + 1));
+  sb->spare[c] = *(void **)p; /* the next one, kept in the block itself */
+  sb->nspare[c]--;
+  return p;
+}
+
+/* Frees block p of n bytes, or keeps it for its class. */
+static void sb_put(sim_lua_sandbox *sb, void *p, size_t n) {
+  int c = sb_class(n);
+  if (c == SIM_LUA_SPARE_CLASSES || sb->nspare[c] >= SB_SPARE_MAX) {
+    free(p);
+    return;
+  }
+  *(void **)p = sb->spare[c];
+  sb->spare[c] = p;
+  sb->nspare[c]++;
+}
+
+/* Frees the kept blocks. */
+static void sb_drain(sim_lua_sandbox *sb) {
+  for (int c = 0; c < SIM_LUA_SPARE_CLASSES; c++) {
+    while (sb->spare[c] != NULL) {
+      void *p = sb->spare[c];
+      sb->spare[c] = *(void **)p;
+      free(p);
+    }
+    sb->nspare[c] = 0;
+  }
+}
+
+/* A block of nsize bytes for block ptr of osize: the same when both sizes
+   are of one kept class, else a new one with ptr's bytes (ptr freed). */
+static void *sb_resize(sim_lua_sandbox *sb, void *ptr, size_t osize, size_t nsize) {
+  int oc = sb_class(osize), nc = sb_class(nsize);
+  if (oc == SIM_LUA_SPARE_CLASSES && nc == SIM_LUA_SPARE_CLASSES) return realloc(ptr, nsize);
+  if (oc == nc) return ptr;
+  void *p = sb_get(sb, nsize);
+  if (p == NULL) return NULL;
+  memcpy(p, ptr, osize < nsize ? osize : nsize);
+  sb_put(sb, ptr, osize);
+  return p;
+}
+
 /*
- * The allocator: plain realloc/free, but a request that would take the
- * state over its budget fails, which Lua turns into a memory error.
+ * The allocator: malloc and free (small blocks kept a while for reuse, a
+ * list a size class), but a request that would take the state over its
+ * budget fails, which Lua turns into a memory error.
  */
 static void *sb_alloc(void *ud, void *ptr, size_t osize, size_t nsize) {
   sim_lua_sandbox *sb = ud;
   size_t old = ptr != NULL ? osize : 0; /* for new blocks osize is a type tag */
   if (nsize == 0) {
-    free(ptr);
+    if (ptr != NULL) sb_put(sb, ptr, osize);
     sb->mem_used -= old;
     return NULL;
   }
@@ -64,7 +126,7 @@ static void *sb_alloc(void *ud, void *ptr, size_t osize, size_t nsize) {
     sb->mem_denied = 1;
     return NULL;
   }
-  void *p = realloc(ptr, nsize);
+  void *p = ptr == NULL ? sb_get(sb, nsize) : sb_resize(sb, ptr, osize, nsize);
   if (p == NULL) return NULL;
   sb->mem_used = sb->mem_used - old + nsize;
   /* Work done in C (string.rep, .., table.concat) is out of the hook's
@@ -600,6 +662,7 @@ int sim__lua_open(sim_lua_sandbox *sb, const char *path, uint64_t seed,
   if (sb->cpu_max_ms == 0) sb->cpu_max_ms = FUSEBOX_LUA_CPU_MAX_MS;
   sb->L = lua_newstate(sb_alloc, sb);
   if (sb->L == NULL) {
+    sb_drain(sb); /* what the failed state freed */
     snprintf(err, SIM_ERRLEN, "%s: out of memory", path);
     return SIM_ENOMEM;
   }
@@ -620,4 +683,5 @@ void sim__lua_close(sim_lua_sandbox *sb) {
   lua_sethook(sb->L, sb_hook, LUA_MASKCOUNT | LUA_MASKLINE, 1);
   lua_close(sb->L);
   sb->L = NULL;
+  sb_drain(sb);
 }
