@@ -276,8 +276,10 @@ static void trace_arrive(sim_conn *c, const char *method, const char *url,
   SIM__JW_NEXT_STR(w, "method", method);
   /* a key in the path (/v1/sk-proj-.../chat) is the secret rule's, as in
      a header: the trace and the control journal never hold it */
-  char *path = sim_redact_text(url, strlen(url));
-  SIM__JW_NEXT_STR(w, "path", path ? path : "[redacted]");
+  size_t ulen = strlen(url);
+  int clean = sim__redact_text_clean(url, ulen); /* most paths: no copy */
+  char *path = clean ? NULL : sim_redact_text(url, ulen);
+  SIM__JW_NEXT_STR(w, "path", clean ? url : path ? path : "[redacted]");
   free(path);
   if (unserved(c)) SIM__JW_LIT(w, ",\"unserved\":true");
   /* HTTP/1.1 is the default and not written (its traces stay as they

@@ -370,6 +370,9 @@ int sim__header_is_secret(const char *name);
    header of every request through a malloc'd copy); 0 means "ask
    sim_redact_header", not "secret". */
 int sim__redact_header_clean(const char *name_low, const char *value, size_t len);
+/* 1 when sim_redact_text(text, len) is the text itself (no rule can match
+   it); 0 means "ask sim_redact_text". */
+int sim__redact_text_clean(const char *text, size_t len);
 
 /* keymap.c: counts arrivals per logical request key (thread-safe). */
 typedef struct sim_keymap sim_keymap;

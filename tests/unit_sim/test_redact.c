@@ -158,6 +158,11 @@ static void test_header_clean(void) {
       CU_ASSERT_STRING_EQUAL(r, v);
       free(r);
     }
+  for (size_t k = 0; k < sizeof TEXTS / sizeof TEXTS[0]; k++) /* the text rule's alike */
+    if (sim__redact_text_clean(TEXTS[k].in, strlen(TEXTS[k].in)))
+      CU_ASSERT_STRING_EQUAL(TEXTS[k].in, TEXTS[k].out);
+  CU_ASSERT_TRUE(sim__redact_text_clean("/v1/chat/completions", 20));
+  CU_ASSERT_FALSE(sim__redact_text_clean("/v1/sk-abcdefgh1234/chat", 24));
   CU_ASSERT_TRUE(sim__redact_header_clean("host", "127.0.0.1:40123", 15));
   CU_ASSERT_TRUE(sim__redact_header_clean("user-agent", "curl/7.88.1", 11));
   CU_ASSERT_TRUE(sim__redact_header_clean("x-request-id", "req_fbx3353498000000001", 23));
