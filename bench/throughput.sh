@@ -16,6 +16,7 @@
 #   fusebox        no --trace (the trace is optional)
 #   fusebox+trace  --trace to a file (what a CI run pays)
 #   fusebox+null   --trace /dev/null (trace formatting without the disk)
+#   bare MHD       again (its row and every "x bare" are of the two)
 #   WireMock       standalone jar from the npm package `wiremock`, tuned
 #                  (no journal, no request logging, async), same bytes
 #   aimock         the npm package @copilotkit/aimock pinned in
@@ -33,7 +34,10 @@
 # its CPU per request is over its goal x the bare responder's in the same
 # run (CPU_GOAL_NOTRACE without a trace, CPU_GOAL with --trace FILE). The
 # cases run in turn in every run (bare, fusebox, bare, fusebox ... across
-# RUNS): each ratio is of two measurements minutes apart at most.
+# RUNS): each ratio is of two measurements minutes apart at most. The bare
+# responder is measured before the fusebox cases and again after them, and
+# its CPU per request is the mean of the two (issue 30: a machine whose
+# speed drifts within a run moved the ratio by a third).
 set -euo pipefail
 source "$(dirname "$0")/lib.sh"
 
@@ -103,6 +107,16 @@ measure() {
 }
 TICK_US=$(( 1000000 / $(getconf CLK_TCK) ))
 
+# measure_bare: the bare responder, as measure; sets RES.
+measure_bare() {
+  "${NICE[@]}" "$BENCH_OUT/bare_mhd" "$WORK/resp.body" "$CTYPE" "$REQID" >"$WORK/bare.out" 2>&1 &
+  local bare=$!
+  SERVER_PIDS+=("$bare")
+  for _ in $(seq 100); do grep -q '^port' "$WORK/bare.out" && break; sleep 0.05; done
+  measure bare "$(awk '/^port/ {print $2}' "$WORK/bare.out")" "$WARMUP" "$bare"
+  stop_pid "$bare"
+}
+
 bench_header
 echo "# throughput: wrk -t$THREADS -c$CONNS -d${DURATION}s --latency (POST, same body), warm-up ${WARMUP}s" \
      "(WireMock ${WM_WARMUP}s); answer: $(wc -c <"$WORK/resp.body") bytes, $CTYPE; $RUNS runs"
@@ -119,11 +133,7 @@ for run in $(seq "$RUNS"); do
   measure nginx "$NGX_PORT" "$WARMUP" "$NGX_PID"; R[nginx]=$RES
   stop_pid "$NGX_PID"
 
-  "${NICE[@]}" "$BENCH_OUT/bare_mhd" "$WORK/resp.body" "$CTYPE" "$REQID" >"$WORK/bare.out" 2>&1 &
-  bare=$!; SERVER_PIDS+=("$bare")
-  for _ in $(seq 100); do grep -q '^port' "$WORK/bare.out" && break; sleep 0.05; done
-  measure bare "$(awk '/^port/ {print $2}' "$WORK/bare.out")" "$WARMUP" "$bare"; R[bare]=$RES
-  stop_pid "$bare"
+  measure_bare; R[bare]=$RES
 
   for mode in none file null; do
     case $mode in none) tr="" ;; file) tr="$WORK/tput-$run.jsonl" ;; null) tr=/dev/null ;; esac
@@ -132,6 +142,12 @@ for run in $(seq "$RUNS"); do
     stop_server
     [ "$mode" = file ] && { R[fb_file_bytes]=$(stat -c %s "$tr"); rm -f "$tr"; }
   done
+
+  measure_bare # again: the mean of the two is the reference
+  R[bare]=$(awk -v a="${R[bare]}" -v b="$RES" 'BEGIN {
+    split(a, x, " "); split(b, y, " ")
+    printf "%.0f %.2f %.2f %d %d %d %d", (x[1] + y[1]) / 2, (x[2] + y[2]) / 2, (x[3] + y[3]) / 2,
+      x[4] + y[4], x[5] + y[5], x[6] + y[6], x[7] + y[7] }')
 
   if [ -n "$WIREMOCK_JAR" ]; then
     start_wiremock "wm-$run" "$WM_MAP"
