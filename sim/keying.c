@@ -98,12 +98,11 @@ int sim_request_key(const char *idem_key, const char *method, const char *path,
 
 /* Hex digits of v; see sim_int.h. */
 char *sim__put_hex(char *o, uint64_t v, int min) {
-  char tmp[16];
-  int n = 0;
-  do tmp[n++] = "0123456789abcdef"[v & 15]; while ((v >>= 4) != 0);
-  while (n < min) tmp[n++] = '0';
-  while (n > 0) *o++ = tmp[--n];
-  return o;
+  int n = 1; /* the digits v needs */
+  for (uint64_t r = v >> 4; r != 0; r >>= 4) n++;
+  if (n < min) n = min;
+  for (int i = n - 1; i >= 0; i--, v >>= 4) o[i] = "0123456789abcdef"[v & 15];
+  return o + n;
 }
 
 /* A 64-bit FNV-1a fingerprint of bytes, as 16 hex digits in out[17]. */

@@ -145,6 +145,7 @@ typedef struct args {
   const char *const *known; /* the fields of t it may have */
   uint64_t present;         /* which of them it has (check_keys) */
   int base;
+  unsigned anchored;        /* bit k: anchor slot k holds a value */
   lstep st;
   sim_header hdr[MAX_HEADERS]; /* into the private headers table */
   sim_tool_call tc[MAX_TOOL_CALLS]; /* into the private tool-call tables */
@@ -207,6 +208,7 @@ static void args_init(args *a, lua_State *L, const char *step) {
   a->base = lua_gettop(L);
   luaL_checkstack(L, NANCHORS + 8, "step");
   for (int i = 0; i < NANCHORS; i++) lua_pushnil(L);
+  a->anchored = 0;
   memset(&a->st, 0, sizeof a->st);
   sim_step *s = &a->st.s;
   s->usage_in = s->usage_out = -1;
@@ -264,6 +266,7 @@ static int anchor(args *a, int f) {
   int slot = a->base + FIELDS[f].anchor;
   lua_replace(a->L, slot);
   a->st.set |= 1ull << f;
+  a->anchored |= 1u << FIELDS[f].anchor;
   return slot;
 }
 
@@ -615,8 +618,8 @@ static int make_step(args *a, sim_step_kind kind, int next) {
   size_t tsz = (size_t)st->s.ntool_calls * sizeof(sim_tool_call);
   size_t csz = (size_t)nchunks * sizeof(char *);
   int nuv = 0; /* user values up to the last anchor used */
-  for (int i = 0; i < NFIELDS; i++)
-    if (FIELDS[i].anchor > nuv && (st->set & (1ull << i))) nuv = FIELDS[i].anchor;
+  for (unsigned m = a->anchored; m != 0; m >>= 1) nuv++;
+  nuv = nuv > 0 ? nuv - 1 : 0; /* bit k is slot k: the highest one */
   lstep *ls = lua_newuserdatauv(L, sizeof *ls + hsz + tsz + csz, nuv);
   *ls = *st;
   char *more = (char *)(ls + 1);
@@ -637,10 +640,10 @@ static int make_step(args *a, sim_step_kind kind, int next) {
     }
     ls->s.nchunks = nchunks;
   }
-  for (int i = 0; i < NFIELDS; i++) {
-    if (FIELDS[i].anchor == 0 || !(st->set & (1ull << i))) continue;
-    lua_pushvalue(L, a->base + FIELDS[i].anchor);
-    lua_setiuservalue(L, -2, FIELDS[i].anchor);
+  for (int k = 1; k <= nuv; k++) {
+    if (!(a->anchored & (1u << k))) continue;
+    lua_pushvalue(L, a->base + k);
+    lua_setiuservalue(L, -2, k);
   }
   lua_rawgetp(L, LUA_REGISTRYINDEX, &STEP_MT_KEY);
   lua_setmetatable(L, -2);
@@ -719,6 +722,7 @@ static void error_fields(args *a, const char *what) {
   opt_string(&sub, "type", F_TYPE);
   opt_string(&sub, "message", F_MESSAGE);
   a->st = sub.st;
+  a->anchored = sub.anchored;
 }
 
 /* error = {status=, code=, type=, message=} of a stream. */
