@@ -34,7 +34,21 @@ typedef struct policy {
   int asked_401; /* how often it was (play changes it) */
   int slow_once;  /* its first retry at once after a bad Retry-After comes 0.4 s
                      late (a loaded machine); 2 once it has (play changes it) */
+  double jitter_add; /* each backoff wait times a draw in [1, 1 + jitter_add]
+                        (p-retry's randomize: 1) */
+  int jitter_full;   /* each backoff wait times a draw in [0, 1] (full jitter) */
+  double late;       /* a loaded machine: each gap a draw in [0, late] longer */
+  unsigned long long rng; /* the draws' state (splitmix64) */
 } policy;
+
+/* A draw in [0, 1) from the fake client's own state: the test's seed
+   decides every jitter and late wake-up, so a run is repeatable. */
+static double draw(policy *pol) {
+  unsigned long long z = (pol->rng += 0x9E3779B97F4A7C15ULL);
+  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ULL;
+  z = (z ^ (z >> 27)) * 0x94D049BB133111EBULL;
+  return (double)((z ^ (z >> 31)) >> 11) / 9007199254740992.0;
+}
 
 /* The first fault of the probe, as the client sees it: status (0 for a
    drop), and the Retry-After seconds asked (-1 none, -2 unparsable, -3 a
@@ -126,6 +140,8 @@ static int play(void *arg, int reference, int n, char *const *lua, const long *i
       if (!again || k + 1 == pol->attempts) break;
       double wait = pol->base;
       for (int j = 0; j < k; j++) wait *= pol->factor;
+      if (pol->jitter_add > 0) wait *= 1 + pol->jitter_add * draw(pol);
+      if (pol->jitter_full) wait *= draw(pol);
       if (status == 429 && pol->seconds_form && ra > 0) {
         if (ra > pol->cap) break; /* over the cap: gives up */
         wait = ra;
@@ -138,7 +154,7 @@ static int play(void *arg, int reference, int n, char *const *lua, const long *i
       if (bad == 1) wait = 0;
       if (status == 429 && pol->seconds_form && ra == -2) wait = 0; /* unparsable: at once */
       if (wait == 0 && pol->slow_once == 1) wait = 0.4, pol->slow_once = 2;
-      t = a->t_end + wait + pol->own;
+      t = a->t_end + wait + pol->own + (pol->late > 0 ? pol->late * draw(pol) : 0);
     }
     out[i].attempts = out[i].narr;
   }
@@ -284,6 +300,75 @@ static void test_own_time_from_growth(void) {
   CU_ASSERT_EQUAL_FATAL(xpl_learn(&o, play, &pol, &p, err), 0);
   CU_ASSERT_DOUBLE_EQUAL(p.base, 1, 1e-6);
   CU_ASSERT_DOUBLE_EQUAL(p.factor, 3, 1e-6);
+}
+
+/* The learned window of the wait before retry n holds every gap the fake
+   client can make there: its floor is at most own + the jitter-free wait. */
+static int floor_holds(const xpl_policy *p, const policy *pol, int n) {
+  double w = pol->base, f = 1;
+  for (int j = 1; j < n; j++) w *= pol->factor, f *= p->factor;
+  double lo = p->base * f * (strcmp(p->jitter, "subtract") == 0 ? 1 - p->fraction : 0);
+  return lo <= w + pol->own + 1e-9;
+}
+
+/* A p-retry-like client (LangChain: base 1 s, factor 2, each wait times a
+   draw in [1, 2]) on a loaded machine (0.05 s of own time and up to 0.1 s
+   late each gap), 7 attempts, learned under 20 seeds: factor 2 every
+   time, and a window whose floor no gap of the client goes under. Before,
+   the growth was the median of neighbouring gaps' ratios, which the
+   jitter spreads over [1, 4]: 1.9 or 2.1 under 14 of these seeds, and
+   the floor (the longest first gap less a fraction read from the 5 gaps
+   of one retry) stood over the client's own shortest wait under 8. */
+static void test_jittered_growth(void) {
+  xpl_learn_opts o = {0};
+  xpl_policy p;
+  char err[XPL_ERRLEN];
+  for (unsigned seed = 1; seed <= 20; seed++) {
+    policy pol = {.attempts = 7, .base = 1, .factor = 2, .retry_5xx = 1, .jitter_add = 1,
+                  .own = 0.05, .late = 0.1, .rng = seed};
+    CU_ASSERT_EQUAL_FATAL(xpl_learn(&o, play, &pol, &p, err), 0);
+    CU_ASSERT_EQUAL(p.max_attempts, 7);
+    CU_ASSERT_DOUBLE_EQUAL(p.factor, 2, 1e-9);
+    CU_ASSERT_STRING_EQUAL(p.jitter, "subtract");
+    CU_ASSERT(p.base >= 1.8 && p.base <= 2.3);
+    for (int n = 1; n <= 6; n++) CU_ASSERT(floor_holds(&p, &pol, n));
+  }
+}
+
+/* The growth of a jittered backoff is learned otherwise when it is
+   otherwise: 3 (a factor clients use) as 3, 2.5 (none) as measured, not
+   pulled to 2 or 3; one retry shows none (the default written, said so);
+   and a full jitter is full. */
+static void test_jittered_growth_other(void) {
+  xpl_learn_opts o = {0};
+  xpl_policy p;
+  char err[XPL_ERRLEN];
+  for (unsigned seed = 1; seed <= 10; seed++) {
+    policy pol = {.attempts = 6, .base = 0.5, .factor = 3, .retry_5xx = 1, .jitter_add = 1,
+                  .own = 0.05, .late = 0.1, .rng = seed};
+    CU_ASSERT_EQUAL_FATAL(xpl_learn(&o, play, &pol, &p, err), 0);
+    CU_ASSERT_DOUBLE_EQUAL(p.factor, 3, 1e-9);
+    for (int n = 1; n <= 5; n++) CU_ASSERT(floor_holds(&p, &pol, n));
+    pol.factor = 2.5;
+    CU_ASSERT_EQUAL_FATAL(xpl_learn(&o, play, &pol, &p, err), 0);
+    CU_ASSERT(p.factor > 2.15 && p.factor < 2.7);
+    for (int n = 1; n <= 5; n++) CU_ASSERT(floor_holds(&p, &pol, n));
+  }
+  CU_ASSERT_PTR_NOT_NULL(strstr(p.evidence[XPL_EV_BACKOFF], "pairs of one play's gaps"));
+  /* one retry: no growth to read, the default written */
+  policy one = {.attempts = 2, .base = 1, .factor = 3, .retry_5xx = 1, .jitter_add = 1, .rng = 7};
+  CU_ASSERT_EQUAL_FATAL(xpl_learn(&o, play, &one, &p, err), 0);
+  CU_ASSERT_STRING_EQUAL(p.jitter, "subtract");
+  CU_ASSERT_DOUBLE_EQUAL(p.factor, 2, 1e-9);
+  CU_ASSERT_PTR_NOT_NULL(strstr(p.evidence[XPL_EV_BACKOFF], "one retry: no growth to read"));
+  /* full jitter: its near-zero gaps are jitter "full", whatever growth
+     they let the pairs read */
+  for (unsigned seed = 1; seed <= 10; seed++) {
+    policy pol = {.attempts = 6, .base = 1, .factor = 2, .retry_5xx = 1, .jitter_full = 1,
+                  .own = 0.05, .late = 0.1, .rng = seed};
+    CU_ASSERT_EQUAL_FATAL(xpl_learn(&o, play, &pol, &p, err), 0);
+    CU_ASSERT_STRING_EQUAL(p.jitter, "full");
+  }
 }
 
 /* A 429 retried only when it carries a Retry-After (LangChain): learned
@@ -577,6 +662,8 @@ int suite_learn(void) {
   CU_add_test(s, "the client's own time is taken out", test_own_time_taken_out);
   CU_add_test(s, "a late retry at once is played again", test_late_retry_at_once);
   CU_add_test(s, "the client's own time read from the backoff's growth", test_own_time_from_growth);
+  CU_add_test(s, "a jittered backoff's growth: p-retry's 2 under load", test_jittered_growth);
+  CU_add_test(s, "a jittered backoff's growth learned otherwise", test_jittered_growth_other);
   CU_add_test(s, "a 429 retried only with a Retry-After", test_429_only_with_retry_after);
   CU_add_test(s, "broken streams", test_streams);
   CU_add_test(s, "a stream retried only before content", test_streams_before_content);
