@@ -38,6 +38,7 @@ static void add_retry_after(xpl__sbuf *b, const xpl_policy *p) {
   if (p->ra_cap > 0) xpl__add(b, "    cap = %g,\n    over_cap = \"%s\",\n", p->ra_cap, p->over_cap);
   else xpl__add(b, "    cap = false, -- none: %g s was waited out\n", p->ra_cap_probed);
   if (p->decimal[0]) xpl__add(b, "    decimal = \"%s\",\n", p->decimal);
+  if (p->combine[0]) xpl__add(b, "    combine = \"%s\",\n", p->combine);
   xpl__add(b, "    invalid = \"%s\",\n    negative = \"%s\",\n    past = \"%s\",\n  },\n", p->invalid,
            p->negative, p->past);
 }
@@ -82,7 +83,7 @@ char *xpl_policy_lua(const xpl_policy *p, const char *name, const char *version,
   add_evidence(&b, p, XPL_EV_TIMEOUT);
   add_retries(&b, p);
   xpl__add(&b, "  x_should_retry = %s,\n", p->should_retry ? "true" : "false");
-  for (int k = XPL_EV_RA_FORMS; k <= XPL_EV_RA_BAD; k++) add_evidence(&b, p, k);
+  for (int k = XPL_EV_RA_FORMS; k <= XPL_EV_RA_COMBINE; k++) add_evidence(&b, p, k);
   add_retry_after(&b, p);
   if (p->timeout_len > 0) xpl__add(&b, "  timeout = %g,\n", p->timeout_len);
   if (p->covers[0]) xpl__add(&b, "  timeout_covers = \"%s\",\n", p->covers);

@@ -38,6 +38,9 @@ typedef struct policy {
                         (p-retry's randomize: 1) */
   int jitter_full;   /* each backoff wait times a draw in [0, 1] (full jitter) */
   double late;       /* a loaded machine: each gap a draw in [0, late] longer */
+  int combine_max;   /* after a Retry-After, the longer of it and the backoff (LangChain) */
+  int new_key_each;  /* a new Idempotency-Key each attempt: each a new request to the
+                        server, which answers it with the probe's first step */
   unsigned long long rng; /* the draws' state (splitmix64) */
 } policy;
 
@@ -73,6 +76,19 @@ static void first_fault(const char *lua, int *status, double *ra, int *quota, in
   }
   for (const char *q = p; (q = strstr(q, "fail {")) != NULL; q++) (*faults)++;
   if (!*faults && *status != 200) *faults = 1;
+}
+
+/* The status and Retry-After seconds (-1 none) of the probe's k-th fail
+   step (0-based), when it has one: a probe's faults may differ (503s, then
+   a 429). */
+static void nth_fail(const char *lua, int k, int *status, double *ra) {
+  const char *f = strstr(lua, "provider = {\n");
+  for (int i = 0; f && i <= k; i++)
+    if ((f = strstr(f + 1, "fail { status = ")) == NULL) return;
+  *status = atoi(f + 16);
+  const char *r = strstr(f, "retry_after = "), *m = strstr(f, "retry_after_ms = ");
+  *ra = r && r < strchr(f, '\n') && r[14] != '"' ? atof(r + 14) : -1;
+  if (m && m < strchr(f, '\n')) *ra = atof(m + 17) / 1000;
 }
 
 static int play(void *arg, int reference, int n, char *const *lua, const long *index,
@@ -119,6 +135,7 @@ static int play(void *arg, int reference, int n, char *const *lua, const long *i
     if (bad_body) status = -2, faults = 1;
     for (int k = 0; k < pol->attempts; k++) {
       int failed = k < faults;
+      if (k > 0 && failed && status > 0 && !pol->new_key_each) nth_fail(lua[i], k, &status, &ra);
       xpl_arrival *a = &out[i].arr[out[i].narr++];
       a->t_arrive = t;
       a->t_end = t + 0.01;
@@ -144,7 +161,7 @@ static int play(void *arg, int reference, int n, char *const *lua, const long *i
       if (pol->jitter_full) wait *= draw(pol);
       if (status == 429 && pol->seconds_form && ra > 0) {
         if (ra > pol->cap) break; /* over the cap: gives up */
-        wait = ra;
+        wait = pol->combine_max && wait > ra ? wait : ra;
         if (ra != (double)(long)ra && pol->decimal == 2) break;
         if (ra != (double)(long)ra && pol->decimal == 1) wait = (double)(long)ra;
       }
@@ -369,6 +386,53 @@ static void test_jittered_growth_other(void) {
     CU_ASSERT_EQUAL_FATAL(xpl_learn(&o, play, &pol, &p, err), 0);
     CU_ASSERT_STRING_EQUAL(p.jitter, "full");
   }
+}
+
+/* A Retry-After shorter than the backoff's wait at its retry: LangChain
+   waits the longer of the two ("max"), most clients the Retry-After
+   ("replace"); a client whose backoff never waits 3 s within its attempts
+   is not asked, and one whose attempts are new requests to the server
+   cannot be (left out, said so). Before, "max" was never learned and
+   LangChain's learned profile failed its own client over
+   scenarios/deadline/retry_after_beyond_deadline.lua (a 5 s Retry-After,
+   then p-retry's 8-16 s). */
+static void test_ra_combine(void) {
+  policy pol = {.attempts = 7, .base = 1, .factor = 2, .retry_5xx = 1, .retry_429 = 1,
+                .seconds_form = 1, .cap = 60, .ra_required = 1, .jitter_add = 1, .own = 0.05,
+                .late = 0.1, .rng = 3, .combine_max = 1};
+  xpl_learn_opts o = {0};
+  xpl_policy p;
+  char err[XPL_ERRLEN];
+  CU_ASSERT_EQUAL_FATAL(xpl_learn(&o, play, &pol, &p, err), 0);
+  CU_ASSERT_STRING_EQUAL(p.combine, "max");
+  char *lua = xpl_policy_lua(&p, "fake", "1", NULL, NULL);
+  CU_ASSERT_PTR_NOT_NULL_FATAL(lua);
+  CU_ASSERT_PTR_NOT_NULL(strstr(lua, "    combine = \"max\",\n"));
+  CU_ASSERT_PTR_NOT_NULL(strstr(lua, "-- a 429 asking for 1 s at retry 3"));
+  free(lua);
+  pol.combine_max = 0;
+  CU_ASSERT_EQUAL_FATAL(xpl_learn(&o, play, &pol, &p, err), 0);
+  CU_ASSERT_STRING_EQUAL(p.combine, "replace");
+  CU_ASSERT_PTR_NOT_NULL(strstr(p.evidence[XPL_EV_RA_COMBINE], "(the Retry-After)"));
+  /* openai's 0.5 s then 1 s: never 3 s, not asked */
+  policy short_backoff = {.attempts = 3, .base = 0.5, .factor = 2, .retry_5xx = 1, .retry_429 = 1,
+                          .seconds_form = 1, .cap = 60, .combine_max = 1};
+  CU_ASSERT_EQUAL_FATAL(xpl_learn(&o, play, &short_backoff, &p, err), 0);
+  CU_ASSERT_STRING_EQUAL(p.combine, "");
+  CU_ASSERT_PTR_NOT_NULL(strstr(p.evidence[XPL_EV_RA_COMBINE], "not probed"));
+  lua = xpl_policy_lua(&p, "fake", "1", NULL, NULL);
+  CU_ASSERT_PTR_NULL(strstr(lua, "combine ="));
+  free(lua);
+  char *md = xpl_policy_markdown(&p, "fake", "how");
+  CU_ASSERT_PTR_NOT_NULL(strstr(md, "| Retry-After shorter than the backoff | not probed"));
+  free(md);
+  /* a new key each attempt: attempt 3 gets the first step (a 503), whose
+     4.5 s backoff once read as "max" (tests/cli/learn_configs.sh's capped) */
+  policy keyed = {.attempts = 4, .base = 0.5, .factor = 3, .retry_5xx = 1, .retry_429 = 1,
+                  .seconds_form = 1, .cap = 10, .new_key_each = 1};
+  CU_ASSERT_EQUAL_FATAL(xpl_learn(&o, play, &keyed, &p, err), 0);
+  CU_ASSERT_STRING_EQUAL(p.combine, "");
+  CU_ASSERT_PTR_NOT_NULL(strstr(p.evidence[XPL_EV_RA_COMBINE], "attempt 3 got a 503, not the 429"));
 }
 
 /* A 429 retried only when it carries a Retry-After (LangChain): learned
@@ -664,6 +728,7 @@ int suite_learn(void) {
   CU_add_test(s, "the client's own time read from the backoff's growth", test_own_time_from_growth);
   CU_add_test(s, "a jittered backoff's growth: p-retry's 2 under load", test_jittered_growth);
   CU_add_test(s, "a jittered backoff's growth learned otherwise", test_jittered_growth_other);
+  CU_add_test(s, "a Retry-After shorter than the backoff: max or replace", test_ra_combine);
   CU_add_test(s, "a 429 retried only with a Retry-After", test_429_only_with_retry_after);
   CU_add_test(s, "broken streams", test_streams);
   CU_add_test(s, "a stream retried only before content", test_streams_before_content);
