@@ -223,6 +223,7 @@ enum {
 typedef struct xpl_policy {
   int max_attempts;
   double base, factor, fraction;      /* backoff; base 0 when never retried */
+  double cap;                         /* the backoff's cap (s), 0 when none was seen */
   double min_gap;                     /* the shortest backoff gap seen (s) */
   double overhead;                    /* the client's own time per retry, when a
                                          Retry-After waited out showed it (s) */

@@ -75,6 +75,7 @@ static int probe_decimal(learner *l, double v, double own) {
    window's floor, as the profile verdict reads it. */
 static double backoff_floor(const xpl_policy *p, int n) {
   double w = p->base * pow(p->factor > 1 ? p->factor : 1, n - 1);
+  if (p->cap > 0 && w > p->cap) w = p->cap;
   if (strcmp(p->jitter, "full") == 0) return 0;
   return strcmp(p->jitter, "subtract") == 0 ? w * (1 - p->fraction) : w;
 }

@@ -45,7 +45,10 @@ static void make(card *c, const xpl_policy *p) {
   c->n = 0;
   row(c, "attempts per call", "%d", p->max_attempts);
   if (p->max_attempts > 1) {
-    row(c, "backoff", "%g s, x%g per retry, jitter %s", p->base, p->factor, p->jitter);
+    row(c, "backoff", "%g s, x%g per retry, ", p->base, p->factor);
+    if (p->cap > 0) more(c, "capped at %g s, ", p->cap);
+    else more(c, "no cap seen, ");
+    more(c, "jitter %s", p->jitter);
     if (strcmp(p->jitter, "subtract") == 0) more(c, " (up to %g%% off)", p->fraction * 100);
   }
   row(c, "retried", "%s", p->nretries ? "" : "nothing");

@@ -74,8 +74,9 @@ char *xpl_policy_lua(const xpl_policy *p, const char *name, const char *version,
   xpl__add(&b, "  max_attempts = %d,\n", p->max_attempts > 0 ? p->max_attempts : 1);
   if (p->max_attempts > 1) {
     add_evidence(&b, p, XPL_EV_BACKOFF);
-    xpl__add(&b, "  backoff = { base = %g, factor = %g, jitter = \"%s\"", p->base, p->factor,
-             p->jitter);
+    xpl__add(&b, "  backoff = { base = %g, factor = %g, ", p->base, p->factor);
+    if (p->cap > 0) xpl__add(&b, "cap = %g, ", p->cap);
+    xpl__add(&b, "jitter = \"%s\"", p->jitter);
     if (strcmp(p->jitter, "subtract") == 0) xpl__add(&b, ", fraction = %g", p->fraction);
     xpl__add(&b, " },\n");
   }

@@ -37,6 +37,8 @@ typedef struct policy {
   double jitter_add; /* each backoff wait times a draw in [1, 1 + jitter_add]
                         (p-retry's randomize: 1) */
   int jitter_full;   /* each backoff wait times a draw in [0, 1] (full jitter) */
+  double bcap;       /* the backoff's cap (s; 0 none): after jitter_add (p-retry's
+                        maxTimeout), before jitter_full */
   double late;       /* a loaded machine: each gap a draw in [0, late] longer */
   int combine_max;   /* after a Retry-After, the longer of it and the backoff (LangChain) */
   int new_key_each;  /* a new Idempotency-Key each attempt: each a new request to the
@@ -158,6 +160,7 @@ static int play(void *arg, int reference, int n, char *const *lua, const long *i
       double wait = pol->base;
       for (int j = 0; j < k; j++) wait *= pol->factor;
       if (pol->jitter_add > 0) wait *= 1 + pol->jitter_add * draw(pol);
+      if (pol->bcap > 0 && wait > pol->bcap) wait = pol->bcap;
       if (pol->jitter_full) wait *= draw(pol);
       if (status == 429 && pol->seconds_form && ra > 0) {
         if (ra > pol->cap) break; /* over the cap: gives up */
@@ -388,6 +391,98 @@ static void test_jittered_growth_other(void) {
   }
 }
 
+/* The learned window of the wait before retry n, capped, holds what the
+   fake client waits there: floor at most its shortest, top at least its
+   longest jitter-free wait. */
+static int capped_window_holds(const xpl_policy *p, const policy *pol, int n) {
+  double w = pol->base, f = p->base;
+  for (int j = 1; j < n; j++) w *= pol->factor, f *= p->factor;
+  if (pol->bcap > 0 && w > pol->bcap) w = pol->bcap;
+  if (p->cap > 0 && f > p->cap) f = p->cap;
+  double lo = strcmp(p->jitter, "subtract") == 0 ? f * (1 - p->fraction) : f;
+  return lo <= w + pol->own + 1e-9 && f >= w * 0.95;
+}
+
+/* A backoff cap the gaps reach is learned: two gaps at it for a
+   jitter-free backoff (5 s, then 3 s under a growth of 3, then 2 s reached
+   by the second gap already, whose growth is then the one to the cap),
+   three for a jittered one (p-retry's maxTimeout 10 s: its growth is read
+   from the 3 gaps under it, 15 draws, so it may be 15 % off, and only the
+   capped retries' windows are held to the client); one the attempts
+   do not reach (the tenacity wrapper's 10 s over 1, 2 and 4 s) is not
+   written and the evidence says it was not seen, nor is one seen on two
+   jittered gaps only, one under full jitter, or a fixed wait (factor 1).
+   Before, capped gaps were read as growth: 1, 2, 4, 5, 5, 5 s learned as
+   base 1, x1.3 (the median ratio), and the third retry's 4 s lay beyond
+   the window's 1.7 s even with the verdict's slack for late wake-ups. */
+static void test_backoff_cap(void) {
+  xpl_learn_opts o = {0};
+  xpl_policy p;
+  char err[XPL_ERRLEN];
+  policy pol = {.attempts = 7, .base = 1, .factor = 2, .retry_5xx = 1, .bcap = 5};
+  CU_ASSERT_EQUAL_FATAL(xpl_learn(&o, play, &pol, &p, err), 0);
+  CU_ASSERT_DOUBLE_EQUAL(p.cap, 5, 1e-9);
+  CU_ASSERT_DOUBLE_EQUAL(p.factor, 2, 1e-9);
+  CU_ASSERT_DOUBLE_EQUAL(p.base, 1, 1e-9);
+  for (int n = 1; n <= 6; n++) CU_ASSERT(capped_window_holds(&p, &pol, n));
+  char *lua = xpl_policy_lua(&p, "fake", "1", NULL, NULL);
+  CU_ASSERT_PTR_NOT_NULL_FATAL(lua);
+  CU_ASSERT_PTR_NOT_NULL(strstr(lua, "backoff = { base = 1, factor = 2, cap = 5, jitter = \"none\" }"));
+  CU_ASSERT_PTR_NOT_NULL(strstr(lua, "from retry 4 on the gaps stop growing: capped at 5.00 s"));
+  free(lua);
+  char *md = xpl_policy_markdown(&p, "fake", "how");
+  CU_ASSERT_PTR_NOT_NULL(strstr(md, "| backoff | 1 s, x2 per retry, capped at 5 s, jitter none |"));
+  free(md);
+  policy three = {.attempts = 6, .base = 0.5, .factor = 3, .retry_5xx = 1, .bcap = 3, .own = 0.02};
+  CU_ASSERT_EQUAL_FATAL(xpl_learn(&o, play, &three, &p, err), 0);
+  CU_ASSERT_DOUBLE_EQUAL(p.cap, 3, 1e-9);
+  CU_ASSERT_DOUBLE_EQUAL(p.factor, 3, 1e-9);
+  for (int n = 1; n <= 5; n++) CU_ASSERT(capped_window_holds(&p, &three, n));
+  policy two = {.attempts = 5, .base = 1, .factor = 2, .retry_5xx = 1, .bcap = 4};
+  CU_ASSERT_EQUAL_FATAL(xpl_learn(&o, play, &two, &p, err), 0);
+  CU_ASSERT_DOUBLE_EQUAL(p.cap, 4, 1e-9);
+  policy second = {.attempts = 5, .base = 1, .factor = 3, .retry_5xx = 1, .bcap = 2};
+  CU_ASSERT_EQUAL_FATAL(xpl_learn(&o, play, &second, &p, err), 0);
+  CU_ASSERT_DOUBLE_EQUAL(p.cap, 2, 1e-9);
+  CU_ASSERT_DOUBLE_EQUAL(p.factor, 2, 1e-9);
+  for (int n = 1; n <= 4; n++) CU_ASSERT(capped_window_holds(&p, &second, n));
+  CU_ASSERT_PTR_NOT_NULL(strstr(p.evidence[XPL_EV_BACKOFF], "the second already at it"));
+  for (unsigned seed = 1; seed <= 10; seed++) {
+    policy pr = {.attempts = 8, .base = 1, .factor = 2, .retry_5xx = 1, .jitter_add = 1,
+                 .bcap = 10, .own = 0.05, .late = 0.1, .rng = seed};
+    CU_ASSERT_EQUAL_FATAL(xpl_learn(&o, play, &pr, &p, err), 0);
+    CU_ASSERT(p.cap >= 9.9 && p.cap <= 10.5);
+    CU_ASSERT(p.factor >= 1.6 && p.factor <= 2.4); /* from the 3 gaps under the cap */
+    CU_ASSERT_STRING_EQUAL(p.jitter, "subtract");
+    for (int n = 4; n <= 7; n++) CU_ASSERT(capped_window_holds(&p, &pr, n));
+  }
+  /* not reached: 1, 2, 4 s under a 10 s cap */
+  policy unseen = {.attempts = 4, .base = 1, .factor = 2, .retry_5xx = 1, .bcap = 10};
+  CU_ASSERT_EQUAL_FATAL(xpl_learn(&o, play, &unseen, &p, err), 0);
+  CU_ASSERT_DOUBLE_EQUAL(p.cap, 0, 1e-9);
+  CU_ASSERT_PTR_NOT_NULL(strstr(p.evidence[XPL_EV_BACKOFF], "no cap seen: the gaps grew to the last"));
+  lua = xpl_policy_lua(&p, "fake", "1", NULL, NULL);
+  CU_ASSERT_PTR_NOT_NULL(strstr(lua, "backoff = { base = 1, factor = 2, jitter = \"none\" }"));
+  free(lua);
+  md = xpl_policy_markdown(&p, "fake", "how");
+  CU_ASSERT_PTR_NOT_NULL(strstr(md, "| backoff | 1 s, x2 per retry, no cap seen, jitter none |"));
+  free(md);
+  /* jittered, at the cap on two gaps only: not read */
+  policy pr2 = {.attempts = 6, .base = 1, .factor = 2, .retry_5xx = 1, .jitter_add = 1,
+                .bcap = 10, .rng = 5};
+  CU_ASSERT_EQUAL_FATAL(xpl_learn(&o, play, &pr2, &p, err), 0);
+  CU_ASSERT_DOUBLE_EQUAL(p.cap, 0, 1e-9);
+  CU_ASSERT_PTR_NOT_NULL(strstr(p.evidence[XPL_EV_BACKOFF], "a cap, or the jitter: not read"));
+  policy full = {.attempts = 8, .base = 1, .factor = 2, .retry_5xx = 1, .jitter_full = 1,
+                 .bcap = 4, .rng = 2};
+  CU_ASSERT_EQUAL_FATAL(xpl_learn(&o, play, &full, &p, err), 0);
+  CU_ASSERT_DOUBLE_EQUAL(p.cap, 0, 1e-9);
+  policy fixed = {.attempts = 4, .base = 1, .factor = 1, .retry_5xx = 1};
+  CU_ASSERT_EQUAL_FATAL(xpl_learn(&o, play, &fixed, &p, err), 0);
+  CU_ASSERT_DOUBLE_EQUAL(p.cap, 0, 1e-9);
+  CU_ASSERT_DOUBLE_EQUAL(p.factor, 1, 1e-9);
+}
+
 /* A Retry-After shorter than the backoff's wait at its retry: LangChain
    waits the longer of the two ("max"), most clients the Retry-After
    ("replace"); a client whose backoff never waits 3 s within its attempts
@@ -593,7 +688,8 @@ static void test_card(void) {
   CU_ASSERT_EQUAL_FATAL(xpl_learn(&o, play, &pol, &p, err), 0);
   char *md = xpl_policy_markdown(&p, "fake", "how");
   CU_ASSERT_PTR_NOT_NULL(strstr(md, "| Retry-After read as | seconds, decimal |"));
-  CU_ASSERT_PTR_NOT_NULL(strstr(md, "- backoff: first gap 0.50-0.50 s over 5 plays, growth x2.00"));
+  CU_ASSERT_PTR_NOT_NULL(strstr(md, "- backoff: first gap 0.50-0.50 s over 5 plays, gaps 1 and 2 spread 0 % "
+                                     "and 0 %, growth x2.00"));
   CU_ASSERT_PTR_NOT_NULL(strstr(md, "- Retry-After cap: a 429 asking for 61 s: no retry; bisection: 20 s waited out, 21 s not"));
   free(md);
   char *html = xpl_policy_html(&p, "<fake & co>", "how");
@@ -728,6 +824,7 @@ int suite_learn(void) {
   CU_add_test(s, "the client's own time read from the backoff's growth", test_own_time_from_growth);
   CU_add_test(s, "a jittered backoff's growth: p-retry's 2 under load", test_jittered_growth);
   CU_add_test(s, "a jittered backoff's growth learned otherwise", test_jittered_growth_other);
+  CU_add_test(s, "a backoff cap, seen or not", test_backoff_cap);
   CU_add_test(s, "a Retry-After shorter than the backoff: max or replace", test_ra_combine);
   CU_add_test(s, "a 429 retried only with a Retry-After", test_429_only_with_retry_after);
   CU_add_test(s, "broken streams", test_streams);
