@@ -214,7 +214,7 @@ typedef struct xpl_learn_opts {
 /* The facts whose evidence a learned profile states, one comment each. */
 enum {
   XPL_EV_ATTEMPTS, XPL_EV_BACKOFF, XPL_EV_RETRIES, XPL_EV_TIMEOUT, XPL_EV_STREAMS,
-  XPL_EV_RA_FORMS, XPL_EV_RA_CAP, XPL_EV_RA_BAD, XPL_EV_IDEM, XPL_EV_N
+  XPL_EV_RA_FORMS, XPL_EV_RA_CAP, XPL_EV_RA_BAD, XPL_EV_RA_COMBINE, XPL_EV_IDEM, XPL_EV_N
 };
 #define XPL_EV_LEN 480
 #define XPL_MAX_PLAYS 10 /* --confidence 0.998 */
@@ -223,6 +223,7 @@ enum {
 typedef struct xpl_policy {
   int max_attempts;
   double base, factor, fraction;      /* backoff; base 0 when never retried */
+  double cap;                         /* the backoff's cap (s), 0 when none was seen */
   double min_gap;                     /* the shortest backoff gap seen (s) */
   double overhead;                    /* the client's own time per retry, when a
                                          Retry-After waited out showed it (s) */
@@ -242,6 +243,8 @@ typedef struct xpl_policy {
   char negative[12];                  /* a number of seconds <= 0: the same words */
   char decimal[12];                   /* a decimal not read as one: the same or truncate;
                                          "" when read (or seconds are not) */
+  char combine[8];                    /* a Retry-After shorter than the backoff's wait:
+                                         "replace" waited, "max" the backoff; "" not asked */
   char idem[12];                      /* false, per_call, per_attempt */
   int timeout_seen;                   /* the client ended an attempt by its own timeout */
   char covers[8];                     /* what it bounds: headers, idle, whole; "" unknown */

@@ -71,6 +71,88 @@ static int probe_decimal(learner *l, double v, double own) {
   return 0;
 }
 
+/* The least wait the learned backoff allows before retry n (1-based): its
+   window's floor, as the profile verdict reads it. */
+static double backoff_floor(const xpl_policy *p, int n) {
+  double w = p->base * pow(p->factor > 1 ? p->factor : 1, n - 1);
+  if (p->cap > 0 && w > p->cap) w = p->cap;
+  if (strcmp(p->jitter, "full") == 0) return 0;
+  return strcmp(p->jitter, "subtract") == 0 ? w * (1 - p->fraction) : w;
+}
+
+/*
+ * What a Retry-After shorter than the backoff's wait at its retry leads
+ * to: waited as asked ("replace", most clients) or the backoff waited
+ * ("max": LangChain JS's p-retry sleeps its own delay, then the
+ * Retry-After only when that is longer). Asked at the first retry n whose
+ * learned backoff waits at least 2 r + 1 s, r = 1 s the Retry-After (in
+ * the first form the client reads): n - 1 503s (retried: the backoff
+ * probe) then a 429 asking for r, as often as --confidence asks. A retry
+ * from halfway between r and that wait on is "max", one sooner (but not
+ * sooner than r) "replace". No retry, or one sooner than r (the value not
+ * read there), tells neither, nor does a client whose attempt n did not
+ * get the 429 (a new Idempotency-Key each attempt makes each a new request
+ * to the server, whose steps start over: the test client "capped" was
+ * read as "max" from a 503's backoff); a client whose backoff never waits
+ * that long within its attempts is not asked. Either way the fact is left out (the
+ * profile's default, "replace") and the evidence says so. 0 or -1.
+ */
+static int probe_combine(learner *l) {
+  xpl_policy *p = l->p;
+  const double r = 1;
+  int n = 1;
+  while (n < p->max_attempts && backoff_floor(p, n) < 2 * r + 1) n++;
+  if (n >= p->max_attempts) {
+    lrn_ev(p, XPL_EV_RA_COMBINE, "no retry within %d attempts backs off %.0f s or more: a %.0f s "
+           "Retry-After shorter than the backoff not probed", p->max_attempts, 2 * r + 1, r);
+    return 0;
+  }
+  char step[1024] = "";
+  for (int i = 1; i < n; i++) strcat(step, "    fail { status = 503 },\n");
+  const char *f = p->forms[0];
+  int date = strcmp(f, "date") == 0;
+  size_t len = strlen(step);
+  snprintf(step + len, sizeof step - len, "    fail { status = 429, %s = %.0f },\n",
+           strcmp(f, "retry-after-ms") == 0 ? "retry_after_ms" : date ? "retry_after_date"
+                                                                     : "retry_after",
+           strcmp(f, "retry-after-ms") == 0 ? r * 1000 : r);
+  char *st[1] = {step};
+  xpl_outcome *out = lrn_play_each(l, 1, st);
+  if (!out) return -1;
+  double b = backoff_floor(p, n), mid = r + (b - r) / 2, least = date ? 0 : r * 0.95 - 0.02;
+  int max = 0, replace = 0, served = 0;
+  double g = -1;
+  for (int j = 0; j < p->plays; j++) {
+    const xpl_outcome *o = &out[j];
+    /* a client whose attempts are new requests to the server (a new
+       Idempotency-Key each) got the first step, a 503, every time */
+    if (o->narr < n || o->arr[n - 1].status != 429) continue;
+    served++;
+    if (o->narr <= n) continue;
+    double gj = lrn_gap(o, n);
+    if (gj >= mid) max++;
+    else if (gj >= least) replace++;
+    if (g < 0) g = gj; /* the first play's, for the evidence */
+  }
+  free(out);
+  lrn_ev(p, XPL_EV_RA_COMBINE, "a 429 asking for %.0f s at retry %d (the backoff's %.2f s or "
+         "more): ", r, n, b);
+  if (max + replace == 0) {
+    if (!served)
+      lrn_ev(p, XPL_EV_RA_COMBINE, "attempt %d got a 503, not the 429 (each attempt a new request "
+             "to the server, whose steps start over): not told apart", n);
+    else lrn_ev(p, XPL_EV_RA_COMBINE, "%s: not told apart", g < 0 ? "no retry" : "retried sooner than it asked");
+    return 0;
+  }
+  char buf[48];
+  snprintf(p->combine, sizeof p->combine, "%s", max > replace ? "max" : "replace");
+  if (max && replace) p->nflaky++;
+  lrn_ev(p, XPL_EV_RA_COMBINE, "retried after %.2f s (%s)%s", g,
+         max > replace ? "the backoff, the longer" : "the Retry-After",
+         lrn_split(p, max > replace ? max : replace, buf));
+  return 0;
+}
+
 /* Retry-After: each form, the cap (by bisection), bad and past values. */
 int lrn_probe_retry_after(learner *l) {
   xpl_policy *p = l->p;
@@ -185,5 +267,5 @@ int lrn_probe_retry_after(learner *l) {
   snprintf(p->past, sizeof p->past, "%s", what);
   lrn_ev(p, XPL_EV_RA_BAD, "; a date 5 s past: %s (one play each, up to three when a "
          "retry came sooner than any backoff: the shortest)", lrn_after(&out));
-  return 0;
+  return probe_combine(l);
 }

@@ -45,7 +45,10 @@ static void make(card *c, const xpl_policy *p) {
   c->n = 0;
   row(c, "attempts per call", "%d", p->max_attempts);
   if (p->max_attempts > 1) {
-    row(c, "backoff", "%g s, x%g per retry, jitter %s", p->base, p->factor, p->jitter);
+    row(c, "backoff", "%g s, x%g per retry, ", p->base, p->factor);
+    if (p->cap > 0) more(c, "capped at %g s, ", p->cap);
+    else more(c, "no cap seen, ");
+    more(c, "jitter %s", p->jitter);
     if (strcmp(p->jitter, "subtract") == 0) more(c, " (up to %g%% off)", p->fraction * 100);
   }
   row(c, "retried", "%s", p->nretries ? "" : "nothing");
@@ -64,6 +67,9 @@ static void make(card *c, const xpl_policy *p) {
     row(c, "past Retry-After date", "%s", p->past);
     if (p->decimal[0]) row(c, "decimal Retry-After", "%s", strcmp(p->decimal, "truncate") == 0
                                                             ? "its whole seconds waited" : p->decimal);
+    row(c, "Retry-After shorter than the backoff", "%s",
+        !p->combine[0] ? "not probed (no retry whose backoff is clearly longer)"
+        : strcmp(p->combine, "max") == 0 ? "the backoff waited (the longer)" : "the Retry-After waited");
   } else {
     row(c, "Retry-After", "%s", p->retries_429 ? "not honoured" : "429 not retried");
   }
@@ -82,7 +88,8 @@ static void make(card *c, const xpl_policy *p) {
 
 static const char *const EV_NAME[XPL_EV_N] = {
     "attempts", "backoff", "retried", "attempt timeout", "streams",
-    "Retry-After forms", "Retry-After cap", "bad Retry-After", "Idempotency-Key"};
+    "Retry-After forms", "Retry-After cap", "bad Retry-After", "Retry-After and backoff",
+    "Idempotency-Key"};
 
 static void confidence(xpl__sbuf *b, const xpl_policy *p) {
   if (p->plays <= 1) xpl__add(b, "Each yes/no fact from one play (its consistency not checked).");

@@ -38,6 +38,7 @@ static void add_retry_after(xpl__sbuf *b, const xpl_policy *p) {
   if (p->ra_cap > 0) xpl__add(b, "    cap = %g,\n    over_cap = \"%s\",\n", p->ra_cap, p->over_cap);
   else xpl__add(b, "    cap = false, -- none: %g s was waited out\n", p->ra_cap_probed);
   if (p->decimal[0]) xpl__add(b, "    decimal = \"%s\",\n", p->decimal);
+  if (p->combine[0]) xpl__add(b, "    combine = \"%s\",\n", p->combine);
   xpl__add(b, "    invalid = \"%s\",\n    negative = \"%s\",\n    past = \"%s\",\n  },\n", p->invalid,
            p->negative, p->past);
 }
@@ -73,8 +74,9 @@ char *xpl_policy_lua(const xpl_policy *p, const char *name, const char *version,
   xpl__add(&b, "  max_attempts = %d,\n", p->max_attempts > 0 ? p->max_attempts : 1);
   if (p->max_attempts > 1) {
     add_evidence(&b, p, XPL_EV_BACKOFF);
-    xpl__add(&b, "  backoff = { base = %g, factor = %g, jitter = \"%s\"", p->base, p->factor,
-             p->jitter);
+    xpl__add(&b, "  backoff = { base = %g, factor = %g, ", p->base, p->factor);
+    if (p->cap > 0) xpl__add(&b, "cap = %g, ", p->cap);
+    xpl__add(&b, "jitter = \"%s\"", p->jitter);
     if (strcmp(p->jitter, "subtract") == 0) xpl__add(&b, ", fraction = %g", p->fraction);
     xpl__add(&b, " },\n");
   }
@@ -82,7 +84,7 @@ char *xpl_policy_lua(const xpl_policy *p, const char *name, const char *version,
   add_evidence(&b, p, XPL_EV_TIMEOUT);
   add_retries(&b, p);
   xpl__add(&b, "  x_should_retry = %s,\n", p->should_retry ? "true" : "false");
-  for (int k = XPL_EV_RA_FORMS; k <= XPL_EV_RA_BAD; k++) add_evidence(&b, p, k);
+  for (int k = XPL_EV_RA_FORMS; k <= XPL_EV_RA_COMBINE; k++) add_evidence(&b, p, k);
   add_retry_after(&b, p);
   if (p->timeout_len > 0) xpl__add(&b, "  timeout = %g,\n", p->timeout_len);
   if (p->covers[0]) xpl__add(&b, "  timeout_covers = \"%s\",\n", p->covers);

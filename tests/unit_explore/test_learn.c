@@ -34,7 +34,26 @@ typedef struct policy {
   int asked_401; /* how often it was (play changes it) */
   int slow_once;  /* its first retry at once after a bad Retry-After comes 0.4 s
                      late (a loaded machine); 2 once it has (play changes it) */
+  double jitter_add; /* each backoff wait times a draw in [1, 1 + jitter_add]
+                        (p-retry's randomize: 1) */
+  int jitter_full;   /* each backoff wait times a draw in [0, 1] (full jitter) */
+  double bcap;       /* the backoff's cap (s; 0 none): after jitter_add (p-retry's
+                        maxTimeout), before jitter_full */
+  double late;       /* a loaded machine: each gap a draw in [0, late] longer */
+  int combine_max;   /* after a Retry-After, the longer of it and the backoff (LangChain) */
+  int new_key_each;  /* a new Idempotency-Key each attempt: each a new request to the
+                        server, which answers it with the probe's first step */
+  unsigned long long rng; /* the draws' state (splitmix64) */
 } policy;
+
+/* A draw in [0, 1) from the fake client's own state: the test's seed
+   decides every jitter and late wake-up, so a run is repeatable. */
+static double draw(policy *pol) {
+  unsigned long long z = (pol->rng += 0x9E3779B97F4A7C15ULL);
+  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ULL;
+  z = (z ^ (z >> 27)) * 0x94D049BB133111EBULL;
+  return (double)((z ^ (z >> 31)) >> 11) / 9007199254740992.0;
+}
 
 /* The first fault of the probe, as the client sees it: status (0 for a
    drop), and the Retry-After seconds asked (-1 none, -2 unparsable, -3 a
@@ -59,6 +78,19 @@ static void first_fault(const char *lua, int *status, double *ra, int *quota, in
   }
   for (const char *q = p; (q = strstr(q, "fail {")) != NULL; q++) (*faults)++;
   if (!*faults && *status != 200) *faults = 1;
+}
+
+/* The status and Retry-After seconds (-1 none) of the probe's k-th fail
+   step (0-based), when it has one: a probe's faults may differ (503s, then
+   a 429). */
+static void nth_fail(const char *lua, int k, int *status, double *ra) {
+  const char *f = strstr(lua, "provider = {\n");
+  for (int i = 0; f && i <= k; i++)
+    if ((f = strstr(f + 1, "fail { status = ")) == NULL) return;
+  *status = atoi(f + 16);
+  const char *r = strstr(f, "retry_after = "), *m = strstr(f, "retry_after_ms = ");
+  *ra = r && r < strchr(f, '\n') && r[14] != '"' ? atof(r + 14) : -1;
+  if (m && m < strchr(f, '\n')) *ra = atof(m + 17) / 1000;
 }
 
 static int play(void *arg, int reference, int n, char *const *lua, const long *index,
@@ -105,6 +137,7 @@ static int play(void *arg, int reference, int n, char *const *lua, const long *i
     if (bad_body) status = -2, faults = 1;
     for (int k = 0; k < pol->attempts; k++) {
       int failed = k < faults;
+      if (k > 0 && failed && status > 0 && !pol->new_key_each) nth_fail(lua[i], k, &status, &ra);
       xpl_arrival *a = &out[i].arr[out[i].narr++];
       a->t_arrive = t;
       a->t_end = t + 0.01;
@@ -126,9 +159,12 @@ static int play(void *arg, int reference, int n, char *const *lua, const long *i
       if (!again || k + 1 == pol->attempts) break;
       double wait = pol->base;
       for (int j = 0; j < k; j++) wait *= pol->factor;
+      if (pol->jitter_add > 0) wait *= 1 + pol->jitter_add * draw(pol);
+      if (pol->bcap > 0 && wait > pol->bcap) wait = pol->bcap;
+      if (pol->jitter_full) wait *= draw(pol);
       if (status == 429 && pol->seconds_form && ra > 0) {
         if (ra > pol->cap) break; /* over the cap: gives up */
-        wait = ra;
+        wait = pol->combine_max && wait > ra ? wait : ra;
         if (ra != (double)(long)ra && pol->decimal == 2) break;
         if (ra != (double)(long)ra && pol->decimal == 1) wait = (double)(long)ra;
       }
@@ -138,7 +174,7 @@ static int play(void *arg, int reference, int n, char *const *lua, const long *i
       if (bad == 1) wait = 0;
       if (status == 429 && pol->seconds_form && ra == -2) wait = 0; /* unparsable: at once */
       if (wait == 0 && pol->slow_once == 1) wait = 0.4, pol->slow_once = 2;
-      t = a->t_end + wait + pol->own;
+      t = a->t_end + wait + pol->own + (pol->late > 0 ? pol->late * draw(pol) : 0);
     }
     out[i].attempts = out[i].narr;
   }
@@ -284,6 +320,214 @@ static void test_own_time_from_growth(void) {
   CU_ASSERT_EQUAL_FATAL(xpl_learn(&o, play, &pol, &p, err), 0);
   CU_ASSERT_DOUBLE_EQUAL(p.base, 1, 1e-6);
   CU_ASSERT_DOUBLE_EQUAL(p.factor, 3, 1e-6);
+}
+
+/* The learned window of the wait before retry n holds every gap the fake
+   client can make there: its floor is at most own + the jitter-free wait. */
+static int floor_holds(const xpl_policy *p, const policy *pol, int n) {
+  double w = pol->base, f = 1;
+  for (int j = 1; j < n; j++) w *= pol->factor, f *= p->factor;
+  double lo = p->base * f * (strcmp(p->jitter, "subtract") == 0 ? 1 - p->fraction : 0);
+  return lo <= w + pol->own + 1e-9;
+}
+
+/* A p-retry-like client (LangChain: base 1 s, factor 2, each wait times a
+   draw in [1, 2]) on a loaded machine (0.05 s of own time and up to 0.1 s
+   late each gap), 7 attempts, learned under 20 seeds: factor 2 every
+   time, and a window whose floor no gap of the client goes under. Before,
+   the growth was the median of neighbouring gaps' ratios, which the
+   jitter spreads over [1, 4]: 1.9 or 2.1 under 14 of these seeds, and
+   the floor (the longest first gap less a fraction read from the 5 gaps
+   of one retry) stood over the client's own shortest wait under 8. */
+static void test_jittered_growth(void) {
+  xpl_learn_opts o = {0};
+  xpl_policy p;
+  char err[XPL_ERRLEN];
+  for (unsigned seed = 1; seed <= 20; seed++) {
+    policy pol = {.attempts = 7, .base = 1, .factor = 2, .retry_5xx = 1, .jitter_add = 1,
+                  .own = 0.05, .late = 0.1, .rng = seed};
+    CU_ASSERT_EQUAL_FATAL(xpl_learn(&o, play, &pol, &p, err), 0);
+    CU_ASSERT_EQUAL(p.max_attempts, 7);
+    CU_ASSERT_DOUBLE_EQUAL(p.factor, 2, 1e-9);
+    CU_ASSERT_STRING_EQUAL(p.jitter, "subtract");
+    CU_ASSERT(p.base >= 1.8 && p.base <= 2.3);
+    for (int n = 1; n <= 6; n++) CU_ASSERT(floor_holds(&p, &pol, n));
+  }
+}
+
+/* The growth of a jittered backoff is learned otherwise when it is
+   otherwise: 3 (a factor clients use) as 3, 2.5 (none) as measured, not
+   pulled to 2 or 3; one retry shows none (the default written, said so);
+   and a full jitter is full. */
+static void test_jittered_growth_other(void) {
+  xpl_learn_opts o = {0};
+  xpl_policy p;
+  char err[XPL_ERRLEN];
+  for (unsigned seed = 1; seed <= 10; seed++) {
+    policy pol = {.attempts = 6, .base = 0.5, .factor = 3, .retry_5xx = 1, .jitter_add = 1,
+                  .own = 0.05, .late = 0.1, .rng = seed};
+    CU_ASSERT_EQUAL_FATAL(xpl_learn(&o, play, &pol, &p, err), 0);
+    CU_ASSERT_DOUBLE_EQUAL(p.factor, 3, 1e-9);
+    for (int n = 1; n <= 5; n++) CU_ASSERT(floor_holds(&p, &pol, n));
+    pol.factor = 2.5;
+    CU_ASSERT_EQUAL_FATAL(xpl_learn(&o, play, &pol, &p, err), 0);
+    CU_ASSERT(p.factor > 2.15 && p.factor < 2.7);
+    for (int n = 1; n <= 5; n++) CU_ASSERT(floor_holds(&p, &pol, n));
+  }
+  CU_ASSERT_PTR_NOT_NULL(strstr(p.evidence[XPL_EV_BACKOFF], "pairs of one play's gaps"));
+  /* one retry: no growth to read, the default written */
+  policy one = {.attempts = 2, .base = 1, .factor = 3, .retry_5xx = 1, .jitter_add = 1, .rng = 7};
+  CU_ASSERT_EQUAL_FATAL(xpl_learn(&o, play, &one, &p, err), 0);
+  CU_ASSERT_STRING_EQUAL(p.jitter, "subtract");
+  CU_ASSERT_DOUBLE_EQUAL(p.factor, 2, 1e-9);
+  CU_ASSERT_PTR_NOT_NULL(strstr(p.evidence[XPL_EV_BACKOFF], "one retry: no growth to read"));
+  /* full jitter: its near-zero gaps are jitter "full", whatever growth
+     they let the pairs read */
+  for (unsigned seed = 1; seed <= 10; seed++) {
+    policy pol = {.attempts = 6, .base = 1, .factor = 2, .retry_5xx = 1, .jitter_full = 1,
+                  .own = 0.05, .late = 0.1, .rng = seed};
+    CU_ASSERT_EQUAL_FATAL(xpl_learn(&o, play, &pol, &p, err), 0);
+    CU_ASSERT_STRING_EQUAL(p.jitter, "full");
+  }
+}
+
+/* The learned window of the wait before retry n, capped, holds what the
+   fake client waits there: floor at most its shortest, top at least its
+   longest jitter-free wait. */
+static int capped_window_holds(const xpl_policy *p, const policy *pol, int n) {
+  double w = pol->base, f = p->base;
+  for (int j = 1; j < n; j++) w *= pol->factor, f *= p->factor;
+  if (pol->bcap > 0 && w > pol->bcap) w = pol->bcap;
+  if (p->cap > 0 && f > p->cap) f = p->cap;
+  double lo = strcmp(p->jitter, "subtract") == 0 ? f * (1 - p->fraction) : f;
+  return lo <= w + pol->own + 1e-9 && f >= w * 0.95;
+}
+
+/* A backoff cap the gaps reach is learned: two gaps at it for a
+   jitter-free backoff (5 s, then 3 s under a growth of 3, then 2 s reached
+   by the second gap already, whose growth is then the one to the cap),
+   three for a jittered one (p-retry's maxTimeout 10 s: its growth is read
+   from the 3 gaps under it, 15 draws, so it may be 15 % off, and only the
+   capped retries' windows are held to the client); one the attempts
+   do not reach (the tenacity wrapper's 10 s over 1, 2 and 4 s) is not
+   written and the evidence says it was not seen, nor is one seen on two
+   jittered gaps only, one under full jitter, or a fixed wait (factor 1).
+   Before, capped gaps were read as growth: 1, 2, 4, 5, 5, 5 s learned as
+   base 1, x1.3 (the median ratio), and the third retry's 4 s lay beyond
+   the window's 1.7 s even with the verdict's slack for late wake-ups. */
+static void test_backoff_cap(void) {
+  xpl_learn_opts o = {0};
+  xpl_policy p;
+  char err[XPL_ERRLEN];
+  policy pol = {.attempts = 7, .base = 1, .factor = 2, .retry_5xx = 1, .bcap = 5};
+  CU_ASSERT_EQUAL_FATAL(xpl_learn(&o, play, &pol, &p, err), 0);
+  CU_ASSERT_DOUBLE_EQUAL(p.cap, 5, 1e-9);
+  CU_ASSERT_DOUBLE_EQUAL(p.factor, 2, 1e-9);
+  CU_ASSERT_DOUBLE_EQUAL(p.base, 1, 1e-9);
+  for (int n = 1; n <= 6; n++) CU_ASSERT(capped_window_holds(&p, &pol, n));
+  char *lua = xpl_policy_lua(&p, "fake", "1", NULL, NULL);
+  CU_ASSERT_PTR_NOT_NULL_FATAL(lua);
+  CU_ASSERT_PTR_NOT_NULL(strstr(lua, "backoff = { base = 1, factor = 2, cap = 5, jitter = \"none\" }"));
+  CU_ASSERT_PTR_NOT_NULL(strstr(lua, "from retry 4 on the gaps stop growing: capped at 5.00 s"));
+  free(lua);
+  char *md = xpl_policy_markdown(&p, "fake", "how");
+  CU_ASSERT_PTR_NOT_NULL(strstr(md, "| backoff | 1 s, x2 per retry, capped at 5 s, jitter none |"));
+  free(md);
+  policy three = {.attempts = 6, .base = 0.5, .factor = 3, .retry_5xx = 1, .bcap = 3, .own = 0.02};
+  CU_ASSERT_EQUAL_FATAL(xpl_learn(&o, play, &three, &p, err), 0);
+  CU_ASSERT_DOUBLE_EQUAL(p.cap, 3, 1e-9);
+  CU_ASSERT_DOUBLE_EQUAL(p.factor, 3, 1e-9);
+  for (int n = 1; n <= 5; n++) CU_ASSERT(capped_window_holds(&p, &three, n));
+  policy two = {.attempts = 5, .base = 1, .factor = 2, .retry_5xx = 1, .bcap = 4};
+  CU_ASSERT_EQUAL_FATAL(xpl_learn(&o, play, &two, &p, err), 0);
+  CU_ASSERT_DOUBLE_EQUAL(p.cap, 4, 1e-9);
+  policy second = {.attempts = 5, .base = 1, .factor = 3, .retry_5xx = 1, .bcap = 2};
+  CU_ASSERT_EQUAL_FATAL(xpl_learn(&o, play, &second, &p, err), 0);
+  CU_ASSERT_DOUBLE_EQUAL(p.cap, 2, 1e-9);
+  CU_ASSERT_DOUBLE_EQUAL(p.factor, 2, 1e-9);
+  for (int n = 1; n <= 4; n++) CU_ASSERT(capped_window_holds(&p, &second, n));
+  CU_ASSERT_PTR_NOT_NULL(strstr(p.evidence[XPL_EV_BACKOFF], "the second already at it"));
+  for (unsigned seed = 1; seed <= 10; seed++) {
+    policy pr = {.attempts = 8, .base = 1, .factor = 2, .retry_5xx = 1, .jitter_add = 1,
+                 .bcap = 10, .own = 0.05, .late = 0.1, .rng = seed};
+    CU_ASSERT_EQUAL_FATAL(xpl_learn(&o, play, &pr, &p, err), 0);
+    CU_ASSERT(p.cap >= 9.9 && p.cap <= 10.5);
+    CU_ASSERT(p.factor >= 1.6 && p.factor <= 2.4); /* from the 3 gaps under the cap */
+    CU_ASSERT_STRING_EQUAL(p.jitter, "subtract");
+    for (int n = 4; n <= 7; n++) CU_ASSERT(capped_window_holds(&p, &pr, n));
+  }
+  /* not reached: 1, 2, 4 s under a 10 s cap */
+  policy unseen = {.attempts = 4, .base = 1, .factor = 2, .retry_5xx = 1, .bcap = 10};
+  CU_ASSERT_EQUAL_FATAL(xpl_learn(&o, play, &unseen, &p, err), 0);
+  CU_ASSERT_DOUBLE_EQUAL(p.cap, 0, 1e-9);
+  CU_ASSERT_PTR_NOT_NULL(strstr(p.evidence[XPL_EV_BACKOFF], "no cap seen: the gaps grew to the last"));
+  lua = xpl_policy_lua(&p, "fake", "1", NULL, NULL);
+  CU_ASSERT_PTR_NOT_NULL(strstr(lua, "backoff = { base = 1, factor = 2, jitter = \"none\" }"));
+  free(lua);
+  md = xpl_policy_markdown(&p, "fake", "how");
+  CU_ASSERT_PTR_NOT_NULL(strstr(md, "| backoff | 1 s, x2 per retry, no cap seen, jitter none |"));
+  free(md);
+  /* jittered, at the cap on two gaps only: not read */
+  policy pr2 = {.attempts = 6, .base = 1, .factor = 2, .retry_5xx = 1, .jitter_add = 1,
+                .bcap = 10, .rng = 5};
+  CU_ASSERT_EQUAL_FATAL(xpl_learn(&o, play, &pr2, &p, err), 0);
+  CU_ASSERT_DOUBLE_EQUAL(p.cap, 0, 1e-9);
+  CU_ASSERT_PTR_NOT_NULL(strstr(p.evidence[XPL_EV_BACKOFF], "a cap, or the jitter: not read"));
+  policy full = {.attempts = 8, .base = 1, .factor = 2, .retry_5xx = 1, .jitter_full = 1,
+                 .bcap = 4, .rng = 2};
+  CU_ASSERT_EQUAL_FATAL(xpl_learn(&o, play, &full, &p, err), 0);
+  CU_ASSERT_DOUBLE_EQUAL(p.cap, 0, 1e-9);
+  policy fixed = {.attempts = 4, .base = 1, .factor = 1, .retry_5xx = 1};
+  CU_ASSERT_EQUAL_FATAL(xpl_learn(&o, play, &fixed, &p, err), 0);
+  CU_ASSERT_DOUBLE_EQUAL(p.cap, 0, 1e-9);
+  CU_ASSERT_DOUBLE_EQUAL(p.factor, 1, 1e-9);
+}
+
+/* A Retry-After shorter than the backoff's wait at its retry: LangChain
+   waits the longer of the two ("max"), most clients the Retry-After
+   ("replace"); a client whose backoff never waits 3 s within its attempts
+   is not asked, and one whose attempts are new requests to the server
+   cannot be (left out, said so). Before, "max" was never learned and
+   LangChain's learned profile failed its own client over
+   scenarios/deadline/retry_after_beyond_deadline.lua (a 5 s Retry-After,
+   then p-retry's 8-16 s). */
+static void test_ra_combine(void) {
+  policy pol = {.attempts = 7, .base = 1, .factor = 2, .retry_5xx = 1, .retry_429 = 1,
+                .seconds_form = 1, .cap = 60, .ra_required = 1, .jitter_add = 1, .own = 0.05,
+                .late = 0.1, .rng = 3, .combine_max = 1};
+  xpl_learn_opts o = {0};
+  xpl_policy p;
+  char err[XPL_ERRLEN];
+  CU_ASSERT_EQUAL_FATAL(xpl_learn(&o, play, &pol, &p, err), 0);
+  CU_ASSERT_STRING_EQUAL(p.combine, "max");
+  char *lua = xpl_policy_lua(&p, "fake", "1", NULL, NULL);
+  CU_ASSERT_PTR_NOT_NULL_FATAL(lua);
+  CU_ASSERT_PTR_NOT_NULL(strstr(lua, "    combine = \"max\",\n"));
+  CU_ASSERT_PTR_NOT_NULL(strstr(lua, "-- a 429 asking for 1 s at retry 3"));
+  free(lua);
+  pol.combine_max = 0;
+  CU_ASSERT_EQUAL_FATAL(xpl_learn(&o, play, &pol, &p, err), 0);
+  CU_ASSERT_STRING_EQUAL(p.combine, "replace");
+  CU_ASSERT_PTR_NOT_NULL(strstr(p.evidence[XPL_EV_RA_COMBINE], "(the Retry-After)"));
+  /* openai's 0.5 s then 1 s: never 3 s, not asked */
+  policy short_backoff = {.attempts = 3, .base = 0.5, .factor = 2, .retry_5xx = 1, .retry_429 = 1,
+                          .seconds_form = 1, .cap = 60, .combine_max = 1};
+  CU_ASSERT_EQUAL_FATAL(xpl_learn(&o, play, &short_backoff, &p, err), 0);
+  CU_ASSERT_STRING_EQUAL(p.combine, "");
+  CU_ASSERT_PTR_NOT_NULL(strstr(p.evidence[XPL_EV_RA_COMBINE], "not probed"));
+  lua = xpl_policy_lua(&p, "fake", "1", NULL, NULL);
+  CU_ASSERT_PTR_NULL(strstr(lua, "combine ="));
+  free(lua);
+  char *md = xpl_policy_markdown(&p, "fake", "how");
+  CU_ASSERT_PTR_NOT_NULL(strstr(md, "| Retry-After shorter than the backoff | not probed"));
+  free(md);
+  /* a new key each attempt: attempt 3 gets the first step (a 503), whose
+     4.5 s backoff once read as "max" (tests/cli/learn_configs.sh's capped) */
+  policy keyed = {.attempts = 4, .base = 0.5, .factor = 3, .retry_5xx = 1, .retry_429 = 1,
+                  .seconds_form = 1, .cap = 10, .new_key_each = 1};
+  CU_ASSERT_EQUAL_FATAL(xpl_learn(&o, play, &keyed, &p, err), 0);
+  CU_ASSERT_STRING_EQUAL(p.combine, "");
+  CU_ASSERT_PTR_NOT_NULL(strstr(p.evidence[XPL_EV_RA_COMBINE], "attempt 3 got a 503, not the 429"));
 }
 
 /* A 429 retried only when it carries a Retry-After (LangChain): learned
@@ -444,7 +688,8 @@ static void test_card(void) {
   CU_ASSERT_EQUAL_FATAL(xpl_learn(&o, play, &pol, &p, err), 0);
   char *md = xpl_policy_markdown(&p, "fake", "how");
   CU_ASSERT_PTR_NOT_NULL(strstr(md, "| Retry-After read as | seconds, decimal |"));
-  CU_ASSERT_PTR_NOT_NULL(strstr(md, "- backoff: first gap 0.50-0.50 s over 5 plays, growth x2.00"));
+  CU_ASSERT_PTR_NOT_NULL(strstr(md, "- backoff: first gap 0.50-0.50 s over 5 plays, gaps 1 and 2 spread 0 % "
+                                     "and 0 %, growth x2.00"));
   CU_ASSERT_PTR_NOT_NULL(strstr(md, "- Retry-After cap: a 429 asking for 61 s: no retry; bisection: 20 s waited out, 21 s not"));
   free(md);
   char *html = xpl_policy_html(&p, "<fake & co>", "how");
@@ -577,6 +822,10 @@ int suite_learn(void) {
   CU_add_test(s, "the client's own time is taken out", test_own_time_taken_out);
   CU_add_test(s, "a late retry at once is played again", test_late_retry_at_once);
   CU_add_test(s, "the client's own time read from the backoff's growth", test_own_time_from_growth);
+  CU_add_test(s, "a jittered backoff's growth: p-retry's 2 under load", test_jittered_growth);
+  CU_add_test(s, "a jittered backoff's growth learned otherwise", test_jittered_growth_other);
+  CU_add_test(s, "a backoff cap, seen or not", test_backoff_cap);
+  CU_add_test(s, "a Retry-After shorter than the backoff: max or replace", test_ra_combine);
   CU_add_test(s, "a 429 retried only with a Retry-After", test_429_only_with_retry_after);
   CU_add_test(s, "broken streams", test_streams);
   CU_add_test(s, "a stream retried only before content", test_streams_before_content);
