@@ -80,18 +80,18 @@ fi
 
 # (b) a 2 s start-up against a 1 s deadline, then good behaviour: green.
 if [ $rcb = 0 ] && [ "$(status "$tmp/b.json")" = "pass pass" ] &&
-   [ "$(grep -c "started its first request after 2" "$tmp/b.out")" = 2 ]; then
+   [ "$(grep -cE "started its first request after [2-9][0-9]{3} ms" "$tmp/b.out")" = 2 ]; then
   ok
 else
   bad "(b) slow start: wanted PASS PASS with the start-up in both rows (got $rcb)"; cat "$tmp/b.out"
 fi
 if python3 - "$tmp/b.json" <<'PY'
-import json, sys
+import json, re, sys
 r = json.load(open(sys.argv[1]))["results"]
 ev = {v["name"]: v["evidence"] for v in r[0]["verdicts"]}
 assert "not counted" in ev["within_deadline"] and "started its first request after" in ev["within_deadline"], ev
 ev = {v["name"]: v["evidence"] for v in r[1]["verdicts"]}
-assert ev["outcome"].startswith("the command exited 1 after") and "started its first request after 2" in ev["outcome"], ev
+assert ev["outcome"].startswith("the command exited 1 after") and re.search(r"started its first request after [2-9][0-9]{3} ms", ev["outcome"]), ev
 PY
 then ok; else bad "(b) the evidence of within_deadline and outcome lacks the start-up"; fi
 # (b) the trace has the command's start on the session clock, before the first request.
