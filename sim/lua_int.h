@@ -96,8 +96,14 @@ void sim__lua_open_shared(struct lua_State *L, sim_lua_shared *sh);
  */
 void sim__lua_clocks(double (*cpu_ms)(void), double (*wall_ms)(void));
 
-/* Size classes of 16 bytes up to 256 whose freed blocks a state keeps. */
-#define SIM_LUA_SPARE_CLASSES 16
+/* Size classes of 16 bytes up to 512 whose freed blocks a state keeps,
+   and how many bytes of them at most (the rest go back to malloc): a
+   decision's garbage is a few small tables and userdata, freed and made
+   again request after request, and one collection frees hundreds of
+   requests' worth at once, so 32 blocks a class were not enough (5 mallocs
+   a request; issue 30). */
+#define SIM_LUA_SPARE_CLASSES 32
+#define SIM_LUA_SPARE_BYTES (512 * 1024)
 
 typedef struct sim_lua_sandbox {
   struct lua_State *L;
@@ -119,7 +125,7 @@ typedef struct sim_lua_sandbox {
   pthread_mutex_t *rng_mu; /* guards *rng when shared; NULL = not shared */
   void *spare[SIM_LUA_SPARE_CLASSES]; /* freed small blocks kept for reuse, a
                                          list a size class (lua_sandbox.c) */
-  unsigned short nspare[SIM_LUA_SPARE_CLASSES];
+  size_t spare_bytes;   /* their bytes, at most SIM_LUA_SPARE_BYTES */
 } sim_lua_sandbox;
 
 /*

@@ -48,13 +48,8 @@ static sim_lua_sandbox *sandbox_of(lua_State *L) {
   return ud;
 }
 
-/* Freed blocks of a size class a state keeps at most (the rest go back to
-   malloc): a decision's garbage is a few small tables and userdata, freed
-   and made again request after request (issue 30). */
-#define SB_SPARE_MAX 32
-
-/* The size class of a block of n bytes (n > 0): 0 for 1-16 ... 15 for
-   241-256; SIM_LUA_SPARE_CLASSES for a larger one, which is not kept. A
+/* The size class of a block of n bytes (n > 0): 0 for 1-16 ... 31 for
+   497-512; SIM_LUA_SPARE_CLASSES for a larger one, which is not kept. A
    kept block is malloc'd at its class's full size, so any block of the
    class can serve any request of it. */
 static int sb_class(size_t n) {
@@ -68,20 +63,21 @@ static void *sb_get(sim_lua_sandbox *sb, size_t n) {
   void *p = sb->spare[c];
   if (p == NULL) return malloc(16 * (size_t)(c + 1));
   sb->spare[c] = *(void **)p; /* the next one, kept in the block itself */
-  sb->nspare[c]--;
+  sb->spare_bytes -= 16 * (size_t)(c + 1);
   return p;
 }
 
 /* Frees block p of n bytes, or keeps it for its class. */
 static void sb_put(sim_lua_sandbox *sb, void *p, size_t n) {
   int c = sb_class(n);
-  if (c == SIM_LUA_SPARE_CLASSES || sb->nspare[c] >= SB_SPARE_MAX) {
+  size_t size = 16 * (size_t)(c + 1);
+  if (c == SIM_LUA_SPARE_CLASSES || sb->spare_bytes + size > SIM_LUA_SPARE_BYTES) {
     free(p);
     return;
   }
   *(void **)p = sb->spare[c];
   sb->spare[c] = p;
-  sb->nspare[c]++;
+  sb->spare_bytes += size;
 }
 
 /* Frees the kept blocks. */
@@ -92,8 +88,8 @@ static void sb_drain(sim_lua_sandbox *sb) {
       sb->spare[c] = *(void **)p;
       free(p);
     }
-    sb->nspare[c] = 0;
   }
+  sb->spare_bytes = 0;
 }
 
 /* A block of nsize bytes for block ptr of osize: the same when both sizes

@@ -5,6 +5,8 @@
 #include <string.h>
 #include <time.h>
 
+#include <lua.h>
+
 #include "sim/lua_int.h"
 #include "test_lua_util.h"
 
@@ -288,6 +290,36 @@ static void test_budget_per_call(void) {
   tl_remove(path);
 }
 
+/* Freed small blocks are kept for reuse up to SIM_LUA_SPARE_BYTES; more
+   garbage than that goes back to malloc, and a block kept is handed out
+   again before a new one is made. */
+static void test_spare_blocks_capped(void) {
+  sim_lua_sandbox sb;
+  char err[SIM_ERRLEN];
+  memset(&sb, 0, sizeof sb);
+  CU_ASSERT_EQUAL_FATAL(sim__lua_open(&sb, "spare.lua", 1, err), 0);
+  lua_State *L = sb.L;
+  lua_gc(L, LUA_GCSTOP);
+  lua_createtable(L, 40000, 0); /* ~2.5 MB of small tables, then garbage */
+  for (int i = 1; i <= 40000; i++) {
+    lua_createtable(L, 0, 1);
+    lua_rawseti(L, -2, i);
+  }
+  lua_pop(L, 1);
+  size_t before = sb.spare_bytes;
+  lua_gc(L, LUA_GCRESTART);
+  lua_gc(L, LUA_GCCOLLECT);
+  CU_ASSERT(sb.spare_bytes > before);
+  CU_ASSERT(sb.spare_bytes <= SIM_LUA_SPARE_BYTES);
+  CU_ASSERT(sb.spare_bytes > SIM_LUA_SPARE_BYTES - 512); /* full: the rest freed */
+  size_t full = sb.spare_bytes;
+  lua_createtable(L, 0, 1); /* served from the kept blocks */
+  CU_ASSERT(sb.spare_bytes < full);
+  lua_pop(L, 1);
+  sim__lua_close(&sb);
+  CU_ASSERT_EQUAL(sb.spare_bytes, 0);
+}
+
 int suite_lua_sandbox(void) {
   CU_pSuite s = CU_add_suite("lua_sandbox", NULL, NULL);
   if (s == NULL) return CU_get_error();
@@ -298,6 +330,7 @@ int suite_lua_sandbox(void) {
       !CU_add_test(s, "runtime_limits", test_runtime_limits) ||
       !CU_add_test(s, "budget_per_call", test_budget_per_call) ||
       !CU_add_test(s, "cpu_limit", test_cpu_limit) ||
+      !CU_add_test(s, "spare_blocks_capped", test_spare_blocks_capped) ||
       !CU_add_test(s, "pattern_extreme_init", test_pattern_extreme_init))
     return CU_get_error();
   return 0;
