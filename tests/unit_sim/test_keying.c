@@ -52,6 +52,25 @@ static void test_fingerprint(void) {
   CU_ASSERT_STRING_NOT_EQUAL(a, b);
 }
 
+/* The hash (eight bytes a turn) gives the byte-at-a-time value at every
+   length around its turns: keys in old traces and in a fleet's Redis stay
+   the same. */
+static void test_fingerprint_values(void) {
+  static const char text[] = "The quick brown fox jumps over the lazy dog";
+  char got[17], want[17];
+  for (size_t len = 0; len < sizeof text; len++) {
+    uint64_t h = 1469598103934665603ULL; /* keying.c's offset */
+    for (size_t i = 0; i < len; i++) h = (h ^ (unsigned char)text[i]) * 1099511628211ULL;
+    snprintf(want, sizeof want, "%016llx", (unsigned long long)h);
+    sim__fingerprint(text, len, got);
+    CU_ASSERT_STRING_EQUAL(got, want);
+  }
+  sim__fingerprint(text, sizeof text - 1, got);
+  CU_ASSERT_STRING_EQUAL(got, "9703756516a0615e");
+  sim__fingerprint("", 0, got);
+  CU_ASSERT_STRING_EQUAL(got, "14650fb0739d0383");
+}
+
 static void test_secret_headers(void) {
   CU_ASSERT_TRUE(sim__header_is_secret("Authorization"));
   CU_ASSERT_TRUE(sim__header_is_secret("x-api-key"));
@@ -93,6 +112,7 @@ int suite_keying(void) {
   CU_add_test(s, "hash of method, path and body", test_hash_of_method_path_body);
   CU_add_test(s, "key too long for the buffer", test_key_too_long);
   CU_add_test(s, "payload fingerprint", test_fingerprint);
+  CU_add_test(s, "fingerprint values at every length", test_fingerprint_values);
   CU_add_test(s, "secret headers", test_secret_headers);
   CU_add_test(s, "attempt counts per key", test_keymap_counts);
   CU_add_test(s, "hex digits as printf writes them", test_put_hex_is_printf);
