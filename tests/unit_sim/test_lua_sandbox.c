@@ -300,7 +300,7 @@ static void test_spare_blocks_capped(void) {
   CU_ASSERT_EQUAL_FATAL(sim__lua_open(&sb, "spare.lua", 1, err), 0);
   lua_State *L = sb.L;
   lua_gc(L, LUA_GCSTOP);
-  lua_createtable(L, 40000, 0); /* ~2.5 MB of small tables, then garbage */
+  lua_createtable(L, 40000, 0); /* ~4 MB of small tables, then garbage */
   for (int i = 1; i <= 40000; i++) {
     lua_createtable(L, 0, 1);
     lua_rawseti(L, -2, i);
