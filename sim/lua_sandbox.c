@@ -56,28 +56,30 @@ static int sb_class(size_t n) {
   return n <= 16 * SIM_LUA_SPARE_CLASSES ? (int)((n - 1) / 16) : SIM_LUA_SPARE_CLASSES;
 }
 
+/* The bytes of a kept block of class c. */
+static size_t sb_class_size(int c) { return 16 * (size_t)(c + 1); }
+
 /* A block of n bytes: a kept one of its class, else a new one. */
 static void *sb_get(sim_lua_sandbox *sb, size_t n) {
   int c = sb_class(n);
   if (c == SIM_LUA_SPARE_CLASSES) return malloc(n);
   void *p = sb->spare[c];
-  if (p == NULL) return malloc(16 * (size_t)(c + 1));
+  if (p == NULL) return malloc(sb_class_size(c));
   sb->spare[c] = *(void **)p; /* the next one, kept in the block itself */
-  sb->spare_bytes -= 16 * (size_t)(c + 1);
+  sb->spare_bytes -= sb_class_size(c);
   return p;
 }
 
 /* Frees block p of n bytes, or keeps it for its class. */
 static void sb_put(sim_lua_sandbox *sb, void *p, size_t n) {
   int c = sb_class(n);
-  size_t size = 16 * (size_t)(c + 1);
-  if (c == SIM_LUA_SPARE_CLASSES || sb->spare_bytes + size > SIM_LUA_SPARE_BYTES) {
+  if (c == SIM_LUA_SPARE_CLASSES || sb->spare_bytes + sb_class_size(c) > SIM_LUA_SPARE_BYTES) {
     free(p);
     return;
   }
   *(void **)p = sb->spare[c];
   sb->spare[c] = p;
-  sb->spare_bytes += size;
+  sb->spare_bytes += sb_class_size(c);
 }
 
 /* Frees the kept blocks. */
