@@ -24,8 +24,9 @@ typedef struct {
 } scan;
 
 static void ws(scan *s) {
-  while (s->p < s->end && (*s->p == ' ' || *s->p == '\t' || *s->p == '\n' || *s->p == '\r'))
-    s->p++;
+  const unsigned char *p = s->p;
+  while (p < s->end && (*p == ' ' || *p == '\t' || *p == '\n' || *p == '\r')) p++;
+  s->p = p;
 }
 
 static int hex(unsigned char c) {
@@ -37,31 +38,35 @@ static int hex(unsigned char c) {
 static int str(scan *s, int *esc) {
   /* The bytes that end a run of plain string bytes: the quote, a
      backslash, control bytes. One lookup a byte (the messages' text is
-     most of a body). */
+     most of a body), on a local pointer: s->p is written back once. */
   static const unsigned char STOP[256] = {[0x00 ... 0x1f] = 1, ['"'] = 1, ['\\'] = 1};
+  const unsigned char *p = s->p + 1, *end = s->end; /* past the quote */
+  int ok = 0;
   *esc = 0;
-  s->p++; /* the quote */
-  while (s->p < s->end) {
-    while (s->p < s->end && !STOP[*s->p]) s->p++;
-    if (s->p >= s->end) break;
-    unsigned char c = *s->p++;
-    if (c == '"') return 1;
-    if (c < 0x20) return 0;
+  while (p < end) {
+    while (p < end && !STOP[*p]) p++;
+    if (p >= end) break;
+    unsigned char c = *p++;
+    if (c == '"') {
+      ok = 1;
+      break;
+    }
+    if (c < 0x20) break;
     if (c != '\\') continue;
     *esc = 1;
-    if (s->p >= s->end) return 0;
-    c = *s->p++;
+    if (p >= end) break;
+    c = *p++;
     if (c == 'u') {
-      if (s->end - s->p < 4 || !hex(s->p[0]) || !hex(s->p[1]) || !hex(s->p[2]) || !hex(s->p[3]))
-        return 0;
+      if (end - p < 4 || !hex(p[0]) || !hex(p[1]) || !hex(p[2]) || !hex(p[3])) break;
       /* a surrogate half: cJSON pairs them by its own rules */
-      if ((s->p[0] == 'd' || s->p[0] == 'D') && strchr("89abcdefABCDEF", s->p[1])) return 0;
-      s->p += 4;
+      if ((p[0] == 'd' || p[0] == 'D') && strchr("89abcdefABCDEF", p[1])) break;
+      p += 4;
     } else if (strchr("\"\\/bfnrt", c) == NULL || c == '\0') {
-      return 0;
+      break;
     }
   }
-  return 0;
+  s->p = p;
+  return ok;
 }
 
 /* A number: -?(0|[1-9][0-9]*)(.[0-9]+)?([eE][+-]?[0-9]+)?, short enough for
