@@ -375,28 +375,28 @@ static int play_shared(sim_conn *c, const sim_step *s) {
 
 static int tokens_of(const char *text) { return sim__estimate_tokens(strlen(text)); }
 
-/* The answer text of a chat or stream step: its content, its chunks
-   joined, the default sentence, or NULL when it answers only with tool
-   calls. Owned by the caller; *err set when out of memory. */
-static char *answer_text(const sim_step *s, int *err) {
+/* The answer text of a chat or stream step: its content or the default
+   sentence as they are, its chunks joined into *joined (the caller frees
+   it), or NULL when it answers only with tool calls; *err set when out of
+   memory. */
+static const char *answer_text(const sim_step *s, char **joined, int *err) {
   *err = 0;
+  *joined = NULL;
   const char *t = s->content;
   if (t == NULL && s->kind == SIM_STEP_STREAM && s->nchunks > 0) {
     size_t len = 0;
     for (int i = 0; i < s->nchunks; i++) len += strlen(s->chunks[i]);
-    char *joined = malloc(len + 1);
-    if (joined == NULL) {
+    char *j = malloc(len + 1);
+    if (j == NULL) {
       *err = 1;
       return NULL;
     }
-    joined[0] = '\0';
-    for (int i = 0; i < s->nchunks; i++) strcat(joined, s->chunks[i]);
-    return joined;
+    j[0] = '\0';
+    for (int i = 0; i < s->nchunks; i++) strcat(j, s->chunks[i]);
+    return *joined = j;
   }
   if (t == NULL && s->ntool_calls > 0) return NULL;
-  char *r = strdup(t ? t : DEFAULT_TEXT);
-  if (r == NULL) *err = 1;
-  return r;
+  return t ? t : DEFAULT_TEXT;
 }
 
 static int tool_tokens(const sim_step *s) {
@@ -422,7 +422,8 @@ static char *step_body(sim_conn *c, const sim_step *s, int *status, const char *
   }
   /* chat, or a stream asked to answer as one body */
   int err;
-  char *text = answer_text(s, &err);
+  char *joined;
+  const char *text = answer_text(s, &joined, &err);
   if (err) return NULL;
   const char *model = s->model ? s->model : c->model;
   c->tokens_in = s->usage_in >= 0 ? s->usage_in : c->tokens_in_est;
@@ -438,7 +439,7 @@ static char *step_body(sim_conn *c, const sim_step *s, int *status, const char *
   } else {
     b = sim__answer_body(d, s, c->rid, model, text, c->tokens_in, c->tokens_out);
   }
-  free(text);
+  free(joined);
   return b;
 }
 
