@@ -1420,10 +1420,20 @@ static void convert(lua_State *L, int idx, const lstep *ls, sim_step **slot) {
   luaL_checkstack(L, 8, "steps nest too deep");
   idx = lua_absindex(L, idx);
   const sim_step *src = &ls->s;
-  sim_step *s = malloc(sizeof *s);
+  /* A short content is copied into the step's own block: one allocation
+     instead of two for the answer of nearly every request (issue 30). */
+  size_t inl = 0;
+  if (src->content != NULL) {
+    lua_getiuservalue(L, idx, A_CONTENT);
+    size_t len = lua_rawlen(L, -1);
+    lua_pop(L, 1);
+    if (len < SIM_BLOB_MIN) inl = len + 1;
+  }
+  sim_step *s = malloc(sizeof *s + inl);
   if (s == NULL) oom(L);
   *s = *src; /* every pointer and count below is made the copy's own */
   s->content = s->model = s->code = s->type = s->message = s->retry_after_raw = s->body = NULL;
+  s->content_inline = 0;
   s->content_blob = s->chunks_blob = s->message_blob = s->body_blob = NULL;
   s->chunks = NULL;
   s->nchunks = 0;
@@ -1433,7 +1443,12 @@ static void convert(lua_State *L, int idx, const lstep *ls, sim_step **slot) {
   s->ntool_calls = 0;
   s->next = NULL;
   *slot = s;
-  text_at(L, idx, A_CONTENT, src->content, &s->content, &s->content_blob);
+  if (inl > 0) {
+    s->content = memcpy(s + 1, src->content, inl); /* the Lua string: its NUL too */
+    s->content_inline = 1;
+  } else {
+    text_at(L, idx, A_CONTENT, src->content, &s->content, &s->content_blob);
+  }
   text_at(L, idx, A_MESSAGE, src->message, &s->message, &s->message_blob);
   text_at(L, idx, A_BODY, src->body, &s->body, &s->body_blob);
   s->model = dup_str(L, src->model);

@@ -95,6 +95,8 @@ typedef struct sim_step {
   char *content;      /* answer text; NULL = a default sentence; points
                          into content_blob when that is set */
   sim_blob *content_blob; /* the shared copy of a large content; owned ref */
+  int content_inline;  /* 1: content lives in the step's own block, after it
+                         (sim__step_free leaves it to the step's free) */
   char *model;        /* NULL = echo the request's model */
   int usage_in;       /* prompt tokens billed; -1 = estimate from request */
   int usage_out;      /* completion tokens billed; -1 = estimate from text */

@@ -43,7 +43,7 @@ void sim__step_free(sim_step *s) {
   while (s != NULL) {
     sim_step *next = s->next;
     if (s->content_blob != NULL) sim__blob_unref(s->content_blob);
-    else free(s->content);
+    else if (!s->content_inline) free(s->content);
     free(s->model);
     if (s->chunks_blob != NULL) sim__blob_unref(s->chunks_blob);
     else

@@ -481,6 +481,39 @@ static void test_large_bodies_shared(void) {
   tl_remove(path);
 }
 
+/* issue 30: a content under SIM_BLOB_MIN is copied into the step's own
+   block (one allocation), one of SIM_BLOB_MIN bytes is the shared blob; a
+   wrapped step's content too, and a NUL inside is kept as the Lua string
+   has it. Freeing each is checked by the ASan run. */
+static void test_short_content_inline(void) {
+  char src[256];
+  snprintf(src, sizeof src, "chat { content = string.rep('x', %zu) }", SIM_BLOB_MIN - 1);
+  sim_step *s = first_step(src);
+  CU_ASSERT_PTR_NOT_NULL_FATAL(s);
+  CU_ASSERT_EQUAL(s->content_inline, 1);
+  CU_ASSERT_PTR_NULL(s->content_blob);
+  CU_ASSERT(s->content == (char *)(s + 1));
+  CU_ASSERT_EQUAL(strlen(s->content), SIM_BLOB_MIN - 1);
+  sim__step_free(s);
+
+  snprintf(src, sizeof src, "chat { content = string.rep('x', %zu) }", SIM_BLOB_MIN);
+  s = first_step(src);
+  CU_ASSERT_PTR_NOT_NULL_FATAL(s);
+  CU_ASSERT_EQUAL(s->content_inline, 0);
+  CU_ASSERT_PTR_NOT_NULL(s->content_blob);
+  CU_ASSERT_EQUAL(strlen(s->content), SIM_BLOB_MIN);
+  sim__step_free(s);
+
+  s = first_step("delay { 1, chat { content = 'in\\0side' } }");
+  CU_ASSERT_PTR_NOT_NULL_FATAL(s);
+  CU_ASSERT_PTR_NOT_NULL_FATAL(s->next);
+  CU_ASSERT_EQUAL(s->content_inline, 0); /* delay{} has no content */
+  CU_ASSERT_PTR_NULL(s->content);
+  CU_ASSERT_EQUAL(s->next->content_inline, 1);
+  CU_ASSERT_EQUAL(memcmp(s->next->content, "in\0side", 8), 0);
+  sim__step_free(s);
+}
+
 static void test_bad_steps(void) {
   for (size_t i = 0; i < sizeof bad_steps / sizeof bad_steps[0]; i++) {
     char list[512];
@@ -565,6 +598,7 @@ int suite_lua_steps(void) {
       !CU_add_test(s, "effect", test_effect) ||
       !CU_add_test(s, "bad_steps", test_bad_steps) ||
       !CU_add_test(s, "large_bodies_shared", test_large_bodies_shared) ||
+      !CU_add_test(s, "short_content_inline", test_short_content_inline) ||
       !CU_add_test(s, "bad_effects", test_bad_effects) ||
       !CU_add_test(s, "step_values", test_step_values))
     return CU_get_error();
