@@ -185,8 +185,11 @@ void sim__conn_write_headers(const sim_conn *c, sim_jw *w) {
   }
 }
 
-/* Appends answer text for the trace, bounded by SIM_MAX_TEXT. */
+/* Appends answer text for the trace, bounded by SIM_MAX_TEXT. The end
+   line is its only reader, so a request whose arrival was not traced keeps
+   none (issue 30: a copy and a malloc a request for nobody). */
 void sim__conn_add_text(sim_conn *c, const char *s) {
+  if (!c->traced) return;
   size_t len = strlen(s);
   if (c->text_len + len > SIM_MAX_TEXT) len = SIM_MAX_TEXT - c->text_len;
   if (c->text == NULL || c->text_len + len > c->text_cap) {

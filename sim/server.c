@@ -265,6 +265,7 @@ static void trace_arrive(sim_conn *c, const char *method, const char *url,
                          hdr_list *hl) {
   sim_jw *w = sim__trace_begin(c->srv->trace, "arrive", c->t_arrive);
   if (w == NULL) return;
+  c->traced = 1;
   hdr_list_load(hl);
   SIM__JW_NEXT_INT(w, "id", c->id);
   SIM__JW_NEXT_STR(w, "key", c->key);

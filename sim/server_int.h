@@ -122,8 +122,10 @@ typedef struct sim_conn {
   int no_end_marker;        /* a stream finished without [DONE] / message_stop */
   int no_finish;            /* ... and without its finish chunk (finish_reason / stop_reason) */
   double delay_ms;
-  char *text;               /* answer text sent, bounded by SIM_MAX_TEXT */
+  char *text;               /* answer text sent, bounded by SIM_MAX_TEXT; kept
+                               only when traced (the end line is its reader) */
   size_t text_len, text_cap;
+  int traced;               /* 1: its arrive line was written */
 } sim_conn;
 
 /* loops.c: the event loops, one thread and one libmicrohttpd daemon each,

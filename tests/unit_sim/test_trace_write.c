@@ -269,6 +269,23 @@ static void test_end_headers(void) {
   free(c);
 }
 
+/* issue 30: the answer text is kept for the end line only, so a request
+   whose arrival was not traced keeps none; a traced one keeps it all. */
+static void test_text_only_when_traced(void) {
+  sim_conn *c = calloc(1, sizeof *c);
+  CU_ASSERT_PTR_NOT_NULL_FATAL(c);
+  sim__conn_add_text(c, "hello");
+  CU_ASSERT_PTR_NULL(c->text);
+  CU_ASSERT_EQUAL(c->text_len, 0);
+  c->traced = 1;
+  sim__conn_add_text(c, "hel");
+  sim__conn_add_text(c, "lo");
+  CU_ASSERT_PTR_NOT_NULL_FATAL(c->text);
+  CU_ASSERT_STRING_EQUAL(c->text, "hello");
+  free(c->text);
+  free(c);
+}
+
 int suite_trace_write(void) {
   CU_pSuite s = CU_add_suite("trace_write", NULL, NULL);
   if (s == NULL) return CU_get_error();
@@ -280,5 +297,6 @@ int suite_trace_write(void) {
   CU_add_test(s, "line writer prints what cJSON prints", test_line_matches_cjson);
   CU_add_test(s, "line writer: invalid UTF-8 and NaN", test_line_fixes_utf8);
   CU_add_test(s, "end.headers: a header sent again", test_end_headers);
+  CU_add_test(s, "answer text kept only when traced", test_text_only_when_traced);
   return CU_get_error();
 }
