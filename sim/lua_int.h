@@ -105,6 +105,20 @@ void sim__lua_clocks(double (*cpu_ms)(void), double (*wall_ms)(void));
 #define SIM_LUA_SPARE_CLASSES 32
 #define SIM_LUA_SPARE_BYTES (512 * 1024)
 
+/*
+ * Values a request's path needs from its state, found without a registry
+ * lookup (issue 30: a lua_rawgetp on the registry was ~140 instructions,
+ * four a request): the step and req metatables, by address to tell a step
+ * from another userdata and by registry reference to push them. Set by
+ * the scenario loader (lua_steps.c, lua_scenario.c); every state's extra
+ * space points at its own (sim__lua_fast).
+ */
+typedef struct sim_lua_fast {
+  const void *step_mt; /* the step metatable, for lua_topointer compares */
+  int step_mt_ref;     /* its registry reference */
+  int req_mt_ref;      /* req's metatable's registry reference */
+} sim_lua_fast;
+
 typedef struct sim_lua_sandbox {
   struct lua_State *L;
   const char *path;     /* the scenario file, as messages name it (borrowed) */
@@ -126,7 +140,12 @@ typedef struct sim_lua_sandbox {
   void *spare[SIM_LUA_SPARE_CLASSES]; /* freed small blocks kept for reuse, a
                                          list a size class (lua_sandbox.c) */
   size_t spare_bytes;   /* their bytes, at most SIM_LUA_SPARE_BYTES */
+  sim_lua_fast fast;    /* the state's extra space points here */
 } sim_lua_sandbox;
+
+/* The sim_lua_fast of L's state (a coroutine's too: Lua copies the extra
+   space into every thread it makes). */
+#define sim__lua_fast(L) (*(sim_lua_fast **)lua_getextraspace(L))
 
 /*
  * Opens a sandboxed state for the file at `path` (borrowed; must outlive

@@ -664,6 +664,8 @@ int sim__lua_open(sim_lua_sandbox *sb, const char *path, uint64_t seed,
     snprintf(err, SIM_ERRLEN, "%s: out of memory", path);
     return SIM_ENOMEM;
   }
+  memset(&sb->fast, 0, sizeof sb->fast);
+  sim__lua_fast(sb->L) = &sb->fast;
   lua_pushcfunction(sb->L, sb_setup);
   lua_pushinteger(sb->L, (lua_Integer)seed);
   int rc = sim__lua_call(sb, 1, 0, SIM_ENOMEM, err);

@@ -619,10 +619,8 @@ static int load_refs(lua_State *L) {
   return 0;
 }
 
-/* The light userdata keys of req's snapshot (in req) and of req's
-   metatable (in the registry): their addresses. */
+/* The light userdata key of req's snapshot in req: its address. */
 static const char SNAP_KEY = 's';
-static const char REQ_MT_KEY = 'm';
 
 /* The metatable of `req`: its fields are made on first read (see below). */
 static int req_index(lua_State *L);
@@ -635,7 +633,7 @@ static void open_req_meta(lua_State *L) {
   lua_setfield(L, -2, "__pairs");
   lua_pushliteral(L, "req");
   lua_setfield(L, -2, "__metatable");
-  lua_rawsetp(L, LUA_REGISTRYINDEX, &REQ_MT_KEY); /* push_req's fast way to it */
+  sim__lua_fast(L)->req_mt_ref = luaL_ref(L, LUA_REGISTRYINDEX); /* push_req's way to it */
 }
 
 /* Defines the step constructors, scenario{} and req's metatable in a fresh
@@ -1159,7 +1157,7 @@ static void push_req(lua_State *L, decide_ctx *ctx) {
   s->key = snap_str(&at, r->key);
   ctx->snap = s;
   lua_rawsetp(L, -2, &SNAP_KEY);
-  lua_rawgetp(L, LUA_REGISTRYINDEX, &REQ_MT_KEY);
+  lua_rawgeti(L, LUA_REGISTRYINDEX, sim__lua_fast(L)->req_mt_ref);
   lua_setmetatable(L, -2);
 }
 

@@ -119,17 +119,13 @@ typedef struct lstep {
   int has_error; /* stream: an error = {...} was given */
 } lstep;
 
-/* The registry key (its address) of the step metatable, for a lookup
-   without a string. */
-static const char STEP_MT_KEY = 's';
-
-/* The lstep of the step at idx, NULL when the value is not a step. */
+/* The lstep of the step at idx, NULL when the value is not a step: its
+   metatable is the step metatable, told by address (sim_lua_fast). */
 static lstep *lstep_at(lua_State *L, int idx) {
   lstep *ls = lua_touserdata(L, idx);
   if (ls == NULL || !lua_getmetatable(L, idx)) return NULL;
-  lua_rawgetp(L, LUA_REGISTRYINDEX, &STEP_MT_KEY);
-  int same = lua_rawequal(L, -1, -2);
-  lua_pop(L, 2);
+  int same = lua_topointer(L, -1) == sim__lua_fast(L)->step_mt;
+  lua_pop(L, 1);
   return same ? ls : NULL;
 }
 
@@ -645,7 +641,7 @@ static int make_step(args *a, sim_step_kind kind, int next) {
     lua_pushvalue(L, a->base + k);
     lua_setiuservalue(L, -2, k);
   }
-  lua_rawgetp(L, LUA_REGISTRYINDEX, &STEP_MT_KEY);
+  lua_rawgeti(L, LUA_REGISTRYINDEX, sim__lua_fast(L)->step_mt_ref);
   lua_setmetatable(L, -2);
   return 1;
 }
@@ -1179,7 +1175,9 @@ void sim__lua_open_steps(lua_State *L) {
   luaL_setfuncs(L, step_meta, 0);
   lua_pushliteral(L, "step");
   lua_setfield(L, -2, "__metatable"); /* getmetatable(step) == "step" */
-  lua_rawsetp(L, LUA_REGISTRYINDEX, &STEP_MT_KEY); /* also by address */
+  sim_lua_fast *fast = sim__lua_fast(L);
+  fast->step_mt = lua_topointer(L, -1);
+  fast->step_mt_ref = luaL_ref(L, LUA_REGISTRYINDEX); /* also by reference */
 
   luaL_newmetatable(L, BLOB_MT);
   lua_pushcfunction(L, blobref_gc);
