@@ -272,14 +272,20 @@ static void set_str(args *a, int f) {
   *(const char **)field_at(a, f) = lua_tostring(a->L, slot);
 }
 
-/* Pushes field `key` of the arguments; returns its type. A known field
-   the table does not have is nil without a lookup. */
-static int arg_get(args *a, const char *key) {
+/* 1 when the arguments do not have field `key`, a known field that
+   check_keys did not see: nothing to look up (most fields of most calls). */
+static int arg_absent(const args *a, const char *key) {
   int i = 0;
   while (a->known[i] != NULL && a->known[i] != key) i++; /* one literal, most often */
   if (a->known[i] == NULL)
     for (i = 0; a->known[i] != NULL && strcmp(a->known[i], key) != 0;) i++;
-  if (a->known[i] != NULL && !(a->present & (1ull << i))) {
+  return a->known[i] != NULL && !(a->present & (1ull << i));
+}
+
+/* Pushes field `key` of the arguments; returns its type. An absent field
+   is nil without a lookup. */
+static int arg_get(args *a, const char *key) {
+  if (arg_absent(a, key)) {
     lua_pushnil(a->L);
     return LUA_TNIL;
   }
@@ -309,6 +315,7 @@ static int to_integer(lua_State *L, int idx, lua_Integer *out) {
 
 /* An optional string field, kept as field f. */
 static int opt_string(args *a, const char *key, int f) {
+  if (arg_absent(a, key)) return 0;
   if (arg_get(a, key) == LUA_TNIL) {
     lua_pop(a->L, 1);
     return 0;
@@ -320,6 +327,7 @@ static int opt_string(args *a, const char *key, int f) {
 
 /* An optional integer field within [min, max], kept as field f. */
 static int opt_integer(args *a, const char *key, int f, lua_Integer min, lua_Integer max) {
+  if (arg_absent(a, key)) return 0;
   if (arg_get(a, key) == LUA_TNIL) {
     lua_pop(a->L, 1);
     return 0;
@@ -337,6 +345,7 @@ static int opt_integer(args *a, const char *key, int f, lua_Integer min, lua_Int
 /* An optional number field within [min, max], kept as field f. */
 static int opt_number_in(args *a, const char *key, int f, double min,
                          double max, const char *want) {
+  if (arg_absent(a, key)) return 0;
   if (arg_get(a, key) == LUA_TNIL) {
     lua_pop(a->L, 1);
     return 0;
@@ -358,6 +367,7 @@ static int opt_number(args *a, const char *key, int f, double min, const char *w
 
 /* An optional boolean field, kept as 0/1. */
 static int opt_bool(args *a, const char *key, int f) {
+  if (arg_absent(a, key)) return 0;
   if (arg_get(a, key) == LUA_TNIL) {
     lua_pop(a->L, 1);
     return 0;
@@ -403,6 +413,7 @@ static int cmp_header(const void *a, const void *b) {
    by name. */
 static void opt_headers(args *a) {
   lua_State *L = a->L;
+  if (arg_absent(a, "headers")) return;
   if (arg_get(a, "headers") == LUA_TNIL) {
     lua_pop(L, 1);
     return;
@@ -465,6 +476,7 @@ static void opt_usage(args *a) {
                                       "input_tokens",  "output_tokens",
                                       NULL};
   lua_State *L = a->L;
+  if (arg_absent(a, "usage")) return;
   if (arg_get(a, "usage") == LUA_TNIL) {
     lua_pop(L, 1);
     return;
@@ -494,6 +506,7 @@ static void opt_usage(args *a) {
 static void opt_tool_calls(args *a) {
   static const char *const known[] = {"name", "arguments", "id", NULL};
   lua_State *L = a->L;
+  if (arg_absent(a, "tool_calls")) return;
   if (arg_get(a, "tool_calls") == LUA_TNIL) {
     lua_pop(L, 1);
     return;
@@ -549,6 +562,7 @@ static void opt_tool_calls(args *a) {
    short, in each API's words. */
 static void opt_incomplete(args *a) {
   lua_State *L = a->L;
+  if (arg_absent(a, "incomplete")) return;
   if (arg_get(a, "incomplete") == LUA_TNIL) {
     lua_pop(L, 1);
     return;
