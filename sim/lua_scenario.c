@@ -1126,12 +1126,13 @@ static int req_pairs(lua_State *L) {
   return 3;
 }
 
-/* A copy of s (NULL stays NULL) at *at in text, which has room. */
-static const char *snap_str(char **at, const char *s) {
+/* A copy of the n bytes at s and a NUL (s NULL stays NULL) at *at in
+   text, which has room. */
+static const char *snap_str(char **at, const char *s, size_t n) {
   if (s == NULL) return NULL;
-  size_t n = strlen(s) + 1;
   char *d = memcpy(*at, s, n);
-  *at += n;
+  d[n] = '\0';
+  *at += n + 1;
   return d;
 }
 
@@ -1139,9 +1140,12 @@ static const char *snap_str(char **at, const char *s) {
 static void push_req(lua_State *L, decide_ctx *ctx) {
   const sim_req *r = ctx->req;
   const char *provider = r->provider != NULL ? r->provider : ctx->p->name;
-  size_t len = 0;
-  const char *strs[] = {r->method, r->path, provider, r->key};
-  for (int i = 0; i < 4; i++) len += strs[i] != NULL ? strlen(strs[i]) + 1 : 0;
+  const char *strs[4] = {r->method, r->path, provider, r->key};
+  size_t lens[4], len = 0;
+  for (int i = 0; i < 4; i++) {
+    lens[i] = strs[i] != NULL ? strlen(strs[i]) : 0;
+    len += strs[i] != NULL ? lens[i] + 1 : 0;
+  }
   lua_createtable(L, 0, 1);
   req_snap *s = lua_newuserdatauv(L, sizeof *s + len, 0);
   s->ctx = ctx;
@@ -1151,10 +1155,10 @@ static void push_req(lua_State *L, decide_ctx *ctx) {
   s->stream = r->stream;
   s->dialect = sim__dialect_name(r->dialect);
   char *at = s->text;
-  s->method = snap_str(&at, r->method);
-  s->path = snap_str(&at, r->path);
-  s->provider = snap_str(&at, provider);
-  s->key = snap_str(&at, r->key);
+  s->method = snap_str(&at, strs[0], lens[0]);
+  s->path = snap_str(&at, strs[1], lens[1]);
+  s->provider = snap_str(&at, strs[2], lens[2]);
+  s->key = snap_str(&at, strs[3], lens[3]);
   ctx->snap = s;
   lua_rawsetp(L, -2, &SNAP_KEY);
   lua_rawgeti(L, LUA_REGISTRYINDEX, sim__lua_fast(L)->req_mt_ref);

@@ -203,7 +203,7 @@ static void args_init(args *a, lua_State *L, const char *step) {
   a->step = step;
   a->base = lua_gettop(L);
   luaL_checkstack(L, NANCHORS + 8, "step");
-  for (int i = 0; i < NANCHORS; i++) lua_pushnil(L);
+  lua_settop(L, a->base + NANCHORS); /* the slots, nil, in one call */
   a->anchored = 0;
   memset(&a->st, 0, sizeof a->st);
   sim_step *s = &a->st.s;
