@@ -35,8 +35,7 @@ struct sim_server {
                          scale_wire (sim.h), else 1 */
   int port;
   unsigned rid_salt;  /* makes request ids differ between sessions */
-  pthread_mutex_t lock;
-  long arrivals;
+  long arrivals;      /* this view's, counted atomically */
   /* Sessions (session.c). With a control hook, each run of a session is a
      sim_server of its own, a "view": its scenario, state, trace tap, clock
      and counters, sharing the root's loops, waiter and port. The root is
@@ -79,7 +78,8 @@ typedef struct sim_conn {
   int provider;             /* provider index, -1 effects, -2 no route */
   sim_dialect dialect;
   int stream_req;           /* the request asked for a stream */
-  char *model;
+  char *model;              /* model_small, or malloc'd when longer */
+  char model_small[64];
   char path_model[128];     /* model or deployment named by the path */
   int path_stream;          /* the path asks for a stream (Gemini) */
   int ninputs;              /* embeddings: inputs in the request */

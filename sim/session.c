@@ -70,7 +70,6 @@ static void view_free(sim_server *v) {
   sim__trace_close(v->trace);
   sim__state_free(v->state);
   sim__scenario_free(v->sc);
-  pthread_mutex_destroy(&v->lock);
   free(v);
 }
 
@@ -132,7 +131,6 @@ static sim_server *view_new(sim_server *root, const char *name, sim_scenario *sc
     snprintf(err, SIM_ERRLEN, "out of memory");
     return NULL;
   }
-  pthread_mutex_init(&v->lock, NULL);
   v->root = root;
   v->sc = sc;
   v->own_sc = 1;
