@@ -148,16 +148,21 @@ static size_t escaped_len(const char *s, size_t n, int fix) {
   return len;
 }
 
-/* A JSON string of n bytes, no comma: escapes as cJSON does (invalid UTF-8
-   bytes as U+FFFD when the writer fixes UTF-8). */
-static void put_string(sim_jw *w, const char *s, size_t n) {
+/* The pn raw bytes at pre (a literal key, or none), then a JSON string of
+   n bytes, no comma: escapes as cJSON does (invalid UTF-8 bytes as U+FFFD
+   when the writer fixes UTF-8). One room check for both. */
+static void put_string_after(sim_jw *w, const char *pre, size_t pn, const char *s, size_t n) {
   static const char hex[] = "0123456789abcdef";
   /* At most 6 bytes out per byte in (\u00XX), 3 per invalid byte; a long
      string is measured first, so room is what it needs, not 6 times. */
   size_t need = n <= w->max / 6 ? n * 6 + 2 : (size_t)-1;
   if (need > 65536) need = escaped_len(s, n, w->fix_utf8);
-  if (!room(w, need)) return;
+  if (!room(w, pn + need)) return;
   char *o = w->p + w->n;
+  if (pn > 0) {
+    memcpy(o, pre, pn);
+    o += pn;
+  }
   *o++ = '"';
   const unsigned char stop = w->fix_utf8 ? 3 : 1; /* which classes end a run */
   for (size_t i = 0; i < n;) {
@@ -205,6 +210,8 @@ static void put_string(sim_jw *w, const char *s, size_t n) {
   *o++ = '"';
   w->n = (size_t)(o - w->p);
 }
+
+static void put_string(sim_jw *w, const char *s, size_t n) { put_string_after(w, NULL, 0, s, n); }
 
 void sim__jw_strn(sim_jw *w, const char *s, size_t n) {
   sep(w);
@@ -353,6 +360,12 @@ void sim__jw_knull(sim_jw *w, const char *key) {
 }
 
 void sim__jw_next_str(sim_jw *w, const char *lit, size_t n, const char *s) {
+  if (s == NULL) s = "";
+  char last = n > 0 ? lit[n - 1] : '\0';
+  if (n > 0 && (last == '{' || last == '[' || last == ':')) { /* no comma: one write */
+    put_string_after(w, lit, n, s, strlen(s));
+    return;
+  }
   sim__jw_raw(w, lit, n);
   sim__jw_str(w, s);
 }
