@@ -144,12 +144,19 @@ void sim__conn_loop_done(void) {
   tl_npeek = 0;
 }
 
-/* MHD_OPTION_NOTIFY_CONNECTION: a closing socket is no longer watched. */
+/* MHD_OPTION_NOTIFY_CONNECTION: the header memo of a traced server's
+   connection made and freed; a closing socket is no longer watched. */
 void sim__conn_notify(void *cls, struct MHD_Connection *mc, void **socket_context,
                       enum MHD_ConnectionNotificationCode toe) {
-  (void)socket_context;
   sim_server *srv = cls;
+  if (toe == MHD_CONNECTION_NOTIFY_STARTED) {
+    /* sessions may trace to their own files or taps */
+    if (sim__trace_on(srv->trace) || srv->sessions != NULL) *socket_context = sim__hdr_memo_new();
+    return;
+  }
   if (toe != MHD_CONNECTION_NOTIFY_CLOSED) return;
+  sim__hdr_memo_free(*socket_context);
+  *socket_context = NULL;
   const union MHD_ConnectionInfo *ci =
       MHD_get_connection_info(mc, MHD_CONNECTION_INFO_CONNECTION_FD);
   if (ci != NULL) sim__waiter_forget(srv->waiter, ci->connect_fd);

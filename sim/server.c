@@ -280,7 +280,6 @@ static void trace_arrive(sim_conn *c, const char *method, const char *url,
   sim_jw *w = sim__trace_begin(c->srv->trace, "arrive", c->t_arrive);
   if (w == NULL) return;
   c->traced = 1;
-  hdr_list_load(hl);
   SIM__JW_NEXT_INT(w, "id", c->id);
   SIM__JW_NEXT_STR(w, "key", c->key);
   SIM__JW_NEXT_INT(w, "attempt", c->attempt);
@@ -308,7 +307,16 @@ static void trace_arrive(sim_conn *c, const char *method, const char *url,
   SIM__JW_NEXT_INT(w, "body_bytes", (long long)c->body_len);
   SIM__JW_NEXT_KEY(w, "headers");
   sim__jw_open(w, '{');
-  for (int i = 0; i < hl->n; i++) sim__jw_kstr(w, hl->h[i].name, hl->h[i].value);
+  const union MHD_ConnectionInfo *ci =
+      MHD_get_connection_info(c->mc, MHD_CONNECTION_INFO_SOCKET_CONTEXT);
+  sim_hdr_memo *memo = ci != NULL ? ci->socket_context : NULL;
+  sim_hdr_raw raw;
+  if (!sim__hdr_memo_hit(memo, c->mc, &raw, w)) { /* the headers this connection sent last */
+    hdr_list_load(hl);
+    size_t at = w->n;
+    for (int i = 0; i < hl->n; i++) sim__jw_kstr(w, hl->h[i].name, hl->h[i].value);
+    sim__hdr_memo_keep(memo, &raw, w, at);
+  }
   sim__jw_close(w, '}');
   sim__trace_commit(c->srv->trace, w);
 }

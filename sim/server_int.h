@@ -210,12 +210,34 @@ void sim__conn_turn_done(void);
    put-off looks dropped. */
 void sim__conn_loop_done(void);
 
-/* MHD_OPTION_NOTIFY_CONNECTION (cls: the server): a socket MHD closes
-   stops being watched for hang-up by the waiter. */
+/* MHD_OPTION_NOTIFY_CONNECTION (cls: the server): a new connection of a
+   server that traces gets a header memo (hdr_memo.c) as its socket context;
+   a socket MHD closes frees it and stops being watched for hang-up by the
+   waiter. */
 void sim__conn_notify(void *cls, struct MHD_Connection *mc, void **socket_context,
                       enum MHD_ConnectionNotificationCode toe);
 /* Appends answer text for the trace, bounded by SIM_MAX_TEXT. */
 void sim__conn_add_text(sim_conn *c, const char *s);
+
+/* hdr_memo.c: the arrive line's "headers" object remembered per keep-alive
+   connection. */
+typedef struct sim_hdr_memo sim_hdr_memo;
+#define SIM_HDR_RAW_MAX 4096 /* raw header bytes a memo compares; more: none */
+typedef struct sim_hdr_raw {
+  size_t n;  /* bytes in use: name NUL value NUL, header after header */
+  int over;  /* 1: more than SIM_HDR_RAW_MAX */
+  char bytes[SIM_HDR_RAW_MAX];
+} sim_hdr_raw;
+sim_hdr_memo *sim__hdr_memo_new(void);
+void sim__hdr_memo_free(sim_hdr_memo *m);
+/* Reads the request's raw headers into r; when they are the ones m saw
+   last (m not NULL), writes the JSON kept for them to w and returns 1. */
+int sim__hdr_memo_hit(const sim_hdr_memo *m, struct MHD_Connection *mc, sim_hdr_raw *r,
+                      struct sim_jw *w);
+/* Keeps in m the JSON w holds from byte `at` on, as the object of the raw
+   headers r (nothing when m is NULL, r was over, or the JSON is long). */
+void sim__hdr_memo_keep(sim_hdr_memo *m, const sim_hdr_raw *r, const struct sim_jw *w,
+                        size_t at);
 /* Notes a response header (its value already redacted) for the trace's
    end.headers, bounded by SIM_MAX_RESP_HDRS bytes (past it, dropped). */
 void sim__conn_note_header(sim_conn *c, const char *name, const char *value);

@@ -213,6 +213,76 @@ static void test_answer_delivered_before_stop(void) {
   }
 }
 
+static size_t discard(char *p, size_t size, size_t n, void *arg) {
+  (void)p;
+  (void)arg;
+  return size * n;
+}
+
+/* The arrive line's headers are remembered per keep-alive connection
+   (sim/hdr_memo.c, issue 30). Five requests on one connection: the same
+   headers twice (the second written from the memo: the same object, the
+   secret still redacted), a changed value, a header sent twice (joined),
+   and the first headers again. A memo keyed on less than every name and
+   value, or kept before redaction, fails here. */
+static void test_headers_remembered_per_connection(void) {
+  e2e_server *s = e2e_start("return scenario { name='memo', provider = { chat{} } }", 1);
+  CU_ASSERT_PTR_NOT_NULL_FATAL(s);
+  char url[128];
+  snprintf(url, sizeof url, "http://127.0.0.1:%d%s", s->port, CHAT);
+  CURL *h = curl_easy_init();
+  CU_ASSERT_PTR_NOT_NULL_FATAL(h);
+  const char *const sets[5][4] = {
+      {"X-Api-Key: sk-ant-SECRET-789", "X-Turn: 1", NULL},
+      {"X-Api-Key: sk-ant-SECRET-789", "X-Turn: 1", NULL},
+      {"X-Api-Key: sk-ant-SECRET-789", "X-Turn: 2", NULL},
+      {"X-Api-Key: sk-ant-SECRET-789", "X-Turn: 3", "X-Turn: 4", NULL},
+      {"X-Api-Key: sk-ant-SECRET-789", "X-Turn: 1", NULL},
+  };
+  long reused = 0;
+  for (int i = 0; i < 5; i++) {
+    struct curl_slist *hl = curl_slist_append(NULL, "Content-Type: application/json");
+    for (int k = 0; sets[i][k] != NULL; k++) hl = curl_slist_append(hl, sets[i][k]);
+    curl_easy_setopt(h, CURLOPT_URL, url);
+    curl_easy_setopt(h, CURLOPT_POSTFIELDS, "{\"model\":\"m\"}");
+    curl_easy_setopt(h, CURLOPT_HTTPHEADER, hl);
+    curl_easy_setopt(h, CURLOPT_WRITEFUNCTION, discard);
+    curl_easy_setopt(h, CURLOPT_TIMEOUT_MS, 5000L);
+    curl_easy_setopt(h, CURLOPT_NOSIGNAL, 1L);
+    CU_ASSERT_EQUAL(curl_easy_perform(h), CURLE_OK);
+    long fresh = -1;
+    curl_easy_getinfo(h, CURLINFO_NUM_CONNECTS, &fresh);
+    if (i > 0 && fresh == 0) reused++;
+    curl_slist_free_all(hl);
+  }
+  curl_easy_cleanup(h);
+  CU_ASSERT_EQUAL(reused, 4); /* one connection throughout */
+  e2e_stop(s);
+  const char *turn[5] = {"1", "1", "2", "3, 4", "1"};
+  char *first = NULL;
+  for (int i = 0; i < 5; i++) {
+    cJSON *hd = cJSON_GetObjectItem(e2e_event(s, "arrive", i), "headers");
+    CU_ASSERT_PTR_NOT_NULL_FATAL(hd);
+    CU_ASSERT_STRING_EQUAL(e2e_str(hd, "x-api-key"), "[redacted]");
+    CU_ASSERT_STRING_EQUAL(e2e_str(hd, "x-turn"), turn[i]);
+    char *txt = cJSON_PrintUnformatted(hd);
+    if (i == 0) first = txt;
+    else {
+      if (i == 1 || i == 4) CU_ASSERT_STRING_EQUAL(txt, first);
+      free(txt);
+    }
+  }
+  free(first);
+  FILE *f = fopen(s->trace_path, "r");
+  CU_ASSERT_PTR_NOT_NULL_FATAL(f);
+  char buf[65536];
+  size_t n = fread(buf, 1, sizeof buf - 1, f);
+  buf[n] = '\0';
+  fclose(f);
+  CU_ASSERT_PTR_NULL(strstr(buf, "SECRET"));
+  e2e_free(s);
+}
+
 int suite_trace(void) {
   CU_pSuite s = CU_add_suite("e2e_trace", NULL, NULL);
   if (s == NULL) return CU_get_error();
@@ -224,5 +294,7 @@ int suite_trace(void) {
   CU_add_test(s, "an answer delivered just before stop is complete", test_answer_delivered_before_stop);
   CU_add_test(s, "two interleaved logical requests each count from attempt 1",
               test_interleaved_logical_requests);
+  CU_add_test(s, "arrive headers remembered per keep-alive connection",
+              test_headers_remembered_per_connection);
   return CU_get_error();
 }
