@@ -166,7 +166,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     free(tool);
   }
 
-  free(c->model);
+  if (c->model != c->model_small) free(c->model); /* a short one is in the conn */
   free(c->offered);
   free(c->lookup_key);
   free(c);
