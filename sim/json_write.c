@@ -233,8 +233,23 @@ void sim__jw_key(sim_jw *w, const char *key) {
 /* Writes v's digits (a '-' before them when negative) to end just before
    e; returns where they start. */
 static char *int_before(char *e, long long v) {
+  /* two digits a division (every answer has four numbers, every trace
+     line several) */
+  static const char two[201] = "00010203040506070809101112131415161718192021222324"
+                               "25262728293031323334353637383940414243444546474849"
+                               "50515253545556575859606162636465666768697071727374"
+                               "75767778798081828384858687888990919293949596979899";
   unsigned long long u = v < 0 ? 0ULL - (unsigned long long)v : (unsigned long long)v;
-  do *--e = (char)('0' + u % 10); while ((u /= 10) != 0);
+  for (; u >= 100; u /= 100) {
+    e -= 2;
+    memcpy(e, two + 2 * (u % 100), 2);
+  }
+  if (u >= 10) {
+    e -= 2;
+    memcpy(e, two + 2 * u, 2);
+  } else {
+    *--e = (char)('0' + u);
+  }
   if (v < 0) *--e = '-';
   return e;
 }

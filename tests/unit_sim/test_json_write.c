@@ -217,6 +217,30 @@ static void test_next_int(void) {
   }
 }
 
+/* Integers within next_int's fast path are the digits printf writes, for
+   every digit count and both signs (it writes two digits at a time). */
+static void test_next_int_digits(void) {
+  unsigned long long x = 0x9e3779b97f4a7c15ull, p10 = 1;
+  for (int k = 0; k <= 15; k++, p10 *= 10) {
+    long long v[4] = {(long long)p10 - 1, (long long)p10, (long long)p10 + 7, 0};
+    x = x * 6364136223846793005ull + 1442695040888963407ull;
+    v[3] = (long long)((x >> 11) % (p10 * 10 > 999999999999999ULL ? 999999999999999ULL : p10 * 10));
+    for (int i = 0; i < 8; i++) {
+      long long n = i < 4 ? v[i] : -v[i - 4];
+      if (n >= 1000000000000000LL || n <= -1000000000000000LL) continue;
+      sim_jw a;
+      sim__jw_init(&a, 64);
+      SIM__JW_NEXT_INT(&a, "n", n);
+      char *got = sim__jw_take(&a), want[48];
+      CU_ASSERT_PTR_NOT_NULL_FATAL(got);
+      snprintf(want, sizeof want, ",\"n\":%lld", n);
+      if (strcmp(got, want) != 0) fprintf(stderr, "\n  '%s' against '%s'\n", got, want);
+      CU_ASSERT_STRING_EQUAL(got, want);
+      free(got);
+    }
+  }
+}
+
 /* Times written by sim__jw_next_us read as sim__jw_next_num writes them. */
 static void test_next_us(void) {
   static const long long V[] = {0, 1, 10, 100, 999, 1000, 1001, 1010, 1100, 232990, 277575,
@@ -296,6 +320,7 @@ int suite_json_write(void) {
   CU_add_test(s, "chat.completion body: cJSON's bytes", test_chat_body_bytes);
   CU_add_test(s, "a trace line field by field", test_trace_fields_line);
   CU_add_test(s, "integers as numbers print", test_next_int);
+  CU_add_test(s, "integers as printf writes them", test_next_int_digits);
   CU_add_test(s, "times as numbers print", test_next_us);
   return CU_get_error();
 }
