@@ -7,6 +7,7 @@
 #include <ctype.h>
 #include <errno.h>
 #include <netinet/in.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -498,7 +499,14 @@ static enum MHD_Result arrive(sim_conn *c, const char *method, const char *url) 
 /* The request's Content-Length, or -1 when it has none (chunked, or none). */
 static long long content_length(struct MHD_Connection *mc) {
   const char *cl = MHD_lookup_connection_value(mc, MHD_HEADER_KIND, "Content-Length");
-  return cl ? (long long)strtoull(cl, NULL, 10) : -1;
+  if (cl == NULL) return -1;
+  /* libmicrohttpd refused any other form: digits, maybe after blanks
+     (strtoull's 140 instructions were the most of this, every request) */
+  while (*cl == ' ' || *cl == '\t') cl++;
+  long long v = 0;
+  for (; *cl >= '0' && *cl <= '9'; cl++)
+    v = v > (LLONG_MAX - 9) / 10 ? LLONG_MAX : v * 10 + (*cl - '0');
+  return v;
 }
 
 /* 1 when the request announces a body (a length > 0, or chunks). */
