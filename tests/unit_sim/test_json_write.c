@@ -129,6 +129,36 @@ static void test_invalid_utf8(void) {
   free(got);
 }
 
+/* A byte to escape (or, with fix_utf8, to check) of every kind, at every
+   place of strings up to 21 bytes long, is written as cJSON writes it: the
+   runs of plain bytes put_string copies at once end where they must. */
+static void test_escape_every_place(void) {
+  static const char *odd[] = {"\"", "\\", "\n", "\x01", "\x1f", "\x7f", " ", "~",
+                              "\xc3\xa9", "\xe2\x82\xac", "\xf0\x9f\x98\x80"};
+  for (size_t k = 0; k < sizeof odd / sizeof odd[0]; k++)
+    for (int len = 0; len <= 20; len++)
+      for (int at = 0; at <= len; at++)
+        for (int fix = 0; fix <= 1; fix++) {
+          char str[64];
+          size_t n = 0;
+          for (int i = 0; i < len; i++) {
+            if (i == at) n += (size_t)sprintf(str + n, "%s", odd[k]);
+            else str[n++] = (char)('a' + i % 26);
+          }
+          if (at == len) n += (size_t)sprintf(str + n, "%s", odd[k]);
+          str[n] = '\0';
+          sim_jw w;
+          sim__jw_init(&w, 512);
+          w.fix_utf8 = fix;
+          sim__jw_str(&w, str);
+          char *got = sim__jw_take(&w);
+          cJSON *want = cJSON_CreateString(str);
+          assert_same(got, want);
+          cJSON_Delete(want);
+          free(got);
+        }
+}
+
 /* The chat.completion body as the cJSON tree it was built as before
    (issue 13 made it field by field): the same bytes, tool calls included. */
 static cJSON *chat_tree(const sim_step *s, const char *id, const char *model, const char *text,
@@ -317,6 +347,7 @@ int suite_json_write(void) {
   CU_add_test(s, "fields and trees print what cJSON prints", test_fields_match_cjson);
   CU_add_test(s, "a writer is bounded", test_bounded);
   CU_add_test(s, "invalid UTF-8 becomes U+FFFD", test_invalid_utf8);
+  CU_add_test(s, "an escape at every place of a string", test_escape_every_place);
   CU_add_test(s, "chat.completion body: cJSON's bytes", test_chat_body_bytes);
   CU_add_test(s, "a trace line field by field", test_trace_fields_line);
   CU_add_test(s, "integers as numbers print", test_next_int);
