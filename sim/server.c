@@ -682,7 +682,7 @@ static void on_completed(void *cls, struct MHD_Connection *mc, void **con_cls,
   free(c->fwd_path);
   sim__step_free(c->root);
   free(c->resp_hdrs);
-  free(c->body);
+  /* c->body goes with c: sim__conn_release frees it or keeps it for the next */
   if (c->model != c->model_small) free(c->model);
   free(c->lookup_key);
   free(c->offered);
