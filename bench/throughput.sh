@@ -16,6 +16,7 @@
 #   fusebox        no --trace (the trace is optional)
 #   fusebox+trace  --trace to a file (what a CI run pays)
 #   fusebox+null   --trace /dev/null (trace formatting without the disk)
+#   fusebox        no --trace again (its row is of the two)
 #   bare MHD       again (its row and every "x bare" are of the two)
 #   WireMock       standalone jar from the npm package `wiremock`, tuned
 #                  (no journal, no request logging, async), same bytes
@@ -37,7 +38,9 @@
 # RUNS): each ratio is of two measurements minutes apart at most. The bare
 # responder is measured before the fusebox cases and again after them, and
 # its CPU per request is the mean of the two (issue 30: a machine whose
-# speed drifts within a run moved the ratio by a third).
+# speed drifts within a run moved the ratio by a third); fusebox without a
+# trace likewise first and last of fusebox's cases, so the goal with the
+# least room compares two halves with two halves, centred alike.
 set -euo pipefail
 source "$(dirname "$0")/lib.sh"
 
@@ -107,6 +110,19 @@ measure() {
 }
 TICK_US=$(( 1000000 / $(getconf CLK_TCK) ))
 
+# combine RES_A RES_B: two measurements of one server as one (req/s and
+# percentiles averaged; errors, requests and CPU ticks added, so CPU per
+# request is of both).
+combine() {
+  awk -v a="$1" -v b="$2" 'BEGIN {
+    split(a, x, " "); split(b, y, " ")
+    printf "%.0f %.2f %.2f %d %d %d %d", (x[1] + y[1]) / 2, (x[2] + y[2]) / 2, (x[3] + y[3]) / 2,
+      x[4] + y[4], x[5] + y[5], x[6] + y[6], x[7] + y[7] }'
+}
+
+# cpu_of RES: its CPU microseconds per request.
+cpu_of() { awk -v r="$1" -v tick="$TICK_US" 'BEGIN { split(r, x, " "); printf "%.2f", (x[6] > 0 ? x[7] * tick / x[6] : 0) }'; }
+
 # measure_bare: the bare responder, as measure; sets RES.
 measure_bare() {
   "${NICE[@]}" "$BENCH_OUT/bare_mhd" "$WORK/resp.body" "$CTYPE" "$REQID" >"$WORK/bare.out" 2>&1 &
@@ -135,19 +151,23 @@ for run in $(seq "$RUNS"); do
 
   measure_bare; R[bare]=$RES
 
-  for mode in none file null; do
-    case $mode in none) tr="" ;; file) tr="$WORK/tput-$run.jsonl" ;; null) tr=/dev/null ;; esac
+  for mode in none file null none2; do
+    case $mode in none*) tr="" ;; file) tr="$WORK/tput-$run.jsonl" ;; null) tr=/dev/null ;; esac
     start_server "$WORK/fn.lua" "$tr"
     measure "fusebox-$mode" "$SRV_PORT" "$WARMUP" "$SRV_PID"; R[fb_$mode]=$RES
     stop_server
     [ "$mode" = file ] && { R[fb_file_bytes]=$(stat -c %s "$tr"); rm -f "$tr"; }
   done
+  # fusebox without a trace again: its row is of the two, as the bare
+  # responder's (the two halves' CPU are printed after the table)
+  halves="fusebox no --trace $(cpu_of "${R[fb_none]}") and $(cpu_of "${R[fb_none2]}") us/req"
+  R[fb_none]=$(combine "${R[fb_none]}" "${R[fb_none2]}")
+  unset 'R[fb_none2]'
 
+  bare1=${R[bare]}
   measure_bare # again: the mean of the two is the reference
-  R[bare]=$(awk -v a="${R[bare]}" -v b="$RES" 'BEGIN {
-    split(a, x, " "); split(b, y, " ")
-    printf "%.0f %.2f %.2f %d %d %d %d", (x[1] + y[1]) / 2, (x[2] + y[2]) / 2, (x[3] + y[3]) / 2,
-      x[4] + y[4], x[5] + y[5], x[6] + y[6], x[7] + y[7] }')
+  halves="$halves; bare $(cpu_of "$bare1") and $(cpu_of "$RES") us/req"
+  R[bare]=$(combine "$bare1" "$RES")
 
   if [ -n "$WIREMOCK_JAR" ]; then
     start_wiremock "wm-$run" "$WM_MAP"
@@ -187,7 +207,7 @@ for run in $(seq "$RUNS"); do
         g == "" ? "" : sprintf(">=%.2gx", g), met, cpu, cx, bx, cg == "" ? "" : sprintf("<=%.3gx", cg), cmet
       exit met == "NO" || cmet == "NO" }' || status=1
   done
-  echo "#   run $run: trace file written: $(( ${R[fb_file_bytes]:-0} / 1000000 )) MB"
+  echo "#   run $run: trace file written: $(( ${R[fb_file_bytes]:-0} / 1000000 )) MB; CPU a request of each half: $halves"
   unset R
 done
 echo "# x nginx = req/s / nginx's req/s in the same run; goals (issue 13): no trace >= ${GOAL_NOTRACE}x,"
