@@ -197,11 +197,13 @@ void sim__conn_wait(sim_conn *c, double due_ms);
    then; it returns 0. */
 int sim__conn_peer_gone(sim_conn *c);
 /* A zeroed sim_conn, from the calling loop's free list or calloc; NULL
-   when out of memory. The caller owns it, and gives it back with
-   sim__conn_release. */
+   when out of memory. One from the free list may keep an empty body buffer
+   (body set, body_cap its size, body_len 0). The caller owns it, and gives
+   it back with sim__conn_release. */
 sim_conn *sim__conn_new(void);
-/* Gives back c's own block (what it points to is the caller's to free
-   first): to the calling loop's free list, or free(). NULL is a no-op. */
+/* Gives back c's own block and its body buffer (what else it points to
+   is the caller's to free first): to the calling loop's free list, or
+   free(). NULL is a no-op. */
 void sim__conn_release(sim_conn *c);
 /* loops.c, after each turn of a loop: the looks sim__conn_peer_gone put
    off. */
