@@ -83,31 +83,43 @@ start() {
 
 url() { echo "http://127.0.0.1:$PORT/v1/chat/completions"; }
 
+# user_sys PID: the process's user and system CPU ticks so far (all its
+# threads), "utime stime".
+user_sys() { sed 's/^.*) //' "/proc/$1/stat" | awk '{print $12, $13}'; }
+TICK_US=$(( 1000000 / $(getconf CLK_TCK) ))
+# steal_ticks: the ticks the hypervisor took from this machine so far.
+steal_ticks() { awk '$1 == "cpu" {print $9 + 0}' /proc/stat; }
+STEAL0=$(steal_ticks)
+
 bench_header
 echo "# counters: perf $(perf version | awk '{print $3}'), software events and tracepoints of the server process;" \
      "wrk -t$THREADS -c$CONNS -d${DURATION}s (POST), warm-up ${WARMUP}s; $RUNS runs, cases in turn"
-printf '| %-3s | %-8s | %8s | %9s | %5s | %6s | %6s | %7s | %6s | %6s | %6s | %6s | %6s | %6s | %6s | %6s |\n' \
-  run case "req/s" "cpu us/rq" CPUs "cs/rq" "mig/rq" "sysc/rq" epollw epollc ppoll recv send write futex faults
-printf '|-----|----------|----------|-----------|-------|--------|--------|---------|--------|--------|--------|--------|--------|--------|--------|--------|\n'
+printf '| %-3s | %-8s | %8s | %9s | %7s | %7s | %5s | %6s | %6s | %7s | %6s | %6s | %6s | %6s | %6s | %6s | %6s | %6s |\n' \
+  run case "req/s" "cpu us/rq" "user us" "sys us" CPUs "cs/rq" "mig/rq" "sysc/rq" epollw epollc ppoll recv send write futex faults
+printf '|-----|----------|----------|-----------|---------|---------|-------|--------|--------|---------|--------|--------|--------|--------|--------|--------|--------|--------|\n'
 for run in $(seq "$RUNS"); do
   for k in $CASES; do
     start "$k"
     wrk_stats "$(url)" "$WARMUP" >/dev/null
+    read -r u0 s0 < <(user_sys "$PID")
     perf stat -x, -e "$EVENTS" -p "$PID" -o "$WORK/stat" -- sleep "$DURATION" &
     sp=$!
     r=$(wrk_stats "$(url)" "$DURATION")
     wait "$sp" || true
+    read -r u1 s1 < <(user_sys "$PID")
     [ "$k" = bare ] && stop_pid "$PID" || stop_server
     rm -f "$WORK/t.jsonl"
     read -r rps _ _ bad se n <<<"$r"
-    awk -F, -v run="$run" -v k="$k" -v rps="$rps" -v n="$n" -v d="$DURATION" '
+    awk -F, -v run="$run" -v k="$k" -v rps="$rps" -v n="$n" -v d="$DURATION" \
+        -v ut=$((u1 - u0)) -v st=$((s1 - s0)) -v tick="$TICK_US" '
       $3 != "" { v[$3] = $1 + 0 }
       END {
         # wrk counts what it answered in its own DURATION; perf counts the
         # same seconds; per request = count / answered.
         tc = v["task-clock"]; rq = n > 0 ? n : 1
-        printf "| %-3s | %-8s | %8.0f | %9.2f | %5.2f | %6.3f | %6.3f | %7.2f | %6.3f | %6.3f | %6.3f | %6.3f | %6.3f | %6.3f | %6.3f | %6.3f |\n",
-          run, k, rps, tc * 1000 / rq, tc / (d * 1000), v["context-switches"] / rq, v["cpu-migrations"] / rq,
+        printf "| %-3s | %-8s | %8.0f | %9.2f | %7.2f | %7.2f | %5.2f | %6.3f | %6.3f | %7.2f | %6.3f | %6.3f | %6.3f | %6.3f | %6.3f | %6.3f | %6.3f | %6.3f |\n",
+          run, k, rps, tc * 1000 / rq, ut * tick / rq, st * tick / rq, tc / (d * 1000),
+          v["context-switches"] / rq, v["cpu-migrations"] / rq,
           v["raw_syscalls:sys_enter"] / rq, v["syscalls:sys_enter_epoll_wait"] / rq,
           v["syscalls:sys_enter_epoll_ctl"] / rq, v["syscalls:sys_enter_ppoll"] / rq,
           v["syscalls:sys_enter_recvfrom"] / rq, (v["syscalls:sys_enter_sendmsg"] + v["syscalls:sys_enter_sendto"]) / rq,
@@ -117,6 +129,9 @@ for run in $(seq "$RUNS"); do
   done
 done
 echo "# cpu us/rq: task-clock of the server's threads / answered requests; CPUs: task-clock / wall time."
+echo "# user us, sys us: its user and system time a request (/proc/PID/stat ticks around the same window)."
+echo "# steal: the host took $(( $(steal_ticks) - STEAL0 )) ticks from this machine during the runs (/proc/stat);" \
+     "a VM that does not report steal shows 0 and charges that time to whatever ran."
 echo "# cs/rq: context switches (voluntary: a thread waits; involuntary: preempted); mig: CPU migrations."
 echo "# sysc/rq: every system call; then epoll_wait, epoll_ctl, ppoll, recvfrom, sendmsg+sendto, write, futex."
 
