@@ -12,6 +12,17 @@
 
 #define CHAT "/v1/chat/completions"
 
+/* The secret planted in a request's headers is nowhere in the trace file. */
+static void assert_no_secret(const e2e_server *s) {
+  FILE *f = fopen(s->trace_path, "r");
+  CU_ASSERT_PTR_NOT_NULL_FATAL(f);
+  char buf[65536];
+  size_t n = fread(buf, 1, sizeof buf - 1, f);
+  buf[n] = '\0';
+  fclose(f);
+  CU_ASSERT_PTR_NULL(strstr(buf, "SECRET"));
+}
+
 static void test_session_done_and_redaction(void) {
   e2e_server *s = e2e_start("return scenario { name='trace me', provider = { chat{} } }", 1);
   const char *h[] = {"x-api-key: sk-ant-SECRET-456", NULL};
@@ -27,13 +38,7 @@ static void test_session_done_and_redaction(void) {
   cJSON *hd = cJSON_GetObjectItem(e2e_event(s, "arrive", 0), "headers");
   CU_ASSERT_STRING_EQUAL(e2e_str(hd, "authorization"), "[redacted]");
   CU_ASSERT_STRING_EQUAL(e2e_str(hd, "x-api-key"), "[redacted]");
-  /* The secret is nowhere in the file. */
-  FILE *f = fopen(s->trace_path, "r");
-  char buf[65536];
-  size_t n = fread(buf, 1, sizeof buf - 1, f);
-  buf[n] = '\0';
-  fclose(f);
-  CU_ASSERT_PTR_NULL(strstr(buf, "SECRET"));
+  assert_no_secret(s);
   e2e_free(s);
 }
 
@@ -273,13 +278,7 @@ static void test_headers_remembered_per_connection(void) {
     }
   }
   free(first);
-  FILE *f = fopen(s->trace_path, "r");
-  CU_ASSERT_PTR_NOT_NULL_FATAL(f);
-  char buf[65536];
-  size_t n = fread(buf, 1, sizeof buf - 1, f);
-  buf[n] = '\0';
-  fclose(f);
-  CU_ASSERT_PTR_NULL(strstr(buf, "SECRET"));
+  assert_no_secret(s);
   e2e_free(s);
 }
 
