@@ -130,7 +130,7 @@ static void test_invalid_utf8(void) {
 }
 
 /* A byte to escape (or, with fix_utf8, to check) of every kind, at every
-   place of strings up to 21 bytes long, is written as cJSON writes it: the
+   place of strings of 0-20 other bytes, is written as cJSON writes it: the
    runs of plain bytes put_string copies at once end where they must. */
 static void test_escape_every_place(void) {
   static const char *odd[] = {"\"", "\\", "\n", "\x01", "\x1f", "\x7f", " ", "~",
