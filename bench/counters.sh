@@ -86,7 +86,6 @@ url() { echo "http://127.0.0.1:$PORT/v1/chat/completions"; }
 # user_sys PID: the process's user and system CPU ticks so far (all its
 # threads), "utime stime".
 user_sys() { sed 's/^.*) //' "/proc/$1/stat" | awk '{print $12, $13}'; }
-TICK_US=$(( 1000000 / $(getconf CLK_TCK) ))
 # steal_ticks: the ticks the hypervisor took from this machine so far.
 steal_ticks() { awk '$1 == "cpu" {print $9 + 0}' /proc/stat; }
 STEAL0=$(steal_ticks)

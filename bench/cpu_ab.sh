@@ -58,7 +58,7 @@ one() {
   res=$(wrk_stats "http://127.0.0.1:$port/v1/chat/completions" "$DURATION")
   n=$(awk '{print $6}' <<<"$res")
   [ -n "${CPU_AB_DEBUG:-}" ] && echo "one $1: $res ticks $(( $(cpu_ticks "$pid") - t0 ))" >&2
-  awk -v t="$(( $(cpu_ticks "$pid") - t0 ))" -v n="$n" -v us="$(( 1000000 / $(getconf CLK_TCK) ))" \
+  awk -v t="$(( $(cpu_ticks "$pid") - t0 ))" -v n="$n" -v us="$TICK_US" \
     'BEGIN {printf "%.2f\n", (n > 0 ? t * us / n : 0)}'
   if [ "$1" = bare ]; then stop_pid "$pid"; else stop_server; fi
   if [ -n "$TRACE_FILE" ]; then rm -f "$TRACE_FILE"; fi

@@ -253,6 +253,8 @@ cpu_ticks() {
   done
   echo "$t"
 }
+# Microseconds a clock tick of cpu_ticks (and of /proc/PID/stat) stands for.
+TICK_US=$(( 1000000 / $(getconf CLK_TCK) ))
 
 # wrk_stats URL SECONDS: wrk -t$THREADS -c$CONNS POSTing $WORK/post.lua's
 # request; prints "rps p50_ms p99_ms non2xx sockerr requests".

@@ -108,7 +108,6 @@ measure() {
   RES=$(wrk_run "$2" "$DURATION")
   RES="$RES $(( $(cpu_ticks "$4") - t0 ))"
 }
-TICK_US=$(( 1000000 / $(getconf CLK_TCK) ))
 
 # combine RES_A RES_B: two measurements of one server as one (req/s and
 # percentiles averaged; errors, requests and CPU ticks added, so CPU per
