@@ -174,7 +174,8 @@ int lrn_probe_retry_after(learner *l) {
   xpl_outcome *fo = lrn_play_each(l, 3, fl);
   if (!fo) return -1;
   int read[3];
-  double over = -1;
+  double over = -1; /* meaningful once have_over: a retry a hair early makes it negative */
+  int have_over = 0;
   lrn_ev(p, XPL_EV_RA_FORMS, "a 429 asking for %.0f s:", v);
   for (int i = 0; i < 3; i++) {
     int c = 0;
@@ -183,7 +184,10 @@ int lrn_probe_retry_after(learner *l) {
       const xpl_outcome *o = &fo[i * p->plays + j];
       int w = lrn_retried(o) && lrn_gap(o, 1) >= v * 0.95 - 0.02;
       c += w;
-      if (w && (over < 0 || lrn_gap(o, 1) - v < over)) over = lrn_gap(o, 1) - v;
+      if (w && (!have_over || lrn_gap(o, 1) - v < over)) {
+        over = lrn_gap(o, 1) - v;
+        have_over = 1;
+      }
       if (lrn_retried(o) && (g < 0 || lrn_gap(o, 1) < g)) g = lrn_gap(o, 1);
     }
     if (c != 0 && c != p->plays) p->nflaky++;

@@ -43,6 +43,10 @@ typedef struct policy {
   int combine_max;   /* after a Retry-After, the longer of it and the backoff (LangChain) */
   int new_key_each;  /* a new Idempotency-Key each attempt: each a new request to the
                         server, which answers it with the probe's first step */
+  double early;      /* a Retry-After in seconds waited this much short (a timer
+                        that fires a hair early) */
+  int date_form;     /* reads an HTTP-date Retry-After, waking 0.3 s into the
+                        second before it (a date has whole seconds) */
   unsigned long long rng; /* the draws' state (splitmix64) */
 } policy;
 
@@ -102,6 +106,8 @@ static int play(void *arg, int reference, int n, char *const *lua, const long *i
     double ra, t = 0, ra_ms;
     first_fault(lua[i], &status, &ra, &quota, &faults, &ra_ms);
     if (pol->ms_form && ra_ms > 0 && (ra <= 0 || pol->ms_form == 2)) ra = ra_ms;
+    const char *date = strstr(lua[i], "retry_after_date = ");
+    if (pol->date_form && date && date[19] != '-') ra = atof(date + 19) - 0.3;
     memset(&out[i], 0, sizeof out[i]);
     int streamed = pol->streams && (strstr(lua[i], "call = \"stream\"") != NULL ||
                                     strstr(lua[i], "call = \"stream_tools\"") != NULL);
@@ -167,6 +173,7 @@ static int play(void *arg, int reference, int n, char *const *lua, const long *i
         wait = pol->combine_max && wait > ra ? wait : ra;
         if (ra != (double)(long)ra && pol->decimal == 2) break;
         if (ra != (double)(long)ra && pol->decimal == 1) wait = (double)(long)ra;
+        if (ra == (double)(long)ra) wait -= pol->early;
       }
       int bad = status != 429 || !pol->seconds_form ? 0 : ra == -3 ? pol->negative
                 : ra == -4 ? pol->past_date : 0;
@@ -225,6 +232,26 @@ static void test_ra_negative_decimal(void) {
   CU_ASSERT_PTR_NULL(strstr(lua, "decimal"));
   CU_ASSERT_PTR_NULL(strstr(lua, "negative"));
   free(lua);
+}
+
+/* A client that reads a decimal, whose whole-second retries come a hair
+   early (gap - asked < 0) and whose date retries come later than asked
+   for: its own time per retry is the least of those, not whichever came
+   after an early one (a -j2 ASan run once learned such a client's 4.5 s
+   waited in full as "its whole seconds"). */
+static void test_ra_decimal_early_timer(void) {
+  policy pol = {.attempts = 4, .base = 0.5, .factor = 2, .retry_5xx = 1, .retry_429 = 1,
+                .seconds_form = 1, .cap = 100, .early = 0.01, .date_form = 1};
+  xpl_learn_opts o = {0};
+  xpl_policy p;
+  char err[XPL_ERRLEN];
+  CU_ASSERT_EQUAL_FATAL(xpl_learn(&o, play, &pol, &p, err), 0);
+  CU_ASSERT_STRING_EQUAL(p.decimal, "");
+  CU_ASSERT_EQUAL_FATAL(p.nforms, 3);
+  CU_ASSERT_STRING_EQUAL(p.forms[1], "decimal");
+  pol.decimal = 1; /* and one that waits a decimal's whole seconds stays so */
+  CU_ASSERT_EQUAL_FATAL(xpl_learn(&o, play, &pol, &p, err), 0);
+  CU_ASSERT_STRING_EQUAL(p.decimal, "truncate");
 }
 
 static int has(const xpl_policy *p, const char *r) {
@@ -834,6 +861,7 @@ int suite_learn(void) {
   CU_add_test(s, "what the attempt timeout covers", test_covers);
   CU_add_test(s, "which of two Retry-After headers wins", test_forms_rank);
   CU_add_test(s, "a negative Retry-After, a past date and a decimal", test_ra_negative_decimal);
+  CU_add_test(s, "a decimal read, the whole seconds a hair early", test_ra_decimal_early_timer);
   CU_add_test(s, "every 4xx retried is 400-499", test_all_4xx);
   CU_add_test(s, "--confidence plays a yes/no probe until a flaky fact shows", test_confidence);
   CU_add_test(s, "the policy card, Markdown and HTML, with the evidence", test_card);
